@@ -1,0 +1,213 @@
+// Package backends defines what every c3lab backend offers: the devices it
+// drives, the knobs it can honour, and runs of one experiment that report
+// timings and stream events (spans and telemetry samples) to a sink.
+//
+// Implementations live in sub-packages: backends/sim (the calibrated
+// simulator, the default without a GPU), later backends/cuda and
+// backends/replay. Nothing here knows about the TUI.
+package backends
+
+import (
+	"context"
+
+	"github.com/c3lab/c3lab/scenarios"
+)
+
+// Backend runs experiments on some devices, real or simulated.
+type Backend interface {
+	// Name is the backend's short name: "sim", "cuda", "replay".
+	Name() string
+	// Devices describes the devices a run uses.
+	Devices() []DeviceInfo
+	// Capabilities says which knobs the backend honours and the device limits.
+	Capabilities() Capabilities
+	// Run runs one experiment Reps times after Warmup untimed runs,
+	// streaming spans and samples to sink (which may be nil).
+	Run(ctx context.Context, ex Experiment, sink EventSink) (RunResult, error)
+	// Close releases everything the backend holds.
+	Close() error
+}
+
+// DeviceInfo describes one device.
+type DeviceInfo struct {
+	Index int    `json:"index"`
+	Name  string `json:"name"`
+	// SMs is the number of streaming multiprocessors.
+	SMs int `json:"sms"`
+	// MemoryBytes is the device memory size.
+	MemoryBytes int64 `json:"memory_bytes"`
+	// CopyEngines is the number of async copy engines.
+	CopyEngines int `json:"copy_engines"`
+	// Simulated is true when the device is a model, not hardware.
+	Simulated bool `json:"simulated"`
+}
+
+// Capabilities lists what a backend can do.
+type Capabilities struct {
+	// Limits are the device limits scenarios are validated against.
+	Limits scenarios.Limits
+	// Knobs that the backend really applies; a strategy that sets one it
+	// lacks is refused, never silently ignored.
+	Priority       bool
+	SMPartition    bool
+	CommCTACap     bool
+	GEMMSMTarget   bool
+	DMA            bool
+	DMAReductions  bool
+	Explains       bool // reports which resource bounded each op
+	Deterministic  bool // identical runs give identical numbers
+	TelemetryNames []string
+}
+
+// Mode selects which ops an experiment runs.
+type Mode string
+
+// Experiment modes: the two isolated baselines and the concurrent run.
+const (
+	ModeCompute    Mode = "compute"
+	ModeComm       Mode = "comm"
+	ModeConcurrent Mode = "concurrent"
+)
+
+// Experiment is one scenario under one strategy in one mode.
+type Experiment struct {
+	Scenario scenarios.Scenario
+	Strategy scenarios.Strategy
+	Mode     Mode
+	// Reps is the number of timed repetitions (at least 1).
+	Reps int
+	// Warmup is the number of untimed repetitions run first.
+	Warmup int
+}
+
+// Op names the two ops of a scenario.
+type Op string
+
+// The ops of a scenario.
+const (
+	OpCompute Op = "compute"
+	OpComm    Op = "comm"
+)
+
+// Rep holds the times of one repetition, in nanoseconds. Wall runs from the
+// common start until every op on every GPU has finished; Compute and Comm
+// run from the op's first launch to its last finish across GPUs (0 when the
+// op was not part of the run).
+type Rep struct {
+	Wall    int64 `json:"wall_ns"`
+	Compute int64 `json:"compute_ns,omitempty"`
+	Comm    int64 `json:"comm_ns,omitempty"`
+}
+
+// RunResult is what one Run returns.
+type RunResult struct {
+	Mode Mode  `json:"mode"`
+	Reps []Rep `json:"reps"`
+	// Explain says, per op, which resource bounded it and for how long
+	// (empty when the backend cannot tell).
+	Explain []OpExplanation `json:"explain,omitempty"`
+}
+
+// OpExplanation says what held one op back during a run.
+type OpExplanation struct {
+	Op Op `json:"op"`
+	// Label is the op's human label ("gemm 8192x8192x8192 bf16").
+	Label string `json:"label"`
+	// Bounds lists, longest first, each limiting resource and the time the
+	// op spent bounded by it.
+	Bounds []Bound `json:"bounds"`
+}
+
+// Bound is time spent limited by one resource.
+type Bound struct {
+	Resource Resource `json:"resource"`
+	// Nanos is the time the op spent limited by Resource.
+	Nanos int64 `json:"ns"`
+	// Detail says why, in words ("all 132 SMs held by compute").
+	Detail string `json:"detail,omitempty"`
+}
+
+// Resource names a hardware resource an op can be limited by.
+type Resource string
+
+// Resources an op can be bounded by.
+const (
+	// ResWaitSMs is time with CTAs queued and no SM free to run them.
+	ResWaitSMs Resource = "sm-wait"
+	// ResSMs is time bounded by how many SMs the op holds.
+	ResSMs Resource = "sms"
+	// ResTensor is time bounded by tensor-core throughput on the SMs held.
+	ResTensor Resource = "tensor"
+	// ResHBM is time bounded by the share of HBM bandwidth the op gets.
+	ResHBM Resource = "hbm"
+	// ResLink is time bounded by NVLink (or PCIe) bandwidth.
+	ResLink Resource = "link"
+	// ResCTA is time bounded by the per-CTA throughput of its few CTAs.
+	ResCTA Resource = "cta"
+	// ResCopyEngines is time bounded by the copy engines in use.
+	ResCopyEngines Resource = "copy-engines"
+	// ResLaunch is launch and synchronization overhead.
+	ResLaunch Resource = "launch"
+)
+
+// Span is one op's (or one part of an op's) execution on one device's stream
+// or copy engine. Times are nanoseconds from the start of the repetition.
+type Span struct {
+	// Rep is the repetition index (warm-up runs are not reported).
+	Rep int `json:"rep"`
+	// Op is the scenario op the span belongs to.
+	Op Op `json:"op"`
+	// Name is the kernel or copy name ("gemm 8192x8192x8192 bf16", "copy gpu0->gpu1").
+	Name   string `json:"name"`
+	Device int    `json:"device"`
+	// Track is the stream or engine the span ran on ("compute", "comm", "ce0").
+	Track string `json:"track"`
+	// Kind is "kernel" or "copy".
+	Kind  string `json:"kind"`
+	Start int64  `json:"start_ns"`
+	End   int64  `json:"end_ns"`
+}
+
+// Sample is one telemetry value at one time on one device.
+type Sample struct {
+	// Rep is the repetition index the sample was taken in (-1 outside any).
+	Rep int `json:"rep"`
+	// Metric names the measured quantity; see the Metric* constants.
+	Metric string `json:"metric"`
+	Device int    `json:"device"`
+	// Time is nanoseconds from the start of the repetition.
+	Time  int64   `json:"t_ns"`
+	Value float64 `json:"value"`
+}
+
+// Telemetry metric names, shared by every backend. Utilizations are
+// fractions 0..1 of the device's capacity.
+const (
+	MetricSMUtil      = "sm_util"       // share of SMs holding a CTA
+	MetricTensorUtil  = "tensor_util"   // share of peak tensor throughput
+	MetricHBMUtil     = "hbm_util"      // share of HBM bandwidth
+	MetricLinkTXUtil  = "link_tx_util"  // share of NVLink TX bandwidth
+	MetricLinkRXUtil  = "link_rx_util"  // share of NVLink RX bandwidth
+	MetricCopyEngUtil = "copy_eng_util" // share of copy engines busy
+	MetricSMsCompute  = "sms_compute"   // SMs held by the compute op
+	MetricSMsComm     = "sms_comm"      // SMs held by the collective
+)
+
+// EventSink receives a run's events as they happen. Implementations must be
+// safe to call from the backend's goroutine and must not block for long.
+type EventSink interface {
+	Spans([]Span)
+	Samples([]Sample)
+}
+
+// Collector is an EventSink that keeps everything in memory.
+type Collector struct {
+	SpanList   []Span
+	SampleList []Sample
+}
+
+// Spans appends spans.
+func (c *Collector) Spans(s []Span) { c.SpanList = append(c.SpanList, s...) }
+
+// Samples appends samples.
+func (c *Collector) Samples(s []Sample) { c.SampleList = append(c.SampleList, s...) }

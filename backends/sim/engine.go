@@ -1,0 +1,419 @@
+package sim
+
+import (
+	"math"
+	"sort"
+
+	"github.com/c3lab/c3lab/backends"
+)
+
+// job is one schedulable piece of work: a kernel (CTAs on SMs) or a
+// copy-engine transfer. A scenario op is one job, or two for a copy-engine
+// reduction (copies plus a reduction kernel).
+type job struct {
+	name  string
+	op    backends.Op
+	track string
+	copy  bool // a copy-engine job (no SMs)
+
+	// enqueued is when the host enqueued the job's op; launch is when the
+	// job becomes runnable (seconds from the start). The time between the
+	// two is launch and synchronization overhead.
+	enqueued float64
+	launch   float64
+
+	// Kernel jobs: CTA counts and where they may run.
+	ctas        int
+	pending     int
+	resident    int
+	maxResident int   // at most this many CTAs at once (GEMM SM target)
+	priority    int   // CUDA convention: lower is more urgent
+	order       int   // launch order: lower was enqueued first
+	domain      []int // SM pools it may use, in order of preference
+	// ctaRate is one CTA's private rate in work units per second (a CTA's
+	// whole work is one unit), before memory stalls.
+	ctaRate float64
+	// privRes is the resource that bounds a CTA when nothing is shared
+	// (tensor cores, the SM's own bandwidth, per-CTA link throughput).
+	privRes backends.Resource
+	// stall divides ctaRate by 1 + stall x (other ops' HBM share).
+	stall float64
+
+	// Copy jobs: remaining work in units (bytes) and their private rate.
+	remaining float64
+	copyRate  float64
+	engines   int
+
+	// hbm and link are the HBM bytes and raw link bytes per work unit.
+	hbm  float64
+	link float64
+	// l2Sensitive jobs rely on L2 reuse: their HBM traffic grows by the
+	// profile's L2Interference while another op runs.
+	l2Sensitive bool
+
+	// Results.
+	started  bool
+	start    float64
+	end      float64
+	done     bool
+	bounds   map[backends.Resource]float64
+	waitNote string
+}
+
+// cohort is a group of CTAs of one kernel dispatched together: they run at
+// the same rate and finish together.
+type cohort struct {
+	job       *job
+	n         int
+	remaining float64 // work units left per CTA
+	taken     []poolTake
+}
+
+type poolTake struct{ pool, n int }
+
+// pool is a set of SMs: the whole GPU, or one side of a partition.
+type pool struct {
+	name       string
+	size, free int
+}
+
+// segment is an interval during which every rate was constant; the
+// simulator turns segments into telemetry samples.
+type segment struct {
+	t0, t1              float64
+	smsCompute, smsComm int
+	tensorFLOPs         float64 // FLOP/s
+	hbmBytes, linkBytes float64 // bytes/s (link: raw, one direction)
+	enginesBusy         int
+}
+
+// engine runs a set of jobs on one (representative) GPU until all finish.
+// All GPUs of a scenario do the same work, so one GPU stands for all.
+type engine struct {
+	p       Profile
+	pools   []pool
+	jobs    []*job
+	cohorts []*cohort
+	now     float64
+	segs    []segment
+	// flopsPerUnit lets segments report tensor throughput.
+	flopsPerUnit map[*job]float64
+}
+
+// maxEvents bounds the loop so a modelling bug cannot hang the lab.
+const maxEvents = 1_000_000
+
+// run advances time until every job is done and returns the finish time.
+func (e *engine) run() float64 {
+	for _, j := range e.jobs {
+		j.bounds = map[backends.Resource]float64{}
+		if j.copy {
+			continue
+		}
+		j.pending = j.ctas
+	}
+	for range maxEvents {
+		if e.allDone() {
+			break
+		}
+		e.dispatch()
+		rates := e.rates()
+		dt := e.nextEvent(rates)
+		if math.IsInf(dt, 1) {
+			// Nothing can progress: should not happen; stop rather than spin.
+			break
+		}
+		e.advance(dt, rates)
+	}
+	return e.now
+}
+
+func (e *engine) allDone() bool {
+	for _, j := range e.jobs {
+		if !j.done {
+			return false
+		}
+	}
+	return true
+}
+
+// dispatch hands free SMs to queued CTAs: jobs by priority (lower first),
+// then launch order; each takes what its partition and SM target allow.
+// A running CTA is never evicted.
+func (e *engine) dispatch() {
+	var ready []*job
+	for _, j := range e.jobs {
+		if !j.copy && !j.done && j.pending > 0 && j.launch <= e.now+1e-15 {
+			ready = append(ready, j)
+		}
+	}
+	sort.SliceStable(ready, func(a, b int) bool {
+		if ready[a].priority != ready[b].priority {
+			return ready[a].priority < ready[b].priority
+		}
+		return ready[a].order < ready[b].order
+	})
+	for _, j := range ready {
+		want := min(j.pending, j.maxResident-j.resident)
+		if want <= 0 {
+			continue
+		}
+		c := &cohort{job: j, remaining: 1}
+		for _, pi := range j.domain {
+			take := min(want-c.n, e.pools[pi].free)
+			if take <= 0 {
+				continue
+			}
+			e.pools[pi].free -= take
+			c.n += take
+			c.taken = append(c.taken, poolTake{pi, take})
+		}
+		if c.n == 0 {
+			continue
+		}
+		j.pending -= c.n
+		j.resident += c.n
+		if !j.started {
+			j.started, j.start = true, e.now
+		}
+		e.cohorts = append(e.cohorts, c)
+	}
+	for _, j := range e.jobs {
+		if j.copy && !j.started && j.launch <= e.now+1e-15 {
+			j.started, j.start = true, e.now
+		}
+	}
+}
+
+// flow is a job's demand in the rate allocation.
+type flow struct {
+	j *job
+	// max is the private maximum rate (units/s over all its resident CTAs).
+	max float64
+	// rate is the allocated rate; bound the resource that limited it.
+	rate  float64
+	bound backends.Resource
+	// hbm is the job's HBM bytes per unit at this moment.
+	hbm float64
+}
+
+// rates allocates shared bandwidth. Every active job starts from its private
+// maximum; each shared resource (HBM, link) that is oversubscribed is
+// divided max-min fairly in proportion to demand (all its users get the
+// same share of their private maximum), the tightest resource first.
+func (e *engine) rates() []flow {
+	var flows []flow
+	hbmUsers, activeJobs := 0, 0
+	for _, j := range e.jobs {
+		if e.active(j) {
+			activeJobs++
+			if j.hbm > 0 {
+				hbmUsers++
+			}
+		}
+	}
+	hbmUse := func(j *job) float64 {
+		if j.l2Sensitive && activeJobs > 1 {
+			return j.hbm * (1 + e.p.L2Interference)
+		}
+		return j.hbm
+	}
+	// HBM demand of each job at its private maximum, for the stall terms.
+	privHBM := map[*job]float64{}
+	for _, j := range e.jobs {
+		if e.active(j) {
+			privHBM[j] = e.privMax(j, 0) * hbmUse(j)
+		}
+	}
+	var totalHBM float64
+	for _, v := range privHBM {
+		totalHBM += v
+	}
+	for _, j := range e.jobs {
+		if !e.active(j) {
+			continue
+		}
+		others := math.Min(1, (totalHBM-privHBM[j])/e.p.HBMBandwidth)
+		flows = append(flows, flow{j: j, max: e.privMax(j, others), bound: j.privRes})
+	}
+	hbmCap := e.p.HBMBandwidth
+	if hbmUsers > 1 {
+		hbmCap *= 1 - e.p.HBMContention
+	}
+	type res struct {
+		name backends.Resource
+		cap  float64
+		use  func(*job) float64
+	}
+	shared := []res{
+		{backends.ResHBM, hbmCap, hbmUse},
+		{backends.ResLink, e.p.LinkBandwidth, func(j *job) float64 { return j.link }},
+	}
+	// A flow's demand is what it would take alone: its private maximum,
+	// capped by each shared resource's whole capacity. Shares are divided
+	// in proportion to these demands (more requests in flight, more
+	// bandwidth), never to a private rate the flow could not use anyway.
+	for i := range flows {
+		for _, r := range shared {
+			if u := r.use(flows[i].j); u > 0 && r.cap/u < flows[i].max {
+				flows[i].max, flows[i].bound = r.cap/u, r.name
+			}
+		}
+	}
+	frozen := make([]bool, len(flows))
+	theta := 0.0
+	for {
+		// Find the share of private maximum at which the next resource
+		// saturates, given the frozen flows' use.
+		next, which := 1.0, -1
+		for ri, r := range shared {
+			var fixed, grow float64
+			for i, f := range flows {
+				u := r.use(f.j)
+				if u == 0 {
+					continue
+				}
+				if frozen[i] {
+					fixed += f.rate * u
+				} else {
+					grow += f.max * u
+				}
+			}
+			if grow == 0 {
+				continue
+			}
+			t := (r.cap - fixed) / grow
+			if t < next {
+				next, which = math.Max(t, theta), ri
+			}
+		}
+		theta = next
+		anyOpen := false
+		for i := range flows {
+			if frozen[i] {
+				continue
+			}
+			flows[i].rate = theta * flows[i].max
+			if which >= 0 && shared[which].use(flows[i].j) > 0 {
+				frozen[i] = true
+				flows[i].bound = shared[which].name
+			}
+			anyOpen = anyOpen || !frozen[i]
+		}
+		if which < 0 || !anyOpen {
+			break
+		}
+	}
+	for i := range flows {
+		flows[i].hbm = hbmUse(flows[i].j)
+	}
+	return flows
+}
+
+// active reports whether a job can progress now.
+func (e *engine) active(j *job) bool {
+	if j.done {
+		return false
+	}
+	if j.copy {
+		return j.started
+	}
+	return j.resident > 0
+}
+
+// privMax is a job's rate with nothing shared, slowed by memory stalls when
+// other ops take a share `others` of HBM bandwidth.
+func (e *engine) privMax(j *job, others float64) float64 {
+	if j.copy {
+		return j.copyRate
+	}
+	return float64(j.resident) * j.ctaRate / (1 + j.stall*others)
+}
+
+// nextEvent returns the time to the next change: a cohort or copy finishing,
+// or a job launching.
+func (e *engine) nextEvent(flows []flow) float64 {
+	dt := math.Inf(1)
+	rate := map[*job]float64{}
+	for _, f := range flows {
+		rate[f.j] = f.rate
+	}
+	for _, c := range e.cohorts {
+		if r := rate[c.job] / float64(c.job.resident); r > 0 {
+			dt = math.Min(dt, c.remaining/r)
+		}
+	}
+	for _, j := range e.jobs {
+		if j.copy && j.started && !j.done && rate[j] > 0 {
+			dt = math.Min(dt, j.remaining/rate[j])
+		}
+		if !j.started && j.launch > e.now {
+			dt = math.Min(dt, j.launch-e.now)
+		}
+	}
+	return dt
+}
+
+// advance moves time forward by dt at the given rates, charges each job's
+// time to its bounding resource, records a segment, and retires finished
+// cohorts and jobs.
+func (e *engine) advance(dt float64, flows []flow) {
+	rate := map[*job]float64{}
+	seg := segment{t0: e.now, t1: e.now + dt}
+	for _, f := range flows {
+		rate[f.j] = f.rate
+		f.j.bounds[f.bound] += dt
+		seg.hbmBytes += f.rate * f.hbm
+		seg.tensorFLOPs += f.rate * e.flopsPerUnit[f.j]
+		seg.linkBytes += f.rate * f.j.link
+		if f.j.copy {
+			seg.enginesBusy += f.j.engines
+		}
+	}
+	for _, j := range e.jobs {
+		switch {
+		case j.done || e.active(j):
+		case !j.started && j.launch > e.now:
+			// Charge the part of this interval after the op was enqueued.
+			if d := e.now + dt - math.Max(e.now, j.enqueued); d > 0 {
+				j.bounds[backends.ResLaunch] += d
+			}
+		case !j.copy && j.pending > 0 && j.launch <= e.now:
+			j.bounds[backends.ResWaitSMs] += dt
+		}
+	}
+	for _, c := range e.cohorts {
+		if c.job.op == backends.OpCompute {
+			seg.smsCompute += c.n
+		} else {
+			seg.smsComm += c.n
+		}
+	}
+	e.segs = append(e.segs, seg)
+	e.now += dt
+
+	kept := e.cohorts[:0]
+	for _, c := range e.cohorts {
+		c.remaining -= dt * rate[c.job] / float64(c.job.resident)
+		if c.remaining > 1e-9 {
+			kept = append(kept, c)
+			continue
+		}
+		for _, t := range c.taken {
+			e.pools[t.pool].free += t.n
+		}
+		c.job.resident -= c.n
+		if c.job.resident == 0 && c.job.pending == 0 {
+			c.job.done, c.job.end = true, e.now
+		}
+	}
+	e.cohorts = kept
+	for _, j := range e.jobs {
+		if j.copy && j.started && !j.done {
+			j.remaining -= dt * rate[j]
+			if j.remaining <= 1e-3 { // bytes
+				j.done, j.end = true, e.now
+			}
+		}
+	}
+}

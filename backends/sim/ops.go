@@ -1,0 +1,312 @@
+package sim
+
+import (
+	"fmt"
+	"math"
+
+	"github.com/c3lab/c3lab/backends"
+	"github.com/c3lab/c3lab/scenarios"
+)
+
+// unlimited stands for "no cap" on resident CTAs.
+const unlimited = math.MaxInt32
+
+// streamWaves and memBoundWaves are how many waves of CTAs a streaming op
+// and a memory-bound GEMM (split-K) launch: many short CTAs, as libraries
+// size them, so a partial last wave costs little.
+const (
+	streamWaves   = 8
+	memBoundWaves = 8
+)
+
+// plan is an experiment turned into engine jobs.
+type plan struct {
+	eng *engine
+	// opJobs lists the jobs of each op; opLaunch is when each op was enqueued.
+	opJobs   map[backends.Op][]*job
+	opLaunch map[backends.Op]float64
+	// tail is extra time after the comm jobs end (last chunk's reduction).
+	tail float64
+	// peakTensor is the tensor peak used for tensor utilization.
+	peakTensor float64
+}
+
+// build turns an experiment into a plan for one representative GPU.
+func build(p Profile, ex backends.Experiment) (*plan, error) {
+	sc, st := ex.Scenario, ex.Strategy.Normalize()
+	pl := &plan{
+		opJobs:   map[backends.Op][]*job{},
+		opLaunch: map[backends.Op]float64{},
+	}
+	eng := &engine{p: p, flopsPerUnit: map[*job]float64{}}
+	pl.eng = eng
+	computeDom, commDom := partition(p, st, eng)
+
+	runCompute := ex.Mode != backends.ModeComm
+	runComm := ex.Mode != backends.ModeCompute
+	first, second := 0.0, 0.0
+	if runCompute && runComm {
+		second = p.LaunchGap
+	}
+	computeAt, commAt := first, second
+	computeOrder, commOrder := 0, 1
+	if st.Launch == scenarios.CommFirst {
+		computeAt, commAt = second, first
+		computeOrder, commOrder = 1, 0
+	}
+	pl.peakTensor = p.PeakFLOPs[scenarios.BF16]
+
+	if runCompute {
+		j, flopsPerCTA, err := computeJob(p, sc.Compute, st, computeDom, eng)
+		if err != nil {
+			return nil, err
+		}
+		j.enqueued, j.launch, j.order = computeAt, computeAt, computeOrder
+		eng.jobs = append(eng.jobs, j)
+		eng.flopsPerUnit[j] = flopsPerCTA
+		pl.opJobs[backends.OpCompute] = []*job{j}
+		pl.opLaunch[backends.OpCompute] = computeAt
+		if sc.Compute.Kind == scenarios.GEMM {
+			pl.peakTensor = p.PeakFLOPs[sc.Compute.DType]
+		}
+	}
+	if runComm {
+		jobs, tail := commJobs(p, sc, st, commDom, commAt, commOrder)
+		eng.jobs = append(eng.jobs, jobs...)
+		pl.opJobs[backends.OpComm] = jobs
+		pl.opLaunch[backends.OpComm] = commAt
+		pl.tail = tail
+	}
+	return pl, nil
+}
+
+// partition creates the SM pools and returns the compute and comm domains.
+func partition(p Profile, st scenarios.Strategy, eng *engine) (computeDom, commDom []int) {
+	add := func(name string, n int) int {
+		eng.pools = append(eng.pools, pool{name: name, size: n, free: n})
+		return len(eng.pools) - 1
+	}
+	switch {
+	case st.CommSMs > 0:
+		comm := add("comm partition", st.CommSMs)
+		computeSize := p.SMs - st.CommSMs
+		if st.ComputeSMs > 0 {
+			computeSize = st.ComputeSMs
+			if rest := p.SMs - st.CommSMs - st.ComputeSMs; rest > 0 {
+				add("unassigned", rest)
+			}
+		}
+		compute := add("compute partition", computeSize)
+		return []int{compute}, []int{comm}
+	case st.ComputeSMs > 0:
+		compute := add("compute partition", st.ComputeSMs)
+		rest := add("rest", p.SMs-st.ComputeSMs)
+		return []int{compute}, []int{rest, compute}
+	}
+	all := add("all SMs", p.SMs)
+	return []int{all}, []int{all}
+}
+
+// domainSize counts the SMs in a domain.
+func domainSize(eng *engine, dom []int) int {
+	n := 0
+	for _, i := range dom {
+		n += eng.pools[i].size
+	}
+	return n
+}
+
+// computeJob models the compute op as a kernel of CTAs.
+func computeJob(p Profile, c scenarios.ComputeOp, st scenarios.Strategy, dom []int, eng *engine) (*job, float64, error) {
+	smsAvail := domainSize(eng, dom)
+	maxRes := unlimited
+	if st.GEMMSMTarget > 0 {
+		maxRes = st.GEMMSMTarget
+		smsAvail = min(smsAvail, st.GEMMSMTarget)
+	}
+	j := &job{
+		name: c.String(), op: backends.OpCompute, track: "compute",
+		domain: dom, maxResident: maxRes,
+	}
+	switch c.Kind {
+	case scenarios.GEMM:
+		g := gemmModel(p, c, smsAvail)
+		j.ctas = g.ctas
+		flopsPerCTA := c.FLOPs() / float64(g.ctas)
+		bytesPerCTA := g.traffic / float64(g.ctas)
+		tensorRate := p.PeakFLOPs[c.DType] * p.GEMMEfficiency / float64(p.SMs) / flopsPerCTA
+		memRate := p.SMHBMBandwidth / bytesPerCTA
+		j.hbm = bytesPerCTA
+		if tensorRate <= memRate {
+			j.ctaRate, j.privRes, j.stall = tensorRate, backends.ResTensor, p.GEMMMemoryStall
+		} else {
+			j.ctaRate, j.privRes = memRate, backends.ResSMs
+		}
+		j.l2Sensitive = g.traffic > g.ideal
+		return j, flopsPerCTA, nil
+	case scenarios.Stream:
+		// An elementwise kernel of many short CTAs (streamWaves waves on the
+		// SMs it may use), so it shares SMs gracefully as they free up.
+		j.ctas = streamWaves * max(smsAvail, 1)
+		bytesPerCTA := 2 * float64(c.Bytes) / float64(j.ctas)
+		j.ctaRate = p.SMHBMBandwidth / bytesPerCTA
+		j.privRes = backends.ResSMs
+		j.hbm = bytesPerCTA
+		return j, c.FLOPs() / float64(j.ctas), nil
+	}
+	return nil, 0, fmt.Errorf("compute kind %q is not modelled", c.Kind)
+}
+
+// gemmShape is the tiling and traffic model of one GEMM.
+type gemmShape struct {
+	ctas    int
+	traffic float64 // HBM bytes the GEMM moves
+	ideal   float64 // A, B and C read or written once
+}
+
+// gemmModel picks a tile the way GEMM libraries do (smaller tiles for small
+// M, split-K when the tiles cannot fill the GPU) and estimates HBM traffic
+// with a wave-panel model: each wave of CTAs covers a near-square block of
+// output tiles and reads the A row panel and B column panel of that block
+// once; everything fits in L2 when A and B together fit in half of it.
+func gemmModel(p Profile, c scenarios.ComputeOp, sms int) gemmShape {
+	b := float64(c.DType.Size())
+	out := math.Max(b, 2) // fp8 GEMMs write bf16
+	tm, tn := 128, 256
+	if c.M < 1024 {
+		tn = 128
+	}
+	if c.M <= 64 {
+		tm = 64
+	}
+	gm := ceilDiv(c.M, tm)
+	gn := ceilDiv(c.N, tn)
+	tiles := gm * gn
+	M, N, K := float64(c.M), float64(c.N), float64(c.K)
+	idealAB := (M*K + K*N) * b
+	// Below the machine balance (FLOP per byte at which tensor throughput
+	// and HBM bandwidth take equal time) the GEMM is memory-bound: libraries
+	// then split K into many short CTAs to keep every SM streaming.
+	balance := p.PeakFLOPs[c.DType] * p.GEMMEfficiency / p.HBMBandwidth
+	memBound := c.FLOPs()/(idealAB+M*N*out) < balance
+	splitK := 1
+	switch {
+	case memBound && tiles < memBoundWaves*sms:
+		splitK = max(1, min(ceilDiv(memBoundWaves*sms, tiles), c.K/256))
+	case tiles < sms:
+		splitK = max(1, min(sms/tiles, c.K/256))
+	}
+	g := gemmShape{ctas: tiles * splitK, ideal: idealAB + M*N*out}
+	traffic := idealAB
+	if idealAB > float64(p.L2Bytes)/2 {
+		conc := min(tiles, sms)
+		rt := min(gm, int(math.Ceil(math.Sqrt(float64(conc)))))
+		ct := min(gn, ceilDiv(conc, rt))
+		blocks := float64(tiles) / float64(rt*ct)
+		traffic = math.Max(idealAB, blocks*float64(rt*tm+ct*tn)*K*b)
+	}
+	g.traffic = traffic + M*N*out
+	if splitK > 1 {
+		// Partial sums in fp32 are written and read back once.
+		g.traffic += M * N * 4 * 2 * float64(splitK-1) / float64(splitK)
+	}
+	return g
+}
+
+// commJobs models the collective: a kernel of CTAs on the SMs, or copies on
+// the copy engines (plus a reduction kernel for reduce-scatter/all-reduce).
+func commJobs(p Profile, sc scenarios.Scenario, st scenarios.Strategy, dom []int, at float64, order int) ([]*job, float64) {
+	coll := sc.Comm.Collective
+	n := sc.GPUs
+	payload := sc.Comm.LinkBytes(n)
+	if st.CommEngine == scenarios.EngineDMA {
+		return dmaJobs(p, sc, st, dom, at, order, payload)
+	}
+	ctas := p.CommCTAs[coll]
+	if st.CommCTAs > 0 {
+		ctas = st.CommCTAs
+	}
+	perCTA := payload / float64(ctas)
+	hbm := perCTA * p.CommHBMPerLinkByte[coll]
+	if coll == scenarios.AllGather && p.CommLocalCopy {
+		hbm += 2 * float64(sc.Comm.Bytes) / float64(ctas)
+	}
+	j := &job{
+		name: "nccl " + sc.Comm.String(), op: backends.OpComm, track: "comm",
+		enqueued: at, launch: at + p.CommLaunchOverhead,
+		ctas: ctas, maxResident: unlimited, priority: st.CommPriority, order: order,
+		domain:  dom,
+		ctaRate: p.CTALinkBandwidth[coll] / perCTA, privRes: backends.ResCTA,
+		stall: p.CommLatencySensitivity,
+		hbm:   hbm, link: perCTA / p.LinkEfficiencySM,
+	}
+	return []*job{j}, 0
+}
+
+// dmaJobs models a copy-engine collective: each rank pushes its data to
+// every peer, one transfer per peer, spread over the engines in use;
+// chunking lets one transfer use several engines at the cost of a gap per
+// chunk. Reductions run as a small kernel fed chunk by chunk.
+func dmaJobs(p Profile, sc scenarios.Scenario, st scenarios.Strategy, dom []int, at float64, order int, payload float64) ([]*job, float64) {
+	coll := sc.Comm.Collective
+	peers := sc.GPUs - 1
+	engines := p.CopyEngines
+	if st.CopyEngines > 0 {
+		engines = st.CopyEngines
+	}
+	perTransfer := payload / float64(peers)
+	chunk := float64(st.ChunkBytes)
+	if chunk <= 0 {
+		// Unchunked: each transfer is cut into as many pieces as it takes
+		// to give every engine one.
+		chunk = perTransfer / float64(max(1, ceilDiv(engines, peers)))
+	}
+	chunk = math.Min(chunk, perTransfer)
+	chunks := int(math.Ceil(perTransfer / chunk))
+	active := min(engines, peers*chunks)
+	chunkTime := chunk / p.CopyEngineBandwidth
+	perEngine := p.CopyEngineBandwidth * chunkTime / (chunkTime + p.CopyChunkGap)
+	rate := float64(active) * perEngine
+	privRes := backends.ResCopyEngines
+	// The host enqueues every copy; when that is slower than the copies
+	// themselves, enqueueing bounds the collective.
+	if enq := payload / (float64(peers*chunks) * p.CopyLaunchOverhead); enq < rate {
+		rate, privRes = enq, backends.ResLaunch
+	}
+	overhead := p.CopySyncOverhead + p.CopyLaunchOverhead
+	cp := &job{
+		name: "copy " + sc.Comm.String(), op: backends.OpComm, track: "ce",
+		copy: true, enqueued: at, launch: at + overhead, order: order,
+		remaining: payload, copyRate: rate, engines: active, privRes: privRes,
+		hbm: p.DMAHBMPerLinkByte[coll], link: 1 / p.LinkEfficiencyCE,
+	}
+	jobs := []*job{cp}
+	tail := 0.0
+	if !coll.IsPureCopy() {
+		reduced := payload
+		if coll == scenarios.AllReduce {
+			reduced = payload / 2 // only the reduce-scatter half reduces
+		}
+		ctas := p.ReductionCTAs
+		if st.CommSMs > 0 {
+			ctas = min(ctas, st.CommSMs)
+		}
+		// The reduction streams through each chunk as it lands.
+		redChunk := math.Min(chunk, 8<<20)
+		bytes := reduced * p.ReductionBytesPerLinkByte
+		perCTA := bytes / float64(ctas)
+		red := &job{
+			name: "reduce " + sc.Comm.String(), op: backends.OpComm, track: "comm",
+			enqueued: at, launch: cp.launch + redChunk/rate,
+			ctas: ctas, maxResident: unlimited, priority: st.CommPriority, order: order,
+			domain:  dom,
+			ctaRate: p.SMHBMBandwidth / perCTA, privRes: backends.ResSMs,
+			hbm: perCTA,
+		}
+		jobs = append(jobs, red)
+		tail = redChunk * p.ReductionBytesPerLinkByte / (float64(ctas) * p.SMHBMBandwidth)
+	}
+	return jobs, tail
+}
+
+func ceilDiv(a, b int) int { return (a + b - 1) / b }

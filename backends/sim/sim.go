@@ -1,0 +1,283 @@
+package sim
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"slices"
+	"strings"
+
+	"github.com/c3lab/c3lab/backends"
+	"github.com/c3lab/c3lab/scenarios"
+)
+
+// Backend is the simulator backend. It is safe for use by one goroutine at
+// a time per Run; it holds no mutable state, so concurrent Runs are fine.
+type Backend struct {
+	p Profile
+}
+
+// New returns a simulator of a node of p's devices.
+func New(p Profile) *Backend { return &Backend{p: p} }
+
+// Profile returns the device profile the simulator uses.
+func (b *Backend) Profile() Profile { return b.p }
+
+// Name implements backends.Backend.
+func (b *Backend) Name() string { return "sim" }
+
+// Devices implements backends.Backend: a node of MaxGPUs simulated devices
+// (a run uses the first Scenario.GPUs of them).
+func (b *Backend) Devices() []backends.DeviceInfo {
+	out := make([]backends.DeviceInfo, b.p.MaxGPUs)
+	for i := range out {
+		out[i] = backends.DeviceInfo{
+			Index: i, Name: b.p.Device, SMs: b.p.SMs, MemoryBytes: b.p.MemoryBytes,
+			CopyEngines: b.p.CopyEngines, Simulated: true,
+		}
+	}
+	return out
+}
+
+// Capabilities implements backends.Backend: the simulator models every knob.
+func (b *Backend) Capabilities() backends.Capabilities {
+	return backends.Capabilities{
+		Limits:   b.p.Limits(),
+		Priority: true, SMPartition: true, CommCTACap: true, GEMMSMTarget: true,
+		DMA: true, DMAReductions: true, Explains: true, Deterministic: true,
+		TelemetryNames: []string{
+			backends.MetricSMUtil, backends.MetricSMsCompute, backends.MetricSMsComm,
+			backends.MetricTensorUtil, backends.MetricHBMUtil,
+			backends.MetricLinkTXUtil, backends.MetricLinkRXUtil, backends.MetricCopyEngUtil,
+		},
+	}
+}
+
+// Close implements backends.Backend.
+func (b *Backend) Close() error { return nil }
+
+// Outcome is one simulated repetition: the times and what bounded each op.
+type Outcome struct {
+	Rep     backends.Rep
+	Explain []backends.OpExplanation
+	Spans   []backends.Span // device 0 only; Run copies them per device
+	Samples []backends.Sample
+}
+
+// Simulate runs the model once for an experiment. It is deterministic.
+func (b *Backend) Simulate(ex backends.Experiment) (Outcome, error) {
+	if ex.Scenario.Profile != "" && ex.Scenario.Profile != b.p.Name {
+		return Outcome{}, fmt.Errorf("scenario %s wants device profile %q but the simulator models %q", ex.Scenario.Name, ex.Scenario.Profile, b.p.Name)
+	}
+	pl, err := build(b.p, ex)
+	if err != nil {
+		return Outcome{}, err
+	}
+	pl.eng.run()
+	if !pl.eng.allDone() {
+		return Outcome{}, fmt.Errorf("simulation of %s did not finish (a model bug; please report it with the scenario)", ex.Scenario.Name)
+	}
+	var out Outcome
+	ends := map[backends.Op]float64{}
+	for _, op := range []backends.Op{backends.OpCompute, backends.OpComm} {
+		jobs := pl.opJobs[op]
+		if len(jobs) == 0 {
+			continue
+		}
+		end := 0.0
+		for _, j := range jobs {
+			end = math.Max(end, j.end)
+		}
+		if op == backends.OpComm {
+			end += pl.tail
+		}
+		ends[op] = end
+		d := ns(end - pl.opLaunch[op])
+		if op == backends.OpCompute {
+			out.Rep.Compute = d
+		} else {
+			out.Rep.Comm = d
+		}
+		for _, j := range jobs {
+			out.Explain = append(out.Explain, explain(b.p, j, pl))
+			out.Spans = append(out.Spans, spans(j)...)
+		}
+	}
+	out.Rep.Wall = ns(math.Max(ends[backends.OpCompute], ends[backends.OpComm]))
+	out.Samples = samples(b.p, pl)
+	return out, nil
+}
+
+// Run implements backends.Backend. The model is deterministic, so every
+// repetition gives the same times; spans and samples are reported for every
+// repetition and every device.
+func (b *Backend) Run(ctx context.Context, ex backends.Experiment, sink backends.EventSink) (backends.RunResult, error) {
+	if ex.Reps < 1 {
+		return backends.RunResult{}, fmt.Errorf("reps is %d; want at least 1", ex.Reps)
+	}
+	if err := scenarios.Validate(withStrategy(ex.Scenario, ex.Strategy), b.p.Limits()); err != nil {
+		return backends.RunResult{}, err
+	}
+	o, err := b.Simulate(ex)
+	if err != nil {
+		return backends.RunResult{}, err
+	}
+	res := backends.RunResult{Mode: ex.Mode, Explain: o.Explain}
+	for rep := range ex.Reps {
+		if err := ctx.Err(); err != nil {
+			return backends.RunResult{}, err
+		}
+		res.Reps = append(res.Reps, o.Rep)
+		if sink == nil {
+			continue
+		}
+		spans := make([]backends.Span, 0, len(o.Spans)*ex.Scenario.GPUs)
+		smp := make([]backends.Sample, 0, len(o.Samples)*ex.Scenario.GPUs)
+		for dev := range ex.Scenario.GPUs {
+			for _, s := range o.Spans {
+				s.Rep, s.Device = rep, dev
+				s.Name = deviceName(s.Name, dev, ex.Scenario.GPUs)
+				spans = append(spans, s)
+			}
+			for _, s := range o.Samples {
+				s.Rep, s.Device = rep, dev
+				smp = append(smp, s)
+			}
+		}
+		sink.Spans(spans)
+		sink.Samples(smp)
+	}
+	return res, nil
+}
+
+func withStrategy(sc scenarios.Scenario, st scenarios.Strategy) scenarios.Scenario {
+	sc.Strategy = st
+	return sc
+}
+
+// deviceName fills the "{dev}" and "{peer}" placeholders of copy names.
+func deviceName(name string, dev, gpus int) string {
+	if !strings.Contains(name, "{") {
+		return name
+	}
+	peer := fmt.Sprintf("gpu%d", (dev+1)%gpus)
+	if gpus > 2 {
+		peer = fmt.Sprintf("%d peers", gpus-1)
+	}
+	return strings.NewReplacer("{dev}", fmt.Sprintf("gpu%d", dev), "{peer}", peer).Replace(name)
+}
+
+func ns(sec float64) int64 { return int64(math.Round(sec * 1e9)) }
+
+// spans reports a job's execution on device 0: one span on its stream, or
+// one per copy engine it kept busy.
+func spans(j *job) []backends.Span {
+	if !j.started {
+		return nil
+	}
+	if !j.copy {
+		return []backends.Span{{Op: j.op, Name: j.name, Track: j.track, Kind: "kernel", Start: ns(j.start), End: ns(j.end)}}
+	}
+	out := make([]backends.Span, j.engines)
+	for i := range out {
+		out[i] = backends.Span{
+			Op: j.op, Name: "copy {dev}->{peer}", Track: fmt.Sprintf("ce%d", i), Kind: "copy",
+			Start: ns(j.start), End: ns(j.end),
+		}
+	}
+	return out
+}
+
+// explain turns a job's time per bounding resource into an explanation.
+func explain(p Profile, j *job, pl *plan) backends.OpExplanation {
+	e := backends.OpExplanation{Op: j.op, Label: j.name}
+	for r, t := range j.bounds {
+		if d := ns(t); d > 0 {
+			e.Bounds = append(e.Bounds, backends.Bound{Resource: r, Nanos: d, Detail: boundDetail(p, j, r, pl)})
+		}
+	}
+	slices.SortFunc(e.Bounds, func(a, b backends.Bound) int {
+		if a.Nanos != b.Nanos {
+			return int(b.Nanos - a.Nanos)
+		}
+		return strings.Compare(string(a.Resource), string(b.Resource))
+	})
+	return e
+}
+
+func boundDetail(p Profile, j *job, r backends.Resource, pl *plan) string {
+	other := "the other op"
+	if j.op == backends.OpComm {
+		other = "the compute op"
+	} else if len(pl.opJobs[backends.OpComm]) > 0 {
+		other = "the collective"
+	}
+	switch r {
+	case backends.ResWaitSMs:
+		return fmt.Sprintf("CTAs queued: no free SM in its domain, all held by %s (the block scheduler serves priority, then launch order, and never evicts)", other)
+	case backends.ResTensor:
+		return "tensor-core throughput of the SMs it held"
+	case backends.ResSMs:
+		return fmt.Sprintf("too few SMs to pull more HBM bandwidth (%.0f GB/s per SM)", p.SMHBMBandwidth/1e9)
+	case backends.ResHBM:
+		if len(pl.eng.jobs) > 1 {
+			return fmt.Sprintf("HBM bandwidth (%.1f TB/s) shared with %s", p.HBMBandwidth/1e12, other)
+		}
+		return fmt.Sprintf("HBM bandwidth (%.1f TB/s)", p.HBMBandwidth/1e12)
+	case backends.ResLink:
+		return fmt.Sprintf("NVLink bandwidth (%.0f GB/s per direction)", p.LinkBandwidth/1e9)
+	case backends.ResCTA:
+		return fmt.Sprintf("%d CTAs, each moving at most %.0f GB/s", j.ctas, ctaGBs(p, j))
+	case backends.ResCopyEngines:
+		return fmt.Sprintf("%d copy engine(s) at up to %.0f GB/s each", j.engines, p.CopyEngineBandwidth/1e9)
+	case backends.ResLaunch:
+		return "launch and synchronization overhead"
+	}
+	return ""
+}
+
+// ctaGBs is the link bandwidth one CTA of an SM collective drives, in GB/s.
+func ctaGBs(p Profile, j *job) float64 {
+	return j.ctaRate * j.link * p.LinkEfficiencySM / 1e9
+}
+
+// samples turns the engine's segments into piecewise-constant telemetry:
+// one sample per metric at the start of every segment where a value changed,
+// and zeros at the end.
+func samples(p Profile, pl *plan) []backends.Sample {
+	names := []string{
+		backends.MetricSMUtil, backends.MetricSMsCompute, backends.MetricSMsComm,
+		backends.MetricTensorUtil, backends.MetricHBMUtil,
+		backends.MetricLinkTXUtil, backends.MetricLinkRXUtil, backends.MetricCopyEngUtil,
+	}
+	values := func(s segment) []float64 {
+		link := s.linkBytes / p.LinkBandwidth
+		return []float64{
+			float64(s.smsCompute+s.smsComm) / float64(p.SMs),
+			float64(s.smsCompute), float64(s.smsComm),
+			s.tensorFLOPs / pl.peakTensor,
+			s.hbmBytes / p.HBMBandwidth,
+			link, link,
+			float64(s.enginesBusy) / float64(p.CopyEngines),
+		}
+	}
+	var out []backends.Sample
+	var last []float64
+	for _, s := range pl.eng.segs {
+		if s.t1 <= s.t0 {
+			continue
+		}
+		v := values(s)
+		for i, name := range names {
+			if last == nil || v[i] != last[i] {
+				out = append(out, backends.Sample{Metric: name, Time: ns(s.t0), Value: v[i]})
+			}
+		}
+		last = v
+	}
+	end := ns(pl.eng.now + pl.tail)
+	for _, name := range names {
+		out = append(out, backends.Sample{Metric: name, Time: end, Value: 0})
+	}
+	return out
+}

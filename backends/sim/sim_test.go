@@ -1,0 +1,402 @@
+package sim
+
+import (
+	"context"
+	"math"
+	"reflect"
+	"testing"
+
+	"github.com/c3lab/c3lab/backends"
+	"github.com/c3lab/c3lab/profiler"
+	"github.com/c3lab/c3lab/scenarios"
+)
+
+// Shapes used across the tests: a compute-bound GEMM (8192^3 bf16, about
+// 1.4 ms on an H200), a memory-bound decode-like GEMM (M=64) and a
+// streaming op, each next to a collective of similar length.
+func gemmAG() scenarios.Scenario {
+	return scenarios.Scenario{
+		Name: "gemm-ag", GPUs: 2, Profile: "h200",
+		Compute: scenarios.ComputeOp{Kind: scenarios.GEMM, M: 8192, N: 8192, K: 8192, DType: scenarios.BF16},
+		Comm:    scenarios.CommOp{Collective: scenarios.AllGather, Bytes: 512 << 20},
+	}
+}
+
+func memGEMMAG() scenarios.Scenario {
+	return scenarios.Scenario{
+		Name: "memgemm-ag", GPUs: 2,
+		Compute: scenarios.ComputeOp{Kind: scenarios.GEMM, M: 64, N: 28672, K: 8192, DType: scenarios.BF16},
+		Comm:    scenarios.CommOp{Collective: scenarios.AllGather, Bytes: 64 << 20},
+	}
+}
+
+func streamAG() scenarios.Scenario {
+	return scenarios.Scenario{
+		Name: "stream-ag", GPUs: 2,
+		Compute: scenarios.ComputeOp{Kind: scenarios.Stream, Bytes: 1 << 30},
+		Comm:    scenarios.CommOp{Collective: scenarios.AllGather, Bytes: 256 << 20},
+	}
+}
+
+func measure(t *testing.T, sc scenarios.Scenario, st scenarios.Strategy) profiler.Result {
+	t.Helper()
+	r, err := profiler.Measure(context.Background(), New(H200()), sc, st, profiler.Options{Reps: 3})
+	if err != nil {
+		t.Fatalf("measure %s under %s: %v", sc.Name, st, err)
+	}
+	return r
+}
+
+func boundShare(r profiler.Result, op backends.Op, res backends.Resource, opNanos float64) float64 {
+	var ns int64
+	for _, e := range r.Explain[backends.ModeConcurrent] {
+		if e.Op != op {
+			continue
+		}
+		for _, b := range e.Bounds {
+			if b.Resource == res {
+				ns += b.Nanos
+			}
+		}
+	}
+	return float64(ns) / opNanos
+}
+
+// The isolated baselines land where the H200 reference runs put them.
+func TestIsolatedTimesMatchReferenceRuns(t *testing.T) {
+	r := measure(t, gemmAG(), scenarios.Strategy{})
+	if r.AchievedTFLOPs < 740 || r.AchievedTFLOPs > 800 {
+		t.Errorf("bf16 8192^3 GEMM at %.0f TFLOP/s; the H200 reference runs measured 770-790", r.AchievedTFLOPs)
+	}
+	if bw := r.BusBW / 1e9; bw < 330 || bw > 394 {
+		t.Errorf("NCCL all-gather busbw %.0f GB/s; want between 330 and one peer copy's 394", bw)
+	}
+	d := measure(t, gemmAG(), scenarios.Strategy{CommEngine: scenarios.EngineDMA})
+	if bw := d.BusBW / 1e9; bw < 370 || bw > 400 {
+		t.Errorf("copy-engine all-gather busbw %.0f GB/s; the reference peer copy ran at ~394", bw)
+	}
+}
+
+// A GEMM that fills the GPU starves an SM collective launched after it,
+// unless the collective launches first, has priority, or has a partition.
+func TestGEMMStarvesSMCollectiveUnlessPrioritizedOrPartitioned(t *testing.T) {
+	base := measure(t, gemmAG(), scenarios.Strategy{})
+	if base.CommSlowdown < 1.5 {
+		t.Errorf("baseline comm slowdown %.2f; a starved collective should take at least 1.5x its isolated time", base.CommSlowdown)
+	}
+	if s := boundShare(base, backends.OpComm, backends.ResWaitSMs, base.TCommInC3.Median); s < 0.4 {
+		t.Errorf("baseline collective waited for SMs %.0f%% of its time; want at least 40%%", s*100)
+	}
+	fixes := []scenarios.Strategy{
+		{Launch: scenarios.CommFirst},
+		{CommPriority: -5},
+		{CommSMs: 32},
+	}
+	for _, st := range fixes {
+		t.Run(st.String(), func(t *testing.T) {
+			r := measure(t, gemmAG(), st)
+			if r.CommSlowdown > 1.15 {
+				t.Errorf("comm slowdown %.2f under %s; want at most 1.15", r.CommSlowdown, st)
+			}
+			f, _ := r.Fraction()
+			fb, _ := base.Fraction()
+			if f < fb+0.25 {
+				t.Errorf("fraction of ideal %.0f%% under %s vs %.0f%% baseline; want a clear gain", f*100, st, fb*100)
+			}
+			if s := boundShare(r, backends.OpComm, backends.ResWaitSMs, r.TCommInC3.Median); s > 0.1 {
+				t.Errorf("collective still waited for SMs %.0f%% of its time", s*100)
+			}
+		})
+	}
+}
+
+// When SMs are not the issue, HBM contention slows both sides.
+func TestHBMContentionSlowsBothOps(t *testing.T) {
+	r := measure(t, streamAG(), scenarios.Strategy{CommSMs: 32})
+	if r.CompSlowdown < 1.1 || r.CommSlowdown < 1.1 {
+		t.Errorf("stream + all-gather slowdowns %.2f / %.2f; HBM contention should slow both by over 10%%", r.CompSlowdown, r.CommSlowdown)
+	}
+	if s := boundShare(r, backends.OpComm, backends.ResHBM, r.TCommInC3.Median); s < 0.3 {
+		t.Errorf("collective bounded by HBM %.0f%% of its time; want it named as the bottleneck", s*100)
+	}
+}
+
+// Copy-engine collectives hold no SMs but still share HBM.
+func TestCopyEngineCollectiveUsesNoSMsButSharesHBM(t *testing.T) {
+	dma := scenarios.Strategy{CommEngine: scenarios.EngineDMA}
+	r := measure(t, gemmAG(), dma)
+	for _, s := range r.Samples {
+		if s.Metric == backends.MetricSMsComm && s.Value != 0 {
+			t.Fatalf("copy-engine all-gather held %v SMs at %d ns", s.Value, s.Time)
+		}
+	}
+	if ce := timeAverage(r.Samples, backends.MetricCopyEngUtil, 0); ce <= 0 {
+		t.Errorf("copy engines idle (average %.2f) during a copy-engine collective", ce)
+	}
+	if r.CompSlowdown > 1.15 {
+		t.Errorf("compute-bound GEMM slowed %.2fx by copy engines; want at most 1.15", r.CompSlowdown)
+	}
+	if f, _ := r.Fraction(); f < 0.7 {
+		t.Errorf("copy-engine all-gather next to a compute-bound GEMM reached %.0f%% of ideal; want at least 70%%", f*100)
+	}
+	s := measure(t, streamAG(), dma)
+	if s.CompSlowdown < 1.05 || s.CommSlowdown < 1.05 {
+		t.Errorf("stream op + copy engines slowdowns %.2f / %.2f; sharing HBM should slow both", s.CompSlowdown, s.CommSlowdown)
+	}
+	var onSM bool
+	for _, sp := range r.Timeline {
+		onSM = onSM || (sp.Op == backends.OpComm && sp.Kind == "kernel")
+	}
+	if onSM {
+		t.Error("copy-engine all-gather launched a kernel")
+	}
+}
+
+// A partition costs a compute-bound GEMM in proportion to the SMs it loses
+// and a memory-bound GEMM almost nothing.
+func TestPartitionHurtsComputeBoundMoreThanMemoryBound(t *testing.T) {
+	b := New(H200())
+	alone := func(sc scenarios.Scenario, commSMs int) float64 {
+		o, err := b.Simulate(backends.Experiment{Scenario: sc, Mode: backends.ModeCompute, Reps: 1,
+			Strategy: scenarios.Strategy{CommSMs: commSMs}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return float64(o.Rep.Compute)
+	}
+	for _, tc := range []struct {
+		name    string
+		sc      scenarios.Scenario
+		lo, hi  float64 // slowdown bounds when losing 32 SMs
+		growing bool    // slowdown keeps growing from 32 to 64 SMs lost
+	}{
+		{"compute-bound", gemmAG(), 1.2, 1.45, true},
+		{"memory-bound", memGEMMAG(), 0.97, 1.05, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			full := alone(tc.sc, 0)
+			s32 := alone(tc.sc, 32) / full
+			s64 := alone(tc.sc, 64) / full
+			if s32 < tc.lo || s32 > tc.hi {
+				t.Errorf("slowdown losing 32 of 132 SMs = %.3f; want %.2f..%.2f", s32, tc.lo, tc.hi)
+			}
+			if tc.growing && s64 < s32+0.2 {
+				t.Errorf("slowdown at 64 SMs lost %.3f vs %.3f at 32; want it to keep growing", s64, s32)
+			}
+			if !tc.growing && s64 > 1.1 {
+				t.Errorf("memory-bound slowdown at 64 SMs lost %.3f; want at most 1.1", s64)
+			}
+		})
+	}
+}
+
+// Beyond its saturation point a bigger partition does not speed the
+// collective up; below it, it does.
+func TestNoCommGainPastSaturationPoint(t *testing.T) {
+	comm := map[int]float64{}
+	for _, sms := range []int{16, 32, 48, 64} {
+		comm[sms] = measure(t, gemmAG(), scenarios.Strategy{CommSMs: sms}).TCommInC3.Median
+	}
+	for _, sms := range []int{48, 64} {
+		if d := math.Abs(comm[sms]/comm[32] - 1); d > 0.01 {
+			t.Errorf("comm time with %d SMs differs %.1f%% from 32 SMs; past saturation it should not change", sms, d*100)
+		}
+	}
+	if comm[16] < 1.2*comm[32] {
+		t.Errorf("comm time with 16 SMs %.0f ns vs %.0f with 32; below saturation it should be clearly slower", comm[16], comm[32])
+	}
+}
+
+// The GEMM SM target leaves SMs free for the collective without confining it.
+func TestGEMMSMTargetLeavesRoomForComm(t *testing.T) {
+	r := measure(t, gemmAG(), scenarios.Strategy{GEMMSMTarget: 100})
+	if r.CommSlowdown > 1.15 {
+		t.Errorf("comm slowdown %.2f with the GEMM targeting 100 SMs; the 32 left should carry it", r.CommSlowdown)
+	}
+	if r.CompSlowdown < 1.2 {
+		t.Errorf("GEMM targeting 100 of 132 SMs slowed only %.2fx", r.CompSlowdown)
+	}
+}
+
+// Copy-engine reductions need SMs for their reduction kernel: starved
+// behind a GEMM, rescued by a small partition.
+func TestDMAReductionNeedsSMs(t *testing.T) {
+	sc := gemmAG()
+	sc.Comm.Collective = scenarios.ReduceScatter
+	starved := measure(t, sc, scenarios.Strategy{CommEngine: scenarios.EngineDMA})
+	part := measure(t, sc, scenarios.Strategy{CommEngine: scenarios.EngineDMA, CommSMs: 16})
+	if starved.CommSlowdown < 1.5 {
+		t.Errorf("copy-engine reduce-scatter behind a GEMM slowed only %.2fx; its reduction kernel should starve", starved.CommSlowdown)
+	}
+	if part.CommSlowdown > 1.2 {
+		t.Errorf("copy-engine reduce-scatter with a 16-SM partition slowed %.2fx; want at most 1.2", part.CommSlowdown)
+	}
+}
+
+// Same experiment, same numbers, spans and samples.
+func TestDeterministic(t *testing.T) {
+	b := New(H200())
+	for _, st := range []scenarios.Strategy{{}, {CommPriority: -5}, {CommSMs: 24, ComputeSMs: 96}, {CommEngine: scenarios.EngineDMA, ChunkBytes: 4 << 20}} {
+		ex := backends.Experiment{Scenario: gemmAG(), Strategy: st, Mode: backends.ModeConcurrent, Reps: 1}
+		a, err := b.Simulate(ex)
+		if err != nil {
+			t.Fatal(err)
+		}
+		c, _ := b.Simulate(ex)
+		if !reflect.DeepEqual(a, c) {
+			t.Errorf("two simulations of %s differ", st)
+		}
+	}
+}
+
+// Every op's time is accounted for by its bounds (the explanation adds up).
+func TestExplanationCoversOpTime(t *testing.T) {
+	for _, sc := range []scenarios.Scenario{gemmAG(), memGEMMAG(), streamAG()} {
+		for _, st := range []scenarios.Strategy{{}, {Launch: scenarios.CommFirst}, {CommSMs: 32}, {CommEngine: scenarios.EngineDMA}} {
+			r := measure(t, sc, st)
+			for _, e := range r.Explain[backends.ModeConcurrent] {
+				var sum int64
+				for _, b := range e.Bounds {
+					sum += b.Nanos
+					if b.Detail == "" {
+						t.Errorf("%s/%s: bound %s has no detail", sc.Name, st, b.Resource)
+					}
+				}
+				op := r.TCompInC3.Median
+				if e.Op == backends.OpComm {
+					op = r.TCommInC3.Median
+				}
+				if math.Abs(float64(sum)-op) > 0.01*op {
+					t.Errorf("%s/%s: %s bounds add to %d ns but the op took %.0f ns", sc.Name, st, e.Label, sum, op)
+				}
+			}
+		}
+	}
+}
+
+// Spans and samples come for every device and repetition, within the rep.
+func TestRunEmitsEventsPerDeviceAndRep(t *testing.T) {
+	sc := gemmAG()
+	sc.GPUs = 4
+	var col backends.Collector
+	res, err := New(H200()).Run(context.Background(), backends.Experiment{Scenario: sc, Mode: backends.ModeConcurrent, Reps: 2,
+		Strategy: scenarios.Strategy{CommEngine: scenarios.EngineDMA}}, &col)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Reps) != 2 {
+		t.Fatalf("got %d reps, want 2", len(res.Reps))
+	}
+	seen := map[[2]int]bool{}
+	for _, s := range col.SpanList {
+		seen[[2]int{s.Rep, s.Device}] = true
+		if s.Start < 0 || s.End > res.Reps[0].Wall || s.End < s.Start {
+			t.Errorf("span %+v lies outside [0, %d]", s, res.Reps[0].Wall)
+		}
+	}
+	if len(seen) != 8 {
+		t.Errorf("spans cover %d (rep, device) pairs, want 8", len(seen))
+	}
+	for _, s := range col.SampleList {
+		if s.Value < 0 || (s.Metric != backends.MetricSMsCompute && s.Metric != backends.MetricSMsComm && s.Value > 1.0001) {
+			t.Errorf("sample %+v out of range", s)
+		}
+	}
+}
+
+// More GPUs move more data per rank: (N-1)/N of the size.
+func TestCommScalesWithGPUs(t *testing.T) {
+	b := New(H200())
+	var last int64
+	for _, n := range []int{2, 4, 8} {
+		sc := gemmAG()
+		sc.GPUs = n
+		sc.Comm = scenarios.CommOp{Collective: scenarios.AllToAll, Bytes: 512 << 20}
+		o, err := b.Simulate(backends.Experiment{Scenario: sc, Mode: backends.ModeComm, Reps: 1})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if o.Rep.Comm <= last {
+			t.Errorf("all-to-all on %d GPUs took %d ns, not more than on fewer (%d ns)", n, o.Rep.Comm, last)
+		}
+		last = o.Rep.Comm
+	}
+}
+
+func TestRejectsBadInput(t *testing.T) {
+	b := New(H200())
+	sc := gemmAG()
+	for name, ex := range map[string]backends.Experiment{
+		"no reps":         {Scenario: sc, Mode: backends.ModeComm},
+		"odd partition":   {Scenario: sc, Mode: backends.ModeConcurrent, Reps: 1, Strategy: scenarios.Strategy{CommSMs: 12}},
+		"too many GPUs":   {Scenario: scenarios.Scenario{Name: "x", GPUs: 16, Compute: sc.Compute, Comm: sc.Comm}, Mode: backends.ModeComm, Reps: 1},
+		"foreign profile": {Scenario: scenarios.Scenario{Name: "x", GPUs: 2, Profile: "mi300x", Compute: sc.Compute, Comm: sc.Comm}, Mode: backends.ModeComm, Reps: 1},
+	} {
+		if _, err := b.Run(context.Background(), ex, nil); err == nil {
+			t.Errorf("%s: no error", name)
+		}
+	}
+}
+
+// timeAverage is the time-weighted mean of a piecewise-constant metric.
+func timeAverage(samples []backends.Sample, metric string, device int) float64 {
+	var area, span float64
+	var prev *backends.Sample
+	for i := range samples {
+		s := &samples[i]
+		if s.Metric != metric || s.Device != device {
+			continue
+		}
+		if prev != nil {
+			dt := float64(s.Time - prev.Time)
+			area += prev.Value * dt
+			span += dt
+		}
+		prev = s
+	}
+	if span == 0 {
+		return 0
+	}
+	return area / span
+}
+
+func BenchmarkSimulateConcurrent(b *testing.B) {
+	be := New(H200())
+	ex := backends.Experiment{Scenario: gemmAG(), Mode: backends.ModeConcurrent, Reps: 1}
+	for b.Loop() {
+		if _, err := be.Simulate(ex); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+func BenchmarkMeasureScenario(b *testing.B) {
+	be := New(H200())
+	for b.Loop() {
+		if _, err := profiler.Measure(context.Background(), be, gemmAG(), scenarios.Strategy{CommPriority: -5}, profiler.Options{}); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// The whole built-in suite under four strategies, each measured with the
+// full protocol (isolated compute, isolated comm, concurrent).
+func BenchmarkSuiteFourStrategies(b *testing.B) {
+	be := New(H200())
+	suite := scenarios.Builtin()
+	strategies := []scenarios.Strategy{
+		{},
+		{Launch: scenarios.CommFirst, CommPriority: -5},
+		{CommSMs: 32},
+		{CommEngine: scenarios.EngineDMA, CommSMs: 16},
+	}
+	for b.Loop() {
+		for _, sc := range suite {
+			for _, st := range strategies {
+				if _, err := profiler.Measure(context.Background(), be, sc, st, profiler.Options{}); err != nil {
+					b.Fatal(err)
+				}
+			}
+		}
+	}
+}

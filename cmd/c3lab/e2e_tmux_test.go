@@ -1,0 +1,144 @@
+package main_test
+
+import (
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/c3lab/c3lab/scenarios"
+)
+
+// TestE2ETmux drives the real binary in a detached tmux session of 120x40:
+// it waits for the first "% of ideal" figure, presses d (DMA offload),
+// waits for the figure to change, presses q and checks the process exited.
+// It uses a private tmux socket, so it never touches a user's tmux server.
+func TestE2ETmux(t *testing.T) {
+	if testing.Short() {
+		t.Skip("end-to-end tmux test skipped in -short mode")
+	}
+	tmux, err := exec.LookPath("tmux")
+	if err != nil {
+		t.Skip("tmux is not installed; the end-to-end lab test needs it")
+	}
+	goTool, err := exec.LookPath("go")
+	if err != nil {
+		t.Skip("the go tool is not on PATH; the end-to-end lab test builds the binary with it")
+	}
+
+	dir := t.TempDir()
+	bin := filepath.Join(dir, "c3lab")
+	build := exec.Command(goTool, "build", "-o", bin, ".")
+	if out, err := build.CombinedOutput(); err != nil {
+		t.Fatalf("go build: %v\n%s", err, out)
+	}
+
+	// With no arguments the lab opens on the first built-in scenario. DMA
+	// needs a pure-copy collective there; otherwise start on one that is.
+	args := ""
+	if suite := scenarios.Builtin(); len(suite) > 0 && !suite[0].Comm.Collective.IsPureCopy() {
+		for _, sc := range suite {
+			if sc.Comm.Collective.IsPureCopy() {
+				args = " lab --scenario " + sc.Name
+				t.Logf("first built-in scenario %s cannot use DMA; starting on %s", suite[0].Name, sc.Name)
+				break
+			}
+		}
+	}
+
+	socket := fmt.Sprintf("c3lab-e2e-%d-%d", os.Getpid(), time.Now().UnixNano())
+	tm := func(a ...string) (string, error) {
+		cmd := exec.Command(tmux, append([]string{"-L", socket, "-f", "/dev/null"}, a...)...)
+		out, err := cmd.CombinedOutput()
+		return string(out), err
+	}
+	socketPath := ""
+	t.Cleanup(func() {
+		// Kill the private server (and the session with it), then remove
+		// the socket file it may leave behind.
+		_, _ = tm("kill-server")
+		if socketPath != "" && strings.Contains(socketPath, socket) {
+			_ = os.Remove(socketPath)
+		}
+	})
+
+	// The shell records the lab's exit status, so the test can tell that
+	// the process ended (and how).
+	exitFile := filepath.Join(dir, "exit-status")
+	shell := fmt.Sprintf("%s%s; echo $? > %s", quote(bin), args, quote(exitFile))
+	if out, err := tm("new-session", "-d", "-s", "lab", "-x", "120", "-y", "40", shell); err != nil {
+		t.Fatalf("tmux new-session: %v\n%s", err, out)
+	}
+	if out, err := tm("display-message", "-p", "-t", "lab", "#{socket_path}"); err == nil {
+		socketPath = strings.TrimSpace(out)
+	}
+
+	screen := ""
+	capture := func() string {
+		out, err := tm("capture-pane", "-p", "-t", "lab")
+		if err == nil {
+			screen = out
+		}
+		return screen
+	}
+	waitFor := func(what string, timeout time.Duration, cond func(string) bool) {
+		t.Helper()
+		deadline := time.Now().Add(timeout)
+		for !cond(capture()) {
+			if time.Now().After(deadline) {
+				t.Fatalf("timed out after %s waiting for %s; screen:\n%s", timeout, what, screen)
+			}
+			time.Sleep(100 * time.Millisecond)
+		}
+	}
+	// The "% of ideal" figure on the metrics panel (above the status line,
+	// which repeats it).
+	fractionRE := regexp.MustCompile(`% of ideal[^0-9\-n]*(-?[0-9]+\.[0-9]%|n/a)`)
+	fraction := func(s string) string {
+		if m := fractionRE.FindStringSubmatch(s); m != nil {
+			return m[1]
+		}
+		return ""
+	}
+
+	waitFor(`the first "% of ideal" figure`, 90*time.Second, func(s string) bool { return fraction(s) != "" })
+	first := fraction(screen)
+	t.Logf("first %% of ideal: %s", first)
+
+	if out, err := tm("send-keys", "-t", "lab", "d"); err != nil {
+		t.Fatalf("tmux send-keys d: %v\n%s", err, out)
+	}
+	waitFor("the figure to change after d", 90*time.Second, func(s string) bool {
+		f := fraction(s)
+		return f != "" && f != first
+	})
+	t.Logf("with dma: %s", fraction(screen))
+	if !strings.Contains(screen, "dma") {
+		t.Errorf("the screen does not show the dma strategy:\n%s", screen)
+	}
+
+	if out, err := tm("send-keys", "-t", "lab", "q"); err != nil {
+		t.Fatalf("tmux send-keys q: %v\n%s", err, out)
+	}
+	deadline := time.Now().Add(15 * time.Second)
+	for {
+		b, err := os.ReadFile(exitFile)
+		if err == nil && strings.TrimSpace(string(b)) != "" {
+			if code := strings.TrimSpace(string(b)); code != "0" {
+				t.Errorf("the lab exited with status %s; screen:\n%s", code, capture())
+			}
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the lab did not exit after q; screen:\n%s", capture())
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}
+
+// quote quotes s for the shell tmux runs the command with.
+func quote(s string) string { return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'" }

@@ -1,0 +1,97 @@
+package main
+
+import (
+	"errors"
+	"flag"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/c3lab/c3lab/scenarios"
+)
+
+// strategyFlags are the knobs a user can set on the command line. Only the
+// flags given override the scenario's own strategy.
+type strategyFlags struct {
+	fs  *flag.FlagSet
+	val scenarios.Strategy
+}
+
+func (s *strategyFlags) register(fs *flag.FlagSet) {
+	s.fs = fs
+	v := &s.val
+	fs.Func("launch", "launch order: compute-first (plain C3) or comm-first", func(x string) error {
+		v.Launch = scenarios.LaunchOrder(x)
+		return nil
+	})
+	fs.IntVar(&v.CommPriority, "comm-priority", 0, "comm stream priority, CUDA convention: 0 lowest .. -5 highest on H200")
+	fs.IntVar(&v.CommSMs, "comm-sms", 0, "confine the collective to an SM partition of this size (steps of 8); 0 = none")
+	fs.IntVar(&v.ComputeSMs, "compute-sms", 0, "confine the compute op to an SM partition of this size; 0 = the rest")
+	fs.IntVar(&v.CommCTAs, "comm-ctas", 0, "cap the collective's CTAs (NCCL channels); 0 = library default")
+	fs.IntVar(&v.GEMMSMTarget, "gemm-sm-target", 0, "size the GEMM for this many SMs (cuBLASLt SM count target); 0 = off")
+	fs.Func("comm-engine", "what carries the collective: sm (kernels) or dma (copy engines)", func(x string) error {
+		v.CommEngine = scenarios.CommEngine(x)
+		return nil
+	})
+	fs.IntVar(&v.CopyEngines, "copy-engines", 0, "copy engines a dma collective uses; 0 = all")
+	fs.Var(&v.ChunkBytes, "chunk", "split dma transfers into chunks of this size, e.g. 4MiB; 0 = one piece per engine")
+}
+
+// apply overrides base with the flags the user set.
+func (s *strategyFlags) apply(base scenarios.Strategy) scenarios.Strategy {
+	s.fs.Visit(func(f *flag.Flag) {
+		switch f.Name {
+		case "launch":
+			base.Launch = s.val.Launch
+		case "comm-priority":
+			base.CommPriority = s.val.CommPriority
+		case "comm-sms":
+			base.CommSMs = s.val.CommSMs
+		case "compute-sms":
+			base.ComputeSMs = s.val.ComputeSMs
+		case "comm-ctas":
+			base.CommCTAs = s.val.CommCTAs
+		case "gemm-sm-target":
+			base.GEMMSMTarget = s.val.GEMMSMTarget
+		case "comm-engine":
+			base.CommEngine = s.val.CommEngine
+		case "copy-engines":
+			base.CopyEngines = s.val.CopyEngines
+		case "chunk":
+			base.ChunkBytes = s.val.ChunkBytes
+		}
+	})
+	return base
+}
+
+// resolveScenario finds a scenario by built-in name or loads it from a file.
+// An argument that names an existing file, or ends in .yaml/.yml, is a file.
+func resolveScenario(arg string, lim scenarios.Limits) (scenarios.Scenario, error) {
+	if arg == "" {
+		return scenarios.Builtin()[0], nil
+	}
+	ext := strings.ToLower(filepath.Ext(arg))
+	if _, err := os.Stat(arg); err == nil || ext == ".yaml" || ext == ".yml" {
+		sc, err := scenarios.Load(arg, lim)
+		if err != nil {
+			return sc, scenarioError(err)
+		}
+		return sc, nil
+	}
+	sc, err := scenarios.Find(arg)
+	if err != nil {
+		return sc, scenarioError(err)
+	}
+	return sc, nil
+}
+
+// scenarioError marks bad scenario names and files as usage errors.
+func scenarioError(err error) error {
+	var fe *scenarios.FileError
+	var ue *scenarios.UnknownError
+	var ve *scenarios.ValidationError
+	if errors.As(err, &fe) || errors.As(err, &ue) || errors.As(err, &ve) || errors.Is(err, os.ErrNotExist) {
+		return usageError{err}
+	}
+	return err
+}

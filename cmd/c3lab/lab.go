@@ -1,0 +1,53 @@
+package main
+
+import (
+	"context"
+	"os"
+
+	"github.com/charmbracelet/x/term"
+
+	"github.com/c3lab/c3lab/scenarios"
+	"github.com/c3lab/c3lab/tui"
+)
+
+func isTerminal() bool {
+	return term.IsTerminal(os.Stdin.Fd()) && term.IsTerminal(os.Stdout.Fd())
+}
+
+func runLab(ctx context.Context, args []string, s stdio) error {
+	fs := newFlags("lab", "[lab] [--scenario NAME|FILE] [--backend auto|sim] [strategy flags]", s)
+	var be backendFlag
+	var sf strategyFlags
+	be.register(fs)
+	sf.register(fs)
+	scenarioArg := fs.String("scenario", "", "the scenario to start with: a built-in name or a YAML file")
+	if err := parseFlags(fs, args); err != nil {
+		return err
+	}
+	if !s.terminal {
+		return badInput("the lab needs a terminal; for a text report use c3lab run (or c3lab run --json)")
+	}
+	b, _, err := be.open()
+	if err != nil {
+		return err
+	}
+	defer b.Close()
+	sc, err := resolveScenario(*scenarioArg, b.Capabilities().Limits)
+	if err != nil {
+		return err
+	}
+	suite := scenarios.Builtin()
+	if !contains(suite, sc.Name) {
+		suite = append([]scenarios.Scenario{sc}, suite...)
+	}
+	return tui.Run(ctx, tui.Config{Backend: b, Suite: suite, Start: sc.Name, Strategy: sf.apply(sc.Strategy)})
+}
+
+func contains(suite []scenarios.Scenario, name string) bool {
+	for _, s := range suite {
+		if s.Name == name {
+			return true
+		}
+	}
+	return false
+}

@@ -1,0 +1,176 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"math"
+	"strings"
+	"text/tabwriter"
+
+	"github.com/c3lab/c3lab/backends"
+	"github.com/c3lab/c3lab/profiler"
+	"github.com/c3lab/c3lab/scenarios"
+)
+
+func runRun(ctx context.Context, args []string, s stdio) error {
+	fs := newFlags("run", "run [--scenario NAME|FILE] [--backend auto|sim] [strategy flags] [--reps N] [--json]", s)
+	var be backendFlag
+	var sf strategyFlags
+	be.register(fs)
+	sf.register(fs)
+	scenarioArg := fs.String("scenario", "", "a built-in scenario name (c3lab scenarios lists them) or a YAML file; default: the first built-in")
+	reps := fs.Int("reps", 0, "timed repetitions per run; 0 = the scenario's own (default 20)")
+	timeline := fs.Bool("timeline", false, "with --json, include the spans and telemetry samples of one concurrent repetition")
+	asJSON := fs.Bool("json", false, "print the result as JSON")
+	if err := parseFlags(fs, args); err != nil {
+		return err
+	}
+	if *reps < 0 {
+		return badInput("--reps is %d; want 0 (the scenario's own) or more", *reps)
+	}
+	b, err := be.openTelling(s.errOut, *asJSON)
+	if err != nil {
+		return err
+	}
+	defer b.Close()
+	sc, err := resolveScenario(*scenarioArg, b.Capabilities().Limits)
+	if err != nil {
+		return err
+	}
+	st := sf.apply(sc.Strategy)
+	if errs := scenarios.ValidateStrategy(st, b.Capabilities().Limits); len(errs) > 0 {
+		return badInput("strategy: %s", fieldErrors(errs))
+	}
+	r, err := profiler.Measure(ctx, b, sc, st, profiler.Options{Reps: *reps})
+	if err != nil {
+		return fmt.Errorf("measuring %s: %w", sc.Name, err)
+	}
+	if *asJSON {
+		if !*timeline {
+			r.Timeline, r.Samples = nil, nil
+		}
+		return writeJSON(s.out, r)
+	}
+	writeReport(s.out, r)
+	return nil
+}
+
+// fieldErrors joins strategy problems, naming flags rather than YAML keys.
+func fieldErrors(errs []scenarios.FieldError) string {
+	flagNames := strings.NewReplacer(
+		"comm_priority", "--comm-priority", "comm_sms", "--comm-sms", "compute_sms", "--compute-sms",
+		"comm_ctas", "--comm-ctas", "gemm_sm_target", "--gemm-sm-target", "comm_engine", "--comm-engine",
+		"copy_engines", "--copy-engines", "chunk_bytes", "--chunk", "launch", "--launch",
+	)
+	msgs := make([]string, len(errs))
+	for i, e := range errs {
+		msgs[i] = flagNames.Replace(e.Msg)
+	}
+	return strings.Join(msgs, "; ")
+}
+
+func writeJSON(w io.Writer, v any) error {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	return enc.Encode(v)
+}
+
+// writeReport prints a result as the table a person reads.
+func writeReport(w io.Writer, r profiler.Result) {
+	sc := r.Scenario
+	fmt.Fprintf(w, "scenario   %s\n", sc.Name)
+	if sc.Source != "" {
+		fmt.Fprintf(w, "           %s\n", sc.Source)
+	}
+	fmt.Fprintf(w, "ops        %s  +  %s on %d GPUs\n", sc.Compute, sc.Comm, sc.GPUs)
+	fmt.Fprintf(w, "backend    %s · %s\n", r.Backend, deviceSummary(r.Devices))
+	fmt.Fprintf(w, "strategy   %s\n\n", r.Strategy)
+
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "time\tmedian\tp10 .. p90\truns")
+	for _, row := range []struct {
+		name string
+		s    profiler.Stat
+	}{
+		{"T_comp (alone)", r.TComp}, {"T_comm (alone)", r.TComm}, {"T_c3 (together)", r.TC3},
+		{"compute in c3", r.TCompInC3}, {"comm in c3", r.TCommInC3},
+	} {
+		fmt.Fprintf(tw, "%s\t%s\t%s .. %s\t%d\n", row.name, dur(row.s.Median), dur(row.s.P10), dur(row.s.P90), row.s.N)
+	}
+	tw.Flush()
+
+	frac := "undefined (nothing to overlap)"
+	if f, ok := r.Fraction(); ok {
+		frac = fmt.Sprintf("%.1f %%", f*100)
+	}
+	fmt.Fprintln(w)
+	fmt.Fprintf(w, "ideal speedup      %.3fx   (T_comp + T_comm) / max\n", r.IdealSpeedup)
+	fmt.Fprintf(w, "realized speedup   %.3fx   (T_comp + T_comm) / T_c3\n", r.RealizedSpeedup)
+	fmt.Fprintf(w, "fraction of ideal  %s\n", frac)
+	fmt.Fprintf(w, "slowdown in c3     compute %.2fx, comm %.2fx\n", r.CompSlowdown, r.CommSlowdown)
+	fmt.Fprintf(w, "class              %s\n", r.Class)
+	fmt.Fprintf(w, "collective alone   algbw %s, busbw %s\n", gbs(r.AlgBW), gbs(r.BusBW))
+	fmt.Fprintf(w, "compute alone      %.0f TFLOP/s\n", r.AchievedTFLOPs)
+
+	for _, m := range []backends.Mode{backends.ModeConcurrent, backends.ModeCompute, backends.ModeComm} {
+		ex := r.Explain[m]
+		if len(ex) == 0 {
+			continue
+		}
+		title := map[backends.Mode]string{
+			backends.ModeConcurrent: "what held each op back (together)",
+			backends.ModeCompute:    "compute alone",
+			backends.ModeComm:       "comm alone",
+		}[m]
+		fmt.Fprintf(w, "\n%s\n", title)
+		for _, e := range ex {
+			var total int64
+			for _, b := range e.Bounds {
+				total += b.Nanos
+			}
+			fmt.Fprintf(w, "  %s\n", e.Label)
+			for _, b := range e.Bounds {
+				if m != backends.ModeConcurrent && float64(b.Nanos) < 0.05*float64(total) {
+					continue
+				}
+				fmt.Fprintf(w, "    %-12s %9s  %3.0f %%  %s\n", b.Resource, dur(float64(b.Nanos)), 100*float64(b.Nanos)/float64(max(total, 1)), b.Detail)
+			}
+		}
+	}
+}
+
+// deviceSummary is "2 x NVIDIA H200 (simulated)".
+func deviceSummary(devs []backends.DeviceInfo) string {
+	if len(devs) == 0 {
+		return "no devices"
+	}
+	s := fmt.Sprintf("%d x %s", len(devs), devs[0].Name)
+	if devs[0].Simulated {
+		s += " (simulated)"
+	}
+	return s
+}
+
+// dur formats nanoseconds with a unit fit for GPU op times.
+func dur(ns float64) string {
+	switch {
+	case math.IsNaN(ns):
+		return "n/a"
+	case ns >= 1e9:
+		return fmt.Sprintf("%.3f s", ns/1e9)
+	case ns >= 1e6:
+		return fmt.Sprintf("%.3f ms", ns/1e6)
+	case ns >= 1e3:
+		return fmt.Sprintf("%.1f µs", ns/1e3)
+	}
+	return fmt.Sprintf("%.0f ns", ns)
+}
+
+func gbs(bps float64) string {
+	if math.IsNaN(bps) {
+		return "n/a"
+	}
+	return fmt.Sprintf("%.0f GB/s", bps/1e9)
+}

@@ -1,0 +1,251 @@
+package profiler
+
+import (
+	"context"
+	"fmt"
+	"math"
+
+	"github.com/c3lab/c3lab/backends"
+	"github.com/c3lab/c3lab/scenarios"
+)
+
+// Options tune the measurement protocol.
+type Options struct {
+	// Reps is the number of timed repetitions per mode; 0 takes the
+	// scenario's own (scenarios.Scenario.RepsOrDefault).
+	Reps int
+	// Warmup is the number of untimed repetitions per mode before timing;
+	// a negative value means none, 0 means DefaultWarmup.
+	Warmup int
+	// Rounds splits the repetitions into this many interleaved rounds of
+	// compute, comm and concurrent runs, so drift (clocks, temperature)
+	// touches all three alike; 0 means DefaultRounds.
+	Rounds int
+	// IsolatedOnly skips the concurrent run: only T_comp, T_comm, the class
+	// and the bandwidths are filled in (what listing a suite needs).
+	IsolatedOnly bool
+}
+
+// Protocol defaults.
+const (
+	DefaultWarmup = 3
+	DefaultRounds = 5
+)
+
+// Result is everything one measurement of a scenario under a strategy
+// yields. Times are nanoseconds.
+type Result struct {
+	Scenario scenarios.Scenario    `json:"scenario"`
+	Strategy scenarios.Strategy    `json:"strategy"`
+	Backend  string                `json:"backend"`
+	Devices  []backends.DeviceInfo `json:"devices"`
+
+	// TComp and TComm are the isolated runs; TC3 is the concurrent run's wall time.
+	TComp Stat `json:"t_comp"`
+	TComm Stat `json:"t_comm"`
+	TC3   Stat `json:"t_c3"`
+	// TCompInC3 and TCommInC3 are each op's own time inside the concurrent run.
+	TCompInC3 Stat `json:"t_comp_in_c3"`
+	TCommInC3 Stat `json:"t_comm_in_c3"`
+
+	IdealSpeedup    float64 `json:"ideal_speedup"`
+	RealizedSpeedup float64 `json:"realized_speedup"`
+	// FractionOfIdeal is nil when undefined (ideal speedup of 1).
+	FractionOfIdeal *float64 `json:"fraction_of_ideal"`
+	CompSlowdown    float64  `json:"compute_slowdown"`
+	CommSlowdown    float64  `json:"comm_slowdown"`
+	Class           Class    `json:"class"`
+
+	// AlgBW and BusBW are the isolated collective's bandwidths (bytes/s).
+	AlgBW float64 `json:"algbw"`
+	BusBW float64 `json:"busbw"`
+	// AchievedTFLOPs is the isolated compute op's throughput (TFLOP/s).
+	AchievedTFLOPs float64 `json:"achieved_tflops"`
+
+	// Explain holds, per mode, what bounded each op (when the backend can tell).
+	Explain map[backends.Mode][]backends.OpExplanation `json:"explain,omitempty"`
+	// Timeline and Samples are the spans and telemetry of one concurrent repetition.
+	Timeline []backends.Span   `json:"timeline,omitempty"`
+	Samples  []backends.Sample `json:"samples,omitempty"`
+}
+
+// Fraction returns the fraction of ideal and whether it is defined.
+func (r Result) Fraction() (float64, bool) {
+	if r.FractionOfIdeal == nil {
+		return math.NaN(), false
+	}
+	return *r.FractionOfIdeal, true
+}
+
+// Measure runs the scenario's compute op alone, its collective alone, and
+// both together under strategy st on backend b, and derives the metrics.
+// The isolated runs use st.Isolated(): the collective's implementation as st
+// picks it, on the whole GPU. The strategy is validated against the
+// backend's limits first.
+func Measure(ctx context.Context, b backends.Backend, sc scenarios.Scenario, st scenarios.Strategy, opt Options) (Result, error) {
+	st = st.Normalize()
+	caps := b.Capabilities()
+	if err := scenarios.Validate(withStrategy(sc, st), caps.Limits); err != nil {
+		return Result{}, err
+	}
+	if err := checkKnobs(st, caps); err != nil {
+		return Result{}, err
+	}
+	reps := opt.Reps
+	if reps <= 0 {
+		reps = sc.RepsOrDefault()
+	}
+	warm := opt.Warmup
+	switch {
+	case warm == 0:
+		warm = DefaultWarmup
+	case warm < 0:
+		warm = 0
+	}
+	rounds := opt.Rounds
+	if rounds <= 0 {
+		rounds = DefaultRounds
+	}
+	// A deterministic backend gives the same numbers every time: one round
+	// and no warm-up lose nothing.
+	if caps.Deterministic {
+		rounds, warm = 1, 0
+	}
+	rounds = min(rounds, reps)
+
+	modes := []backends.Mode{backends.ModeCompute, backends.ModeComm, backends.ModeConcurrent}
+	if opt.IsolatedOnly {
+		modes = modes[:2]
+	}
+	got := map[backends.Mode][]backends.Rep{}
+	explain := map[backends.Mode][]backends.OpExplanation{}
+	var lastC3 backends.Collector
+	for round := range rounds {
+		n := reps / rounds
+		if round < reps%rounds {
+			n++
+		}
+		for _, m := range modes {
+			w := 0
+			if round == 0 {
+				w = warm
+			}
+			mst := st
+			if m != backends.ModeConcurrent {
+				mst = st.Isolated()
+			}
+			ex := backends.Experiment{Scenario: sc, Strategy: mst, Mode: m, Reps: n, Warmup: w}
+			var sink backends.EventSink
+			var col backends.Collector
+			if m == backends.ModeConcurrent && round == rounds-1 {
+				sink = &col
+			}
+			rr, err := b.Run(ctx, ex, sink)
+			if err != nil {
+				return Result{}, fmt.Errorf("%s run of %s on %s: %w", m, sc.Name, b.Name(), err)
+			}
+			if len(rr.Reps) != n {
+				return Result{}, fmt.Errorf("%s run of %s on %s returned %d repetitions, want %d", m, sc.Name, b.Name(), len(rr.Reps), n)
+			}
+			got[m] = append(got[m], rr.Reps...)
+			if len(rr.Explain) > 0 {
+				explain[m] = rr.Explain
+			}
+			if sink != nil {
+				lastC3 = col
+			}
+		}
+	}
+
+	devs := b.Devices()
+	if len(devs) > sc.GPUs {
+		devs = devs[:sc.GPUs]
+	}
+	r := Result{
+		Scenario: sc, Strategy: st, Backend: b.Name(), Devices: devs,
+		TComp:     Summarize(pick(got[backends.ModeCompute], func(r backends.Rep) int64 { return r.Compute })),
+		TComm:     Summarize(pick(got[backends.ModeComm], func(r backends.Rep) int64 { return r.Comm })),
+		TC3:       Summarize(pick(got[backends.ModeConcurrent], func(r backends.Rep) int64 { return r.Wall })),
+		TCompInC3: Summarize(pick(got[backends.ModeConcurrent], func(r backends.Rep) int64 { return r.Compute })),
+		TCommInC3: Summarize(pick(got[backends.ModeConcurrent], func(r backends.Rep) int64 { return r.Comm })),
+		Explain:   explain,
+	}
+	r.Timeline, r.Samples = lastRep(lastC3)
+	r.derive()
+	return r, nil
+}
+
+// derive fills the speedups, slowdowns, class and bandwidths from the stats.
+func (r *Result) derive() {
+	tComp, tComm, tC3 := r.TComp.Median, r.TComm.Median, r.TC3.Median
+	r.IdealSpeedup = IdealSpeedup(tComp, tComm)
+	r.Class = Classify(tComp, tComm)
+	if r.TC3.N > 0 {
+		r.RealizedSpeedup = RealizedSpeedup(tComp, tComm, tC3)
+		if f, ok := FractionOfIdeal(r.RealizedSpeedup, r.IdealSpeedup); ok {
+			r.FractionOfIdeal = &f
+		}
+		r.CompSlowdown = Slowdown(r.TCompInC3.Median, tComp)
+		r.CommSlowdown = Slowdown(r.TCommInC3.Median, tComm)
+	}
+	gpus := r.Scenario.GPUs
+	r.AlgBW = AlgBW(r.Scenario.Comm.SizeBytes(gpus), tComm/1e9)
+	r.BusBW = BusBW(r.Scenario.Comm.Collective, gpus, r.AlgBW)
+	if tComp > 0 {
+		r.AchievedTFLOPs = r.Scenario.Compute.FLOPs() / (tComp / 1e9) / 1e12
+	}
+}
+
+func withStrategy(sc scenarios.Scenario, st scenarios.Strategy) scenarios.Scenario {
+	sc.Strategy = st
+	return sc
+}
+
+// checkKnobs refuses a strategy that sets a knob the backend cannot apply.
+func checkKnobs(st scenarios.Strategy, c backends.Capabilities) error {
+	type knob struct {
+		set, can bool
+		name     string
+	}
+	for _, k := range []knob{
+		{st.CommPriority != 0, c.Priority, "comm stream priority"},
+		{st.CommSMs != 0 || st.ComputeSMs != 0, c.SMPartition, "SM partitioning"},
+		{st.CommCTAs != 0, c.CommCTACap, "comm CTA cap"},
+		{st.GEMMSMTarget != 0, c.GEMMSMTarget, "GEMM SM target"},
+		{st.CommEngine == scenarios.EngineDMA, c.DMA, "DMA (copy-engine) collectives"},
+	} {
+		if k.set && !k.can {
+			return fmt.Errorf("this backend cannot apply %s; leave it unset or pick another backend", k.name)
+		}
+	}
+	return nil
+}
+
+func pick(reps []backends.Rep, f func(backends.Rep) int64) []int64 {
+	out := make([]int64, 0, len(reps))
+	for _, r := range reps {
+		out = append(out, f(r))
+	}
+	return out
+}
+
+// lastRep keeps the spans and samples of the last repetition in a collector.
+func lastRep(c backends.Collector) ([]backends.Span, []backends.Sample) {
+	last := -1
+	for _, s := range c.SpanList {
+		last = max(last, s.Rep)
+	}
+	var spans []backends.Span
+	for _, s := range c.SpanList {
+		if s.Rep == last {
+			spans = append(spans, s)
+		}
+	}
+	var samples []backends.Sample
+	for _, s := range c.SampleList {
+		if s.Rep == last {
+			samples = append(samples, s)
+		}
+	}
+	return spans, samples
+}

@@ -1,0 +1,320 @@
+// Package scenarios holds c3lab's domain types: a Scenario (a compute op next
+// to a communication op on N GPUs), the Strategy knobs a user flips, their
+// YAML form with line-numbered validation errors, and the built-in suite.
+//
+// It imports no backend: device-specific limits arrive as a Limits value
+// from whoever knows the device.
+package scenarios
+
+import "fmt"
+
+// DType is the element type of a GEMM's operands.
+type DType string
+
+// Supported GEMM element types.
+const (
+	BF16 DType = "bf16"
+	FP16 DType = "fp16"
+	FP8  DType = "fp8"
+	FP32 DType = "fp32"
+)
+
+// DTypes lists every supported element type, in display order.
+var DTypes = []DType{BF16, FP16, FP8, FP32}
+
+// Size returns the bytes of one element, or 0 for an unknown type.
+func (d DType) Size() int64 {
+	switch d {
+	case BF16, FP16:
+		return 2
+	case FP8:
+		return 1
+	case FP32:
+		return 4
+	}
+	return 0
+}
+
+// ComputeKind says what a compute op is.
+type ComputeKind string
+
+// Compute op kinds.
+const (
+	// GEMM is C[M,N] = A[M,K] x B[K,N], compute-bound or memory-bound by shape.
+	GEMM ComputeKind = "gemm"
+	// Stream is a memory-bound streaming op that reads Bytes and writes Bytes.
+	Stream ComputeKind = "stream"
+)
+
+// ComputeOp is the computation half of a scenario, run on every GPU.
+type ComputeOp struct {
+	Kind ComputeKind `yaml:"kind" json:"kind"`
+	// M, N, K are the GEMM dimensions (Kind gemm only).
+	M int `yaml:"m,omitempty" json:"m,omitempty"`
+	N int `yaml:"n,omitempty" json:"n,omitempty"`
+	K int `yaml:"k,omitempty" json:"k,omitempty"`
+	// DType is the GEMM element type (Kind gemm only).
+	DType DType `yaml:"dtype,omitempty" json:"dtype,omitempty"`
+	// Bytes is the size of the buffer a stream op reads (and writes again).
+	Bytes ByteSize `yaml:"bytes,omitempty" json:"bytes,omitempty"`
+}
+
+// FLOPs returns the floating-point operations of the op (2MNK for a GEMM,
+// one per element for a stream op).
+func (c ComputeOp) FLOPs() float64 {
+	switch c.Kind {
+	case GEMM:
+		return 2 * float64(c.M) * float64(c.N) * float64(c.K)
+	case Stream:
+		return float64(c.Bytes) / 2
+	}
+	return 0
+}
+
+// String is a short human label such as "gemm 8192x8192x8192 bf16".
+func (c ComputeOp) String() string {
+	switch c.Kind {
+	case GEMM:
+		return fmt.Sprintf("gemm %dx%dx%d %s", c.M, c.N, c.K, c.DType)
+	case Stream:
+		return fmt.Sprintf("stream %s", c.Bytes)
+	}
+	return string(c.Kind)
+}
+
+// Collective names a communication pattern.
+type Collective string
+
+// Supported collectives.
+const (
+	AllGather     Collective = "all-gather"
+	ReduceScatter Collective = "reduce-scatter"
+	AllReduce     Collective = "all-reduce"
+	AllToAll      Collective = "all-to-all"
+)
+
+// Collectives lists every supported collective, in display order.
+var Collectives = []Collective{AllGather, ReduceScatter, AllReduce, AllToAll}
+
+// IsPureCopy reports whether the collective only moves data (no reduction),
+// so copy engines alone can carry it.
+func (c Collective) IsPureCopy() bool { return c == AllGather || c == AllToAll }
+
+// CommOp is the communication half of a scenario, a collective over all GPUs.
+type CommOp struct {
+	Collective Collective `yaml:"collective" json:"collective"`
+	// Bytes is the per-rank message: the shard each rank contributes to an
+	// all-gather, the shard each rank ends with after a reduce-scatter, the
+	// buffer each rank holds in an all-reduce, and each rank's whole send
+	// buffer in an all-to-all (Bytes/N to every rank).
+	Bytes ByteSize `yaml:"bytes" json:"bytes"`
+}
+
+// SizeBytes returns the message size as nccl-tests reports it (the "size"
+// column, which algbw divides): the all-gather output and the reduce-scatter
+// input (N x Bytes), the all-reduce buffer and the all-to-all send buffer.
+func (c CommOp) SizeBytes(gpus int) int64 {
+	switch c.Collective {
+	case AllGather, ReduceScatter:
+		return int64(c.Bytes) * int64(gpus)
+	}
+	return int64(c.Bytes)
+}
+
+// LinkBytes returns the bytes one rank sends to its peers (and receives from
+// them) in the bandwidth-optimal algorithm: (N-1)/N of the size for
+// all-gather, reduce-scatter and all-to-all, twice that for all-reduce.
+func (c CommOp) LinkBytes(gpus int) float64 {
+	if gpus < 2 {
+		return 0
+	}
+	frac := float64(gpus-1) / float64(gpus)
+	size := float64(c.SizeBytes(gpus))
+	if c.Collective == AllReduce {
+		return 2 * frac * size
+	}
+	return frac * size
+}
+
+// String is a short human label such as "all-gather 256MiB".
+func (c CommOp) String() string { return fmt.Sprintf("%s %s", c.Collective, c.Bytes) }
+
+// LaunchOrder says which op is enqueued first in a concurrent run.
+type LaunchOrder string
+
+// Launch orders.
+const (
+	// ComputeFirst enqueues the compute op first: plain C3, the usual case
+	// in frameworks, where a GEMM that fills the GPU can starve the collective.
+	ComputeFirst LaunchOrder = "compute-first"
+	// CommFirst enqueues the collective first: the paper's schedule prioritization.
+	CommFirst LaunchOrder = "comm-first"
+)
+
+// CommEngine says what carries the collective's data.
+type CommEngine string
+
+// Communication engines.
+const (
+	// EngineSM runs the collective as kernels on the SMs (NCCL's default).
+	EngineSM CommEngine = "sm"
+	// EngineDMA runs the collective on the copy engines (the paper's ConCCL).
+	EngineDMA CommEngine = "dma"
+)
+
+// Strategy is the set of knobs applied to a concurrent run. The zero value
+// (after Normalize) is plain C3: compute first, equal priorities, no
+// partition, library defaults, the collective on the SMs.
+type Strategy struct {
+	// Launch is the launch order; empty means compute-first.
+	Launch LaunchOrder `yaml:"launch,omitempty" json:"launch"`
+	// CommPriority is the comm stream's priority in CUDA's convention:
+	// 0 is the lowest (the compute stream's), negative is higher (-5 on H200).
+	CommPriority int `yaml:"comm_priority,omitempty" json:"comm_priority"`
+	// CommSMs confines the collective to a partition of this many SMs
+	// (a green context; steps of the device's granularity, 8 on H200);
+	// 0 means no partition. Unless ComputeSMs is set, the compute op is
+	// confined to the rest of the SMs.
+	CommSMs int `yaml:"comm_sms,omitempty" json:"comm_sms"`
+	// ComputeSMs confines the compute op to a partition of this many SMs;
+	// 0 means the rest of the GPU (all of it when CommSMs is 0 as well).
+	ComputeSMs int `yaml:"compute_sms,omitempty" json:"compute_sms"`
+	// CommCTAs caps the collective's CTAs (NCCL channels); 0 is the library default.
+	CommCTAs int `yaml:"comm_ctas,omitempty" json:"comm_ctas"`
+	// GEMMSMTarget asks the GEMM library to size the GEMM for this many SMs
+	// (cuBLASLt's SM count target): softer than a partition; 0 is off.
+	GEMMSMTarget int `yaml:"gemm_sm_target,omitempty" json:"gemm_sm_target"`
+	// CommEngine is sm (kernels) or dma (copy engines); empty means sm.
+	CommEngine CommEngine `yaml:"comm_engine,omitempty" json:"comm_engine"`
+	// CopyEngines is how many copy engines a dma collective spreads over;
+	// 0 means all the device has.
+	CopyEngines int `yaml:"copy_engines,omitempty" json:"copy_engines"`
+	// ChunkBytes splits each dma transfer into chunks of this size so they
+	// pipeline; 0 means one copy per transfer.
+	ChunkBytes ByteSize `yaml:"chunk_bytes,omitempty" json:"chunk_bytes"`
+}
+
+// Normalize fills the defaults of empty enum fields.
+func (s Strategy) Normalize() Strategy {
+	if s.Launch == "" {
+		s.Launch = ComputeFirst
+	}
+	if s.CommEngine == "" {
+		s.CommEngine = EngineSM
+	}
+	return s
+}
+
+// String is a compact one-line summary listing only knobs that differ from
+// plain C3, or "baseline" when none do.
+func (s Strategy) String() string {
+	s = s.Normalize()
+	out := ""
+	add := func(f string, a ...any) {
+		if out != "" {
+			out += " "
+		}
+		out += fmt.Sprintf(f, a...)
+	}
+	if s.Launch != ComputeFirst {
+		add("%s", s.Launch)
+	}
+	if s.CommPriority != 0 {
+		add("prio=%d", s.CommPriority)
+	}
+	if s.CommSMs != 0 {
+		add("comm_sms=%d", s.CommSMs)
+	}
+	if s.ComputeSMs != 0 {
+		add("compute_sms=%d", s.ComputeSMs)
+	}
+	if s.CommCTAs != 0 {
+		add("ctas=%d", s.CommCTAs)
+	}
+	if s.GEMMSMTarget != 0 {
+		add("gemm_sm_target=%d", s.GEMMSMTarget)
+	}
+	if s.CommEngine != EngineSM {
+		add("%s", s.CommEngine)
+		if s.CopyEngines != 0 {
+			add("ces=%d", s.CopyEngines)
+		}
+		if s.ChunkBytes != 0 {
+			add("chunk=%s", s.ChunkBytes)
+		}
+	}
+	if out == "" {
+		return "baseline"
+	}
+	return out
+}
+
+// Scenario is one C3 experiment: a compute op and a collective running at
+// the same time on separate streams on every one of GPUs devices.
+type Scenario struct {
+	// Name is a unique, lower-case, dash-separated identifier.
+	Name string `yaml:"name" json:"name"`
+	// Description says what the scenario shows.
+	Description string `yaml:"description,omitempty" json:"description,omitempty"`
+	// Source names the model layer and parallelism the shapes come from.
+	Source string `yaml:"source,omitempty" json:"source,omitempty"`
+	// GPUs is the number of GPUs the collective spans (2 or more).
+	GPUs int `yaml:"gpus" json:"gpus"`
+	// Profile names the device profile, such as "h200"; empty means the
+	// backend's default device.
+	Profile string `yaml:"profile,omitempty" json:"profile,omitempty"`
+	// Compute is the computation op.
+	Compute ComputeOp `yaml:"compute" json:"compute"`
+	// Comm is the collective.
+	Comm CommOp `yaml:"comm" json:"comm"`
+	// Reps is the number of measured repetitions of each run (after warm-up).
+	Reps int `yaml:"reps,omitempty" json:"reps,omitempty"`
+	// Strategy is the strategy the scenario starts with; flags and the TUI
+	// change it afterwards.
+	Strategy Strategy `yaml:"strategy,omitempty" json:"strategy"`
+}
+
+// DefaultReps is the repetition count used when a scenario sets none.
+const DefaultReps = 20
+
+// RepsOrDefault returns Reps, or DefaultReps when unset.
+func (s Scenario) RepsOrDefault() int {
+	if s.Reps > 0 {
+		return s.Reps
+	}
+	return DefaultReps
+}
+
+// Limits are the device facts a scenario and strategy are validated against.
+// A backend reports them for the devices it drives.
+type Limits struct {
+	// Device names the device, for messages ("NVIDIA H200").
+	Device string
+	// SMs is the number of SMs per GPU.
+	SMs int
+	// SMStep is the partition granularity in SMs (8 on H200).
+	SMStep int
+	// MaxGPUs is the largest GPU count the backend can run.
+	MaxGPUs int
+	// CopyEngines is the number of async copy engines per GPU.
+	CopyEngines int
+	// HighestPriority is the most urgent stream priority (-5 on H200; 0 is the lowest).
+	HighestPriority int
+	// DTypes are the GEMM element types the device supports.
+	DTypes []DType
+}
+
+// Isolated returns the strategy an op's isolated baseline runs under: the
+// collective's implementation (engine, copy engines, chunking) is kept, and
+// every knob that only shares the GPU between the two ops (launch order,
+// priority, partitions, CTA cap, GEMM SM target) is cleared, so each op runs
+// alone on the whole GPU and the cost of sharing shows as a slowdown.
+func (s Strategy) Isolated() Strategy {
+	s = s.Normalize()
+	return Strategy{
+		Launch:      ComputeFirst,
+		CommEngine:  s.CommEngine,
+		CopyEngines: s.CopyEngines,
+		ChunkBytes:  s.ChunkBytes,
+	}
+}

@@ -1,0 +1,39 @@
+package tui
+
+import (
+	"testing"
+
+	tea "charm.land/bubbletea/v2"
+
+	"github.com/c3lab/c3lab/scenarios"
+)
+
+// BenchmarkView160x50 measures View on a full 160x50 screen: stitching the
+// cached panels, which is all View does.
+func BenchmarkView160x50(b *testing.B) {
+	m := fixedModel(b, 160, 50, scenarios.Strategy{})
+	b.ReportAllocs()
+	for b.Loop() {
+		_ = m.View()
+	}
+}
+
+// BenchmarkViewHelp160x50 is View with the help overlay composited on top.
+func BenchmarkViewHelp160x50(b *testing.B) {
+	m := press(fixedModel(b, 160, 50, dmaStrategy()), "?")
+	b.ReportAllocs()
+	for b.Loop() {
+		_ = m.View()
+	}
+}
+
+// BenchmarkRender160x50 measures a full re-render (what a resize or a new
+// result costs in Update), for comparison with View.
+func BenchmarkRender160x50(b *testing.B) {
+	m := fixedModel(b, 160, 50, scenarios.Strategy{})
+	b.ReportAllocs()
+	for b.Loop() {
+		nm, _ := m.Update(tea.WindowSizeMsg{Width: 160, Height: 50})
+		_ = nm.(Model).View()
+	}
+}

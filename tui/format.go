@@ -1,0 +1,73 @@
+package tui
+
+import (
+	"fmt"
+	"math"
+)
+
+// fmtDur formats nanoseconds with three significant digits and a unit
+// (ns, µs, ms, s); NaN and negative values read "n/a".
+func fmtDur(ns float64) string {
+	switch {
+	case math.IsNaN(ns) || ns < 0:
+		return "n/a"
+	case ns < 999.5:
+		return fmt.Sprintf("%.0f ns", ns)
+	case ns < 999.5e3:
+		return sig3(ns/1e3) + " µs"
+	case ns < 999.5e6:
+		return sig3(ns/1e6) + " ms"
+	}
+	return sig3(ns/1e9) + " s"
+}
+
+// sig3 prints v (>= 0) with three significant digits.
+func sig3(v float64) string {
+	switch {
+	case v >= 99.95:
+		return fmt.Sprintf("%.0f", v)
+	case v >= 9.995:
+		return fmt.Sprintf("%.1f", v)
+	}
+	return fmt.Sprintf("%.2f", v)
+}
+
+// fmtX formats a ratio such as a speedup or a slowdown ("1.42x").
+func fmtX(x float64) string {
+	if math.IsNaN(x) || math.IsInf(x, 0) {
+		return "n/a"
+	}
+	return fmt.Sprintf("%.2fx", x)
+}
+
+// fmtPct formats a fraction as a percentage with one decimal ("54.9%").
+func fmtPct(f float64) string {
+	if math.IsNaN(f) || math.IsInf(f, 0) {
+		return "n/a"
+	}
+	return fmt.Sprintf("%.1f%%", 100*f)
+}
+
+// fmtPct0 formats a fraction as a whole percentage ("55%").
+func fmtPct0(f float64) string {
+	if math.IsNaN(f) || math.IsInf(f, 0) {
+		return "n/a"
+	}
+	return fmt.Sprintf("%.0f%%", 100*f)
+}
+
+// fmtBW formats bytes per second in decimal GB/s, as nccl-tests does.
+func fmtBW(bps float64) string {
+	if math.IsNaN(bps) || bps <= 0 {
+		return "n/a"
+	}
+	return sig3(bps/1e9) + " GB/s"
+}
+
+// fmtTFLOPs formats a throughput in TFLOP/s.
+func fmtTFLOPs(t float64) string {
+	if math.IsNaN(t) || t <= 0 {
+		return "n/a"
+	}
+	return sig3(t) + " TFLOP/s"
+}

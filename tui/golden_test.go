@@ -1,0 +1,212 @@
+package tui
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"charm.land/bubbles/v2/help"
+	tea "charm.land/bubbletea/v2"
+	"github.com/charmbracelet/x/ansi"
+	"github.com/charmbracelet/x/exp/golden"
+
+	"github.com/c3lab/c3lab/profiler"
+	"github.com/c3lab/c3lab/scenarios"
+)
+
+// dmaStrategy is the ConCCL strategy used by the DMA fixtures.
+func dmaStrategy() scenarios.Strategy {
+	return scenarios.Strategy{Launch: scenarios.CommFirst, CommEngine: scenarios.EngineDMA}
+}
+
+// fixedModel is a lab showing a fixed result at w x h, with no measurement
+// in flight, so its screen is deterministic.
+func fixedModel(tb testing.TB, w, h int, st scenarios.Strategy) Model {
+	tb.Helper()
+	suite := testSuite()
+	m := New(Config{Backend: newFake(), Suite: suite, Strategy: st})
+	m.cancel()
+	m.running = false
+	r := fixtureResult(suite[0], st)
+	m.setResult(r)
+	m.sums["rs-gemm-long"] = summary{class: profiler.GEMMLong, fraction: 0.121, ok: true}
+	m.took = 812 * time.Millisecond
+	m.status = status{statusInfo, fmt.Sprintf("%s · %s: %s of ideal", r.Scenario.Name, r.Strategy.String(), fracText(r))}
+	nm, _ := m.Update(tea.WindowSizeMsg{Width: w, Height: h})
+	return nm.(Model)
+}
+
+// plain strips styling and checks every line is exactly w cells wide.
+func plain(tb testing.TB, lines []string, w int) string {
+	tb.Helper()
+	for i, l := range lines {
+		if got := ansi.StringWidth(l); got != w {
+			tb.Errorf("line %d is %d cells wide, want %d: %q", i, got, w, ansi.Strip(l))
+		}
+	}
+	return ansi.Strip(strings.Join(lines, "\n"))
+}
+
+// TestPanelGolden renders every panel from fixed fixtures at 80 and 160
+// columns; `go test ./tui -update` regenerates the golden files.
+func TestPanelGolden(t *testing.T) {
+	st := DefaultStyles(true)
+	suite := testSuite()
+	base := fixtureResult(suite[0], scenarios.Strategy{})
+	dma := fixtureResult(suite[0], dmaStrategy())
+	tracks := timelineTracks(&base, 3)
+	caps := h200Caps()
+	sums := map[string]summary{
+		"ag-gemm-balanced": {class: profiler.Balanced, fraction: 0.402, ok: true},
+		"rs-gemm-long":     {class: profiler.GEMMLong, fraction: 0.121, ok: true},
+	}
+	type panel struct {
+		name  string
+		title string
+		lines func(w int) []string
+	}
+	panels := []panel{
+		{"metrics", metricsTitle(&base), func(w int) []string { return metricsLines(st, &base, w) }},
+		{"metrics_dma", metricsTitle(&dma), func(w int) []string { return metricsLines(st, &dma, w) }},
+		{"metrics_empty", metricsTitle(nil), func(w int) []string { return metricsLines(st, nil, w) }},
+		{"util", utilTitle(&base), func(w int) []string { return utilLinesFor(st, &base, newTelemetry(&base, 0), w) }},
+		{"util_dma", utilTitle(&dma), func(w int) []string { return utilLinesFor(st, &dma, newTelemetry(&dma, 0), w) }},
+		{"timeline", timelineTitle(&base), func(w int) []string { return timelineLines(st, &base, tracks, w) }},
+		{"timeline_dma", timelineTitle(&dma), func(w int) []string { return timelineLines(st, &dma, tracks, w) }},
+		{"why", whyTitle(), func(w int) []string { return whyLines(st, &base, w, "fake") }},
+		{"why_dma", whyTitle(), func(w int) []string { return whyLines(st, &dma, w, "fake") }},
+		{"list", listTitle(2, len(suite)), func(w int) []string { return listLines(st, suite, sums, 2, 0, 0, w, len(suite)) }},
+		{"help_overlay", "Help", func(w int) []string {
+			return helpOverlayLines(st, helpGroups(DefaultKeyMap(), dmaStrategy(), caps, "fake"), w, 40)
+		}},
+		{"help_overlay_no_knobs", "Help", func(w int) []string {
+			bare := backends0Caps()
+			return helpOverlayLines(st, helpGroups(DefaultKeyMap().withCapabilities(bare), scenarios.Strategy{}, bare, "replay"), w, 40)
+		}},
+	}
+	for _, w := range []int{80, 160} {
+		for _, p := range panels {
+			t.Run(fmt.Sprintf("%s_%d", p.name, w), func(t *testing.T) {
+				lines := p.lines(w - 2)
+				golden.RequireEqual(t, plain(t, box(st, p.title, lines, w, len(lines)+2), w))
+			})
+		}
+		hs := headerState{backend: "fake", devices: deviceSummary(newFake().Devices(), 2), short: deviceShort(newFake().Devices(), 2), scenario: suite[0].Name, strategy: dmaStrategy()}
+		bars := map[string]string{
+			"header_idle":    headerLine(st, withTook(hs, 812*time.Millisecond), w),
+			"header_running": headerLine(st, running(hs), w),
+			"header_failed":  headerLine(st, failed(hs), w),
+			"status_info":    statusLine(st, status{statusInfo, "comm engine: dma (copy engines, no SMs) · measuring…"}, w),
+			"status_warn":    statusLine(st, status{statusWarn, "p: the replay backend cannot set stream priorities"}, w),
+			"status_error":   statusLine(st, status{statusError, "concurrent run of ag-gemm-balanced on fake: device lost\nsecond line"}, w),
+			"help_line":      shortHelp(DefaultKeyMap().withCapabilities(backends0Caps()), w),
+		}
+		for name, line := range bars {
+			t.Run(fmt.Sprintf("%s_%d", name, w), func(t *testing.T) {
+				golden.RequireEqual(t, plain(t, []string{line}, w))
+			})
+		}
+	}
+}
+
+func withTook(h headerState, d time.Duration) headerState { h.took = d; return h }
+
+func failed(h headerState) headerState { h.took, h.failed = time.Second, true; return h }
+
+func running(h headerState) headerState { h.running, h.spinner = true, "⠋"; return h }
+
+// shortHelp renders the help line as the footer does.
+func shortHelp(k KeyMap, w int) string {
+	h := help.New()
+	h.SetWidth(w)
+	return fit(h.ShortHelpView(k.ShortHelp()), w)
+}
+
+// TestScreenGolden renders the whole lab at the two reference sizes and a
+// few others (tabbed detail, help overlay).
+func TestScreenGolden(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		w, h int
+		st   scenarios.Strategy
+		prep func(Model) Model
+	}{
+		{"80x24", 80, 24, scenarios.Strategy{}, nil},
+		{"160x50", 160, 50, scenarios.Strategy{}, nil},
+		{"120x40_dma", 120, 40, dmaStrategy(), nil},
+		{"100x40_stacked", 100, 40, scenarios.Strategy{}, nil},
+		{"80x24_tab_timeline", 80, 24, dmaStrategy(), func(m Model) Model { return press(m, "tab") }},
+		{"80x24_tab_why", 80, 24, scenarios.Strategy{}, func(m Model) Model { return press(press(m, "tab"), "tab") }},
+		{"80x24_help", 80, 24, scenarios.Strategy{}, func(m Model) Model { return press(m, "?") }},
+		{"160x50_help", 160, 50, dmaStrategy(), func(m Model) Model { return press(m, "?") }},
+		{"50x12_too_small", 50, 12, scenarios.Strategy{}, nil},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			m := fixedModel(t, tc.w, tc.h, tc.st)
+			if tc.prep != nil {
+				m = tc.prep(m)
+			}
+			out := m.View().Content
+			checkScreen(t, out, tc.w, tc.h)
+			golden.RequireEqual(t, ansi.Strip(out))
+		})
+	}
+}
+
+// checkScreen asserts a screen fits w x h exactly (the too-small message
+// is one line).
+func checkScreen(tb testing.TB, out string, w, h int) {
+	tb.Helper()
+	lines := strings.Split(out, "\n")
+	if w >= minWidth && h >= minHeight && len(lines) != h {
+		tb.Errorf("%dx%d: screen has %d lines", w, h, len(lines))
+	}
+	if len(lines) > h {
+		tb.Errorf("%dx%d: screen has %d lines, more than the terminal", w, h, len(lines))
+	}
+	for i, l := range lines {
+		if got := ansi.StringWidth(l); got > w {
+			tb.Errorf("%dx%d: line %d is %d cells wide: %q", w, h, i, got, ansi.Strip(l))
+		}
+	}
+}
+
+// press sends one key to the model.
+func press(m Model, k string) Model {
+	var msg tea.KeyPressMsg
+	switch k {
+	case "tab":
+		msg = tea.KeyPressMsg{Code: tea.KeyTab}
+	case "enter":
+		msg = tea.KeyPressMsg{Code: tea.KeyEnter}
+	case "esc":
+		msg = tea.KeyPressMsg{Code: tea.KeyEscape}
+	case "up":
+		msg = tea.KeyPressMsg{Code: tea.KeyUp}
+	case "down":
+		msg = tea.KeyPressMsg{Code: tea.KeyDown}
+	case "ctrl+c":
+		msg = tea.KeyPressMsg{Code: 'c', Mod: tea.ModCtrl}
+	default:
+		r := []rune(k)[0]
+		msg = tea.KeyPressMsg{Code: r, Text: k}
+	}
+	nm, _ := m.Update(msg)
+	return nm.(Model)
+}
+
+// TestScreenFitsEverySize checks that no size makes a line overflow.
+func TestScreenFitsEverySize(t *testing.T) {
+	for _, st := range []scenarios.Strategy{{}, dmaStrategy()} {
+		m := fixedModel(t, 80, 24, st)
+		for w := 40; w <= 220; w += 7 {
+			for h := 10; h <= 70; h += 5 {
+				nm, _ := m.Update(tea.WindowSizeMsg{Width: w, Height: h})
+				m = nm.(Model)
+				checkScreen(t, m.View().Content, w, h)
+				checkScreen(t, press(m, "?").View().Content, w, h)
+			}
+		}
+	}
+}

@@ -1,0 +1,89 @@
+package tui
+
+import (
+	"strings"
+
+	"charm.land/bubbles/v2/key"
+
+	"github.com/c3lab/c3lab/backends"
+)
+
+// KeyMap holds every key binding of the lab; the short help line and the
+// help overlay are built from it.
+type KeyMap struct {
+	Up        key.Binding
+	Down      key.Binding
+	Pick      key.Binding
+	NextPanel key.Binding
+
+	Launch   key.Binding
+	Priority key.Binding
+	SMsDown  key.Binding
+	SMsUp    key.Binding
+	CTAs     key.Binding
+	DMA      key.Binding
+	CEs      key.Binding
+
+	Rerun key.Binding
+	Help  key.Binding
+	Close key.Binding
+	Quit  key.Binding
+}
+
+// DefaultKeyMap returns the lab's default bindings.
+func DefaultKeyMap() KeyMap {
+	return KeyMap{
+		Up:        key.NewBinding(key.WithKeys("up", "k"), key.WithHelp("↑/k", "up")),
+		Down:      key.NewBinding(key.WithKeys("down", "j"), key.WithHelp("↓/j", "down")),
+		Pick:      key.NewBinding(key.WithKeys("enter"), key.WithHelp("enter", "run scenario")),
+		NextPanel: key.NewBinding(key.WithKeys("tab"), key.WithHelp("tab", "next panel (small screens)")),
+		Launch:    key.NewBinding(key.WithKeys("o"), key.WithHelp("o", "order")),
+		Priority:  key.NewBinding(key.WithKeys("p"), key.WithHelp("p", "prio")),
+		SMsDown:   key.NewBinding(key.WithKeys("["), key.WithHelp("[", "SMs -")),
+		SMsUp:     key.NewBinding(key.WithKeys("]"), key.WithHelp("]", "SMs +")),
+		CTAs:      key.NewBinding(key.WithKeys("c"), key.WithHelp("c", "CTAs")),
+		DMA:       key.NewBinding(key.WithKeys("d"), key.WithHelp("d", "dma")),
+		CEs:       key.NewBinding(key.WithKeys("e"), key.WithHelp("e", "CEs")),
+		Rerun:     key.NewBinding(key.WithKeys("r"), key.WithHelp("r", "rerun")),
+		Help:      key.NewBinding(key.WithKeys("?"), key.WithHelp("?", "help")),
+		Close:     key.NewBinding(key.WithKeys("esc"), key.WithHelp("esc", "close help")),
+		Quit:      key.NewBinding(key.WithKeys("q", "ctrl+c"), key.WithHelp("q", "quit")),
+	}
+}
+
+// withCapabilities marks the bindings of knobs the backend cannot apply
+// "n/a" in their help. They stay bound, so pressing one says why in the
+// status line instead of doing nothing.
+func (k KeyMap) withCapabilities(c backends.Capabilities) KeyMap {
+	mark := func(b *key.Binding, ok bool) {
+		if !ok {
+			b.SetHelp(b.Help().Key, b.Help().Desc+" n/a")
+		}
+	}
+	mark(&k.Priority, c.Priority && c.Limits.HighestPriority < 0)
+	mark(&k.SMsDown, c.SMPartition)
+	mark(&k.SMsUp, c.SMPartition)
+	mark(&k.CTAs, c.CommCTACap)
+	mark(&k.DMA, c.DMA)
+	mark(&k.CEs, c.DMA && c.Limits.CopyEngines > 1)
+	return k
+}
+
+// ShortHelp is the one-line help at the bottom of the screen: help and
+// quit first, so they survive truncation, and the two SM keys as one item.
+func (k KeyMap) ShortHelp() []key.Binding {
+	sms := key.NewBinding(
+		key.WithKeys(append(k.SMsDown.Keys(), k.SMsUp.Keys()...)...),
+		key.WithHelp(k.SMsDown.Help().Key+"/"+k.SMsUp.Help().Key, strings.Replace(k.SMsDown.Help().Desc, " -", "", 1)),
+	)
+	return []key.Binding{k.Help, k.Quit, k.Launch, k.Priority, sms, k.CTAs, k.DMA, k.CEs, k.Rerun}
+}
+
+// FullHelp is the help overlay, one column per group.
+func (k KeyMap) FullHelp() [][]key.Binding {
+	return [][]key.Binding{
+		{k.Up, k.Down, k.Pick, k.NextPanel},
+		{k.Launch, k.Priority, k.SMsDown, k.SMsUp, k.CTAs, k.DMA, k.CEs},
+		{k.Rerun, k.Help, k.Close, k.Quit},
+	}
+}

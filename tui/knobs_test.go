@@ -1,0 +1,86 @@
+package tui
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/c3lab/c3lab/scenarios"
+)
+
+func TestTurn(t *testing.T) {
+	caps := h200Caps()
+	ag, rs := scenarios.AllGather, scenarios.ReduceScatter
+	for _, tc := range []struct {
+		name string
+		k    knob
+		from scenarios.Strategy
+		coll scenarios.Collective
+		want string // the new Strategy.String(), or the error's words
+		err  bool
+	}{
+		{"launch on", knobLaunch, scenarios.Strategy{}, ag, "comm-first", false},
+		{"launch off", knobLaunch, scenarios.Strategy{Launch: scenarios.CommFirst}, ag, "baseline", false},
+		{"prio on", knobPriority, scenarios.Strategy{}, ag, "prio=-5", false},
+		{"prio off", knobPriority, scenarios.Strategy{CommPriority: -5}, ag, "baseline", false},
+		{"sms up", knobSMsUp, scenarios.Strategy{}, ag, "comm_sms=8", false},
+		{"sms down to none", knobSMsDown, scenarios.Strategy{CommSMs: 8}, ag, "baseline", false},
+		{"sms below zero", knobSMsDown, scenarios.Strategy{}, ag, "already 0", true},
+		{"sms at max", knobSMsUp, scenarios.Strategy{CommSMs: 124}, ag, "the most", true},
+		{"ctas 0->8", knobCTAs, scenarios.Strategy{}, ag, "ctas=8", false},
+		{"ctas 16->32", knobCTAs, scenarios.Strategy{CommCTAs: 16}, ag, "ctas=32", false},
+		{"ctas 32->0", knobCTAs, scenarios.Strategy{CommCTAs: 32}, ag, "baseline", false},
+		{"ctas odd->next", knobCTAs, scenarios.Strategy{CommCTAs: 12}, ag, "ctas=16", false},
+		{"dma on", knobDMA, scenarios.Strategy{}, ag, "dma", false},
+		{"dma off clears ces", knobDMA, scenarios.Strategy{CommEngine: scenarios.EngineDMA, CopyEngines: 2}, ag, "baseline", false},
+		{"dma refused for rs", knobDMA, scenarios.Strategy{}, rs, "needs a reduction", true},
+		{"ces without dma", knobCEs, scenarios.Strategy{}, ag, "press d first", true},
+		{"ces all->1", knobCEs, scenarios.Strategy{CommEngine: scenarios.EngineDMA}, ag, "dma ces=1", false},
+		{"ces 2->all", knobCEs, scenarios.Strategy{CommEngine: scenarios.EngineDMA, CopyEngines: 2}, ag, "dma", false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			got, note, err := turn(tc.k, tc.from, tc.coll, caps, "fake")
+			if tc.err {
+				if err == nil || !strings.Contains(err.Error(), tc.want) {
+					t.Fatalf("err %v, want one saying %q", err, tc.want)
+				}
+				if got != tc.from.Normalize() {
+					t.Errorf("a refused knob changed the strategy to %s", got)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got.String() != tc.want || note == "" {
+				t.Errorf("got %q (note %q), want %q", got.String(), note, tc.want)
+			}
+			lim := caps.Limits
+			if errs := scenarios.ValidateStrategy(got, lim); len(errs) > 0 {
+				t.Errorf("turned into an invalid strategy: %v", errs)
+			}
+		})
+	}
+}
+
+func TestTurnWithoutCapabilities(t *testing.T) {
+	bare := backends0Caps()
+	for _, k := range []knob{knobPriority, knobSMsDown, knobSMsUp, knobCTAs, knobDMA, knobCEs} {
+		if _, _, err := turn(k, scenarios.Strategy{}, scenarios.AllGather, bare, "replay"); err == nil || !strings.Contains(err.Error(), "replay") {
+			t.Errorf("knob %d: err %v, want one naming the backend", k, err)
+		}
+	}
+	if _, _, err := turn(knobLaunch, scenarios.Strategy{}, scenarios.AllGather, bare, "replay"); err != nil {
+		t.Errorf("launch order needs no capability: %v", err)
+	}
+}
+
+func TestFitStrategy(t *testing.T) {
+	st, note := fitStrategy(scenarios.Strategy{CommEngine: scenarios.EngineDMA, CopyEngines: 2}, scenarios.AllReduce, h200Caps(), "fake")
+	if st.CommEngine != scenarios.EngineSM || st.CopyEngines != 0 || note == "" {
+		t.Errorf("got %s, note %q", st, note)
+	}
+	st, note = fitStrategy(scenarios.Strategy{CommEngine: scenarios.EngineDMA}, scenarios.AllToAll, h200Caps(), "fake")
+	if st.CommEngine != scenarios.EngineDMA || note != "" {
+		t.Errorf("an all-to-all lost dma: %s %q", st, note)
+	}
+}

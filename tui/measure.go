@@ -1,0 +1,85 @@
+package tui
+
+import (
+	"context"
+	"sync"
+	"time"
+
+	tea "charm.land/bubbletea/v2"
+
+	"github.com/c3lab/c3lab/backends"
+	"github.com/c3lab/c3lab/profiler"
+	"github.com/c3lab/c3lab/scenarios"
+)
+
+// resultMsg carries one finished measurement back to the model. seq tells
+// whether it is still wanted: a result whose seq is not the model's latest
+// request is stale and dropped.
+type resultMsg struct {
+	seq    int
+	index  int // the scenario's index in the suite
+	result profiler.Result
+	err    error
+	took   time.Duration
+}
+
+// runGate counts measurements in flight so that Run can wait for them
+// after the program ends, and refuses new ones once closed.
+type runGate struct {
+	mu     sync.Mutex
+	n      int
+	closed bool
+}
+
+// enter registers a measurement; false once the gate is closed.
+func (g *runGate) enter() bool {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if g.closed {
+		return false
+	}
+	g.n++
+	return true
+}
+
+// leave ends a measurement.
+func (g *runGate) leave() {
+	g.mu.Lock()
+	g.n--
+	g.mu.Unlock()
+}
+
+// closeAndWait refuses new measurements and waits up to d for the running
+// ones to return; it reports whether they all did.
+func (g *runGate) closeAndWait(d time.Duration) bool {
+	g.mu.Lock()
+	g.closed = true
+	g.mu.Unlock()
+	deadline := time.Now().Add(d)
+	for {
+		g.mu.Lock()
+		n := g.n
+		g.mu.Unlock()
+		if n == 0 {
+			return true
+		}
+		if time.Now().After(deadline) {
+			return false
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}
+
+// measureCmd runs profiler.Measure in the command's goroutine, never in
+// Update or View.
+func measureCmd(ctx context.Context, g *runGate, b backends.Backend, idx int, sc scenarios.Scenario, st scenarios.Strategy, seq int) tea.Cmd {
+	return func() tea.Msg {
+		if !g.enter() {
+			return resultMsg{seq: seq, index: idx, err: context.Canceled}
+		}
+		defer g.leave()
+		start := time.Now()
+		r, err := profiler.Measure(ctx, b, sc, st, profiler.Options{})
+		return resultMsg{seq: seq, index: idx, result: r, err: err, took: time.Since(start)}
+	}
+}

@@ -1,0 +1,382 @@
+package tui
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"charm.land/bubbles/v2/help"
+	"charm.land/bubbles/v2/key"
+	"charm.land/bubbles/v2/spinner"
+	tea "charm.land/bubbletea/v2"
+
+	"github.com/c3lab/c3lab/backends"
+	"github.com/c3lab/c3lab/profiler"
+	"github.com/c3lab/c3lab/scenarios"
+)
+
+// Config is what the lab needs to start.
+type Config struct {
+	// Backend runs the measurements (the simulator, a GPU backend, a replay).
+	Backend backends.Backend
+	// Suite is the list of scenarios offered.
+	Suite []scenarios.Scenario
+	// Start names the scenario measured first; empty means the first one.
+	Start string
+	// Strategy is the strategy to start with; the zero value means the
+	// start scenario's own strategy. The knobs change it afterwards, and it
+	// carries over when another scenario is picked.
+	Strategy scenarios.Strategy
+}
+
+// Model is the lab's bubbletea model. Build it with New.
+type Model struct {
+	ctx     context.Context
+	gate    *runGate
+	backend backends.Backend
+	caps    backends.Capabilities
+	name    string // backend name
+	devs    []backends.DeviceInfo
+	suite   []scenarios.Scenario
+
+	keys   KeyMap
+	styles Styles
+	help   help.Model
+	spin   spinner.Model
+
+	cursor, offset, active int
+	strategy               scenarios.Strategy
+
+	// seq is the latest measurement request; running says one is in
+	// flight (at most one at a time), under runCtx, cancelled by cancel.
+	seq     int
+	running bool
+	runCtx  context.Context
+	cancel  context.CancelFunc
+
+	result *profiler.Result
+	tel    telemetry
+	sums   map[string]summary
+	took   time.Duration
+	failed bool // the last measurement failed
+	status status
+
+	showHelp bool
+	detail   detail
+	quitting bool
+
+	width, height int
+	tracks        int
+	lay           layout
+	view          viewCache
+}
+
+// New builds the model for cfg; the first measurement starts with Init.
+// Problems with cfg (no backend, no scenarios, an unknown start) show in
+// the status line.
+func New(cfg Config) Model {
+	return newModel(context.Background(), cfg)
+}
+
+func newModel(ctx context.Context, cfg Config) Model {
+	m := Model{
+		ctx:    ctx,
+		gate:   &runGate{},
+		suite:  cfg.Suite,
+		keys:   DefaultKeyMap(),
+		styles: DefaultStyles(true),
+		help:   help.New(),
+		spin:   spinner.New(spinner.WithSpinner(spinner.MiniDot)),
+		sums:   map[string]summary{},
+		tracks: 5,
+	}
+	m.spin.Style = m.styles.Spinner
+	if cfg.Backend == nil {
+		m.status = status{statusError, "no backend"}
+		return m
+	}
+	m.backend = cfg.Backend
+	m.caps = cfg.Backend.Capabilities()
+	m.name = cfg.Backend.Name()
+	devs := cfg.Backend.Devices()
+	m.devs = devs
+	ces := m.caps.Limits.CopyEngines
+	if len(devs) > 0 {
+		ces = devs[0].CopyEngines
+	}
+	m.tracks = 2 + min(max(ces, 0), 8)
+	m.keys = m.keys.withCapabilities(m.caps)
+	if len(cfg.Suite) == 0 {
+		m.status = status{statusError, "no scenarios to show"}
+		return m
+	}
+	if cfg.Start != "" {
+		found := false
+		for i, sc := range cfg.Suite {
+			if sc.Name == cfg.Start {
+				m.active, found = i, true
+			}
+		}
+		if !found {
+			m.status = status{statusWarn, fmt.Sprintf("no scenario %q; showing %s", cfg.Start, cfg.Suite[0].Name)}
+		}
+	}
+	m.cursor = m.active
+	m.strategy = cfg.Strategy
+	if m.strategy == (scenarios.Strategy{}) {
+		m.strategy = cfg.Suite[m.active].Strategy
+	}
+	var note string
+	m.strategy, note = fitStrategy(m.strategy, m.suite[m.active].Comm.Collective, m.caps, m.name)
+	if note != "" {
+		m.status = status{statusWarn, note}
+	}
+	m.seq = 1
+	m.running = true
+	m.runCtx, m.cancel = context.WithCancel(ctx)
+	return m
+}
+
+// Init starts the first measurement and asks the terminal's background.
+func (m Model) Init() tea.Cmd {
+	cmds := []tea.Cmd{tea.RequestBackgroundColor}
+	if m.running {
+		cmds = append(cmds, m.measure(), m.spin.Tick)
+	}
+	return tea.Batch(cmds...)
+}
+
+// measure is the command for the latest request under the current context.
+func (m Model) measure() tea.Cmd {
+	return measureCmd(m.runCtx, m.gate, m.backend, m.active, m.suite[m.active], m.strategy, m.seq)
+}
+
+// request asks for a measurement of the active scenario under the current
+// strategy. With one in flight it cancels it; its result then starts the
+// latest request, so the backend runs one measurement at a time and the
+// newest request wins.
+func (m *Model) request() tea.Cmd {
+	if m.backend == nil || len(m.suite) == 0 {
+		return nil
+	}
+	m.seq++
+	m.renderHeader()
+	if m.running {
+		m.cancel()
+		return nil
+	}
+	return m.start()
+}
+
+// start launches the latest request.
+func (m *Model) start() tea.Cmd {
+	m.runCtx, m.cancel = context.WithCancel(m.ctx)
+	m.running = true
+	m.renderHeader()
+	return tea.Batch(m.measure(), m.spin.Tick)
+}
+
+// Update handles keys, window sizes, measurement results and spinner ticks.
+func (m Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
+	switch msg := msg.(type) {
+	case tea.WindowSizeMsg:
+		m.width, m.height = msg.Width, msg.Height
+		m.lay = computeLayout(m.width, m.height, m.tracks)
+		m.renderAll()
+		return m, nil
+
+	case tea.BackgroundColorMsg:
+		m.styles = DefaultStyles(msg.IsDark())
+		m.spin.Style = m.styles.Spinner
+		m.renderAll()
+		return m, nil
+
+	case resultMsg:
+		return m.onResult(msg)
+
+	case spinner.TickMsg:
+		if !m.running {
+			return m, nil
+		}
+		var cmd tea.Cmd
+		m.spin, cmd = m.spin.Update(msg)
+		m.renderHeader()
+		return m, cmd
+
+	case tea.KeyPressMsg:
+		return m.onKey(msg)
+	}
+	return m, nil
+}
+
+// onResult applies a measurement, or drops it when a newer one is wanted.
+func (m Model) onResult(msg resultMsg) (tea.Model, tea.Cmd) {
+	m.running = false
+	if m.cancel != nil {
+		m.cancel()
+	}
+	if m.quitting {
+		return m, nil
+	}
+	if msg.seq != m.seq {
+		return m, m.start()
+	}
+	m.failed = msg.err != nil
+	if msg.err != nil {
+		m.status = status{statusError, errLine(msg.err)}
+		m.renderHeader()
+		m.renderFooter()
+		return m, nil
+	}
+	m.took = msg.took
+	m.setResult(msg.result)
+	m.status = status{statusInfo, fmt.Sprintf("%s · %s: %s of ideal (%s realized, %s ideal)",
+		msg.result.Scenario.Name, msg.result.Strategy.String(), fracText(msg.result), fmtX(msg.result.RealizedSpeedup), fmtX(msg.result.IdealSpeedup))}
+	m.renderAll()
+	return m, nil
+}
+
+// errLine is an error as one line.
+func errLine(err error) string {
+	if errors.Is(err, context.Canceled) {
+		return "measurement cancelled"
+	}
+	return strings.ReplaceAll(err.Error(), "\n", " ")
+}
+
+// fracText is a result's fraction of ideal as text.
+func fracText(r profiler.Result) string {
+	f, ok := r.Fraction()
+	if !ok {
+		return "n/a"
+	}
+	return fmtPct(f)
+}
+
+// setResult stores a result and what is derived from it once.
+func (m *Model) setResult(r profiler.Result) {
+	m.result = &r
+	m.tel = newTelemetry(m.result, 0)
+	f, ok := r.Fraction()
+	m.sums[r.Scenario.Name] = summary{class: r.Class, fraction: f, ok: ok}
+}
+
+// onKey handles one key press.
+func (m Model) onKey(msg tea.KeyPressMsg) (tea.Model, tea.Cmd) {
+	k := m.keys
+	if key.Matches(msg, k.Quit) {
+		m.quitting = true
+		if m.cancel != nil {
+			m.cancel()
+		}
+		return m, tea.Quit
+	}
+	if m.showHelp {
+		if key.Matches(msg, k.Help, k.Close) {
+			m.showHelp = false
+		}
+		return m, nil
+	}
+	switch {
+	case key.Matches(msg, k.Help):
+		m.showHelp = true
+		m.renderOverlay()
+	case key.Matches(msg, k.Up):
+		m.moveCursor(-1)
+	case key.Matches(msg, k.Down):
+		m.moveCursor(1)
+	case key.Matches(msg, k.Pick):
+		if len(m.suite) == 0 {
+			return m, nil
+		}
+		m.active = m.cursor
+		var note string
+		m.strategy, note = fitStrategy(m.strategy, m.suite[m.active].Comm.Collective, m.caps, m.name)
+		m.status = status{statusInfo, "measuring " + m.suite[m.active].Name}
+		if note != "" {
+			m.status = status{statusWarn, note}
+		}
+		cmd := m.request()
+		m.renderList()
+		m.renderFooter()
+		return m, cmd
+	case key.Matches(msg, k.NextPanel):
+		if m.lay.tabbed {
+			m.detail = (m.detail + 1) % detailCount
+			m.renderResultPanels()
+		} else {
+			m.status = status{statusInfo, "all panels are on screen"}
+			m.renderFooter()
+		}
+	case key.Matches(msg, k.Rerun):
+		m.status = status{statusInfo, "measuring again"}
+		cmd := m.request()
+		m.renderFooter()
+		return m, cmd
+	default:
+		kn, ok := m.knobFor(msg)
+		if !ok {
+			return m, nil
+		}
+		return m.turnKnob(kn)
+	}
+	return m, nil
+}
+
+// knobFor maps a key to the knob it turns.
+func (m Model) knobFor(msg tea.KeyPressMsg) (knob, bool) {
+	k := m.keys
+	for _, x := range []struct {
+		b  key.Binding
+		kn knob
+	}{
+		{k.Launch, knobLaunch}, {k.Priority, knobPriority}, {k.SMsDown, knobSMsDown},
+		{k.SMsUp, knobSMsUp}, {k.CTAs, knobCTAs}, {k.DMA, knobDMA}, {k.CEs, knobCEs},
+	} {
+		if key.Matches(msg, x.b) {
+			return x.kn, true
+		}
+	}
+	return 0, false
+}
+
+// turnKnob changes the strategy and measures again, or says why it cannot.
+func (m Model) turnKnob(kn knob) (tea.Model, tea.Cmd) {
+	if m.backend == nil || len(m.suite) == 0 {
+		return m, nil
+	}
+	st, note, err := turn(kn, m.strategy, m.suite[m.active].Comm.Collective, m.caps, m.name)
+	if err != nil {
+		m.status = status{statusWarn, err.Error()}
+		m.renderFooter()
+		return m, nil
+	}
+	m.strategy = st
+	m.status = status{statusInfo, note + " · measuring…"}
+	cmd := m.request()
+	m.renderFooter()
+	if m.showHelp {
+		m.renderOverlay()
+	}
+	return m, cmd
+}
+
+// moveCursor moves the list cursor by d rows.
+func (m *Model) moveCursor(d int) {
+	if len(m.suite) == 0 {
+		return
+	}
+	m.cursor = min(max(m.cursor+d, 0), len(m.suite)-1)
+	m.renderList()
+}
+
+// View stitches the cached panels together; it measures and renders
+// nothing itself.
+func (m Model) View() tea.View {
+	v := tea.NewView(m.compose())
+	v.AltScreen = true
+	v.WindowTitle = "c3lab"
+	return v
+}

@@ -1,0 +1,122 @@
+package tui
+
+import (
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/charmbracelet/x/ansi"
+
+	"github.com/c3lab/c3lab/backends"
+	"github.com/c3lab/c3lab/scenarios"
+)
+
+// deviceSummary groups identical devices: "2 x NVIDIA H200 (simulated)".
+// With 0 < gpus < len(devs) it describes the first gpus devices, those a
+// scenario on gpus GPUs runs on.
+func deviceSummary(devs []backends.DeviceInfo, gpus int) string {
+	return devices(usedDevices(devs, gpus), false)
+}
+
+// deviceShort is deviceSummary for narrow headers: "2 x H200 sim".
+func deviceShort(devs []backends.DeviceInfo, gpus int) string {
+	return devices(usedDevices(devs, gpus), true)
+}
+
+// usedDevices is the first gpus devices, or all when gpus is out of range.
+func usedDevices(devs []backends.DeviceInfo, gpus int) []backends.DeviceInfo {
+	if gpus > 0 && gpus < len(devs) {
+		return devs[:gpus]
+	}
+	return devs
+}
+
+func devices(devs []backends.DeviceInfo, short bool) string {
+	type group struct {
+		name string
+		n    int
+	}
+	var groups []group
+	for _, d := range devs {
+		name := d.Name
+		switch {
+		case short:
+			name = strings.TrimPrefix(name, "NVIDIA ")
+			if d.Simulated {
+				name += " sim"
+			}
+		case d.Simulated:
+			name += " (simulated)"
+		}
+		if len(groups) > 0 && groups[len(groups)-1].name == name {
+			groups[len(groups)-1].n++
+			continue
+		}
+		groups = append(groups, group{name, 1})
+	}
+	parts := make([]string, 0, len(groups))
+	for _, g := range groups {
+		parts = append(parts, fmt.Sprintf("%d x %s", g.n, g.name))
+	}
+	if len(parts) == 0 {
+		return "no devices"
+	}
+	return strings.Join(parts, " + ")
+}
+
+// headerState is what the header shows.
+type headerState struct {
+	backend  string
+	devices  string
+	short    string // devices for narrow headers
+	scenario string
+	strategy scenarios.Strategy
+	running  bool
+	spinner  string
+	took     time.Duration // of the last measurement; 0 before the first
+	failed   bool          // the last measurement failed
+}
+
+// headerLine renders the top bar at width w: backend and devices, scenario
+// and strategy on the left, the running indicator on the right. It picks
+// the most detailed form that fits, and cuts the left part last.
+func headerLine(st Styles, h headerState, w int) string {
+	var rights []string
+	switch {
+	case h.running:
+		rights = []string{st.Spinner.Render(h.spinner) + " running…"}
+	case h.failed:
+		rights = []string{st.Error.Render("✗ failed (see below)"), st.Error.Render("✗ failed")}
+	case h.took > 0:
+		rights = []string{
+			st.Dim.Render("✓ measured in " + fmtDur(float64(h.took))),
+			st.Dim.Render("✓ " + fmtDur(float64(h.took))),
+		}
+	default:
+		rights = []string{""}
+	}
+	sep := st.Dim.Render(" │ ")
+	tail := sep + st.Value.Render(h.scenario) + sep + st.Label.Render("strategy ") + st.Value.Render(h.strategy.String())
+	short := sep + st.Value.Render(h.scenario) + sep + st.Value.Render(h.strategy.String())
+	lefts := []string{
+		st.Title.Render("c3lab") + sep + st.Header.Render(h.backend+" · "+h.devices) + tail,
+		st.Header.Render(h.backend+" · "+h.devices) + tail,
+		st.Header.Render(h.backend+" · "+h.devices) + short,
+		st.Header.Render(h.backend+" · "+h.short) + short,
+	}
+	for _, left := range lefts {
+		for _, right := range rights {
+			if right != "" {
+				right = " " + right
+			}
+			if ansi.StringWidth(left)+ansi.StringWidth(right) <= w {
+				return spread(left, right, w)
+			}
+		}
+	}
+	right := rights[len(rights)-1]
+	if right != "" {
+		right = " " + right
+	}
+	return spread(lefts[len(lefts)-1], right, w)
+}

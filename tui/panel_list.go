@@ -1,0 +1,110 @@
+package tui
+
+import (
+	"strconv"
+
+	"github.com/c3lab/c3lab/profiler"
+	"github.com/c3lab/c3lab/scenarios"
+)
+
+// summary is what the list remembers of a scenario's last measurement.
+type summary struct {
+	class    profiler.Class
+	fraction float64
+	ok       bool // fraction defined
+}
+
+// shortClass abbreviates a class for narrow lists.
+func shortClass(c profiler.Class) string {
+	switch c {
+	case profiler.GEMMLong:
+		return "gemm"
+	case profiler.CommLong:
+		return "comm"
+	case profiler.Balanced:
+		return "bal"
+	}
+	return string(c)
+}
+
+// listTitle says where the cursor is in the suite.
+func listTitle(cursor, n int) string {
+	if n == 0 {
+		return "Scenarios"
+	}
+	return "Scenarios " + strconv.Itoa(cursor+1) + "/" + strconv.Itoa(n)
+}
+
+// listOffset keeps the cursor inside a window of h rows starting at off.
+func listOffset(cursor, off, h, n int) int {
+	if h <= 0 {
+		return 0
+	}
+	if cursor < off {
+		off = cursor
+	}
+	if cursor >= off+h {
+		off = cursor - h + 1
+	}
+	return max(min(off, n-h), 0)
+}
+
+// listLines renders h rows of the suite from row off at inner width w:
+// "▸" marks the cursor, "●" the scenario on screen, and measured scenarios
+// show their class and fraction of ideal.
+func listLines(st Styles, suite []scenarios.Scenario, sums map[string]summary, cursor, active, off, w, h int) []string {
+	if len(suite) == 0 {
+		return []string{st.Dim.Render("no scenarios")}
+	}
+	out := make([]string, 0, h)
+	for i := off; i < len(suite) && len(out) < h; i++ {
+		sc := suite[i]
+		mark := "  "
+		switch {
+		case i == cursor && i == active:
+			mark = "▸●"
+		case i == cursor:
+			mark = "▸ "
+		case i == active:
+			mark = " ●"
+		}
+		tag := ""
+		if s, ok := sums[sc.Name]; ok {
+			cls := shortClass(s.class)
+			if w >= 40 {
+				cls = string(s.class)
+			}
+			tag = cls
+			if s.ok {
+				tag += " " + fmtPct0(s.fraction)
+			}
+		}
+		if tag != "" {
+			tag = " " + tag
+		}
+		name := midTrunc(sc.Name, w-3-len(tag))
+		line := fit(mark+" "+name, w-len(tag)) + tag
+		switch {
+		case i == cursor:
+			line = st.Cursor.Render(line)
+		case i == active:
+			line = st.Active.Render(line)
+		}
+		out = append(out, line)
+	}
+	return out
+}
+
+// midTrunc shortens an ASCII name to w cells by cutting its middle, which
+// keeps both the model prefix and the op/size suffix of suite names
+// ("llama3-70b-t…qkv-ag-224m").
+func midTrunc(s string, w int) string {
+	if len(s) <= w {
+		return s
+	}
+	if w < 3 {
+		return fit(s, max(w, 0))
+	}
+	head := (w - 1) / 2
+	return s[:head] + "…" + s[len(s)-(w-1-head):]
+}

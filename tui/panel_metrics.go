@@ -1,0 +1,81 @@
+package tui
+
+import (
+	"math"
+
+	"github.com/c3lab/c3lab/profiler"
+)
+
+// Line counts of the metrics panel in its two forms.
+const (
+	metricsTwoColLines = 6
+	metricsOneColLines = 11
+)
+
+// metricsTitle names the result the panel shows, so a stale result is not
+// mistaken for the one being measured.
+func metricsTitle(r *profiler.Result) string {
+	if r == nil {
+		return "Metrics"
+	}
+	return "Metrics · " + r.Scenario.Name + " · " + r.Strategy.String()
+}
+
+// metricsLines renders the paper's figures for r at inner width w.
+func metricsLines(st Styles, r *profiler.Result, w int) []string {
+	if r == nil {
+		return []string{st.Dim.Render("no measurement yet: pick a scenario (enter) or rerun (r)")}
+	}
+	lab := func(s string, n int) string { return st.Label.Render(fit(s, n)) }
+	val := func(s string) string { return st.Value.Render(s) }
+
+	frac, fok := r.Fraction()
+	fracText := "n/a (ideal speedup is 1)"
+	fracStyle := st.Dim
+	if fok {
+		fracText = fmtPct(frac)
+		switch {
+		case frac < 0:
+			fracStyle = st.Bad
+		case frac >= 0.6:
+			fracStyle = st.Good
+		default:
+			fracStyle = st.Value
+		}
+	}
+	gaugeFrac := 0.0
+	if fok {
+		gaugeFrac = math.Max(frac, 0)
+	}
+	slow := val(fmtX(r.CompSlowdown)) + st.Dim.Render(" compute · ") + val(fmtX(r.CommSlowdown)) + st.Dim.Render(" comm")
+	bw := val(fmtBW(r.BusBW)) + st.Dim.Render(" busbw · ") + val(fmtTFLOPs(r.AchievedTFLOPs))
+
+	if metricsTwoColumns(w) {
+		half := w / 2
+		row := func(l1, v1, l2, v2 string) string {
+			return fit(lab(l1, 9)+v1, half) + lab(l2, 10) + v2
+		}
+		gw := max(w-11-len(fracText)-1, 4)
+		return []string{
+			row("T_comp", val(fmtDur(r.TComp.Median)), "ideal", val(fmtX(r.IdealSpeedup))),
+			row("T_comm", val(fmtDur(r.TComm.Median)), "realized", val(fmtX(r.RealizedSpeedup))),
+			row("T_c3", val(fmtDur(r.TC3.Median)), "class", val(string(r.Class))),
+			lab("% of ideal", 11) + styledBar(st, fracStyle, gaugeFrac, gw) + " " + fracStyle.Render(fracText),
+			lab("slowdown", 9) + slow,
+			lab("isolated", 9) + bw,
+		}
+	}
+	return []string{
+		lab("T_comp", 12) + val(fmtDur(r.TComp.Median)),
+		lab("T_comm", 12) + val(fmtDur(r.TComm.Median)),
+		lab("T_c3", 12) + val(fmtDur(r.TC3.Median)),
+		lab("ideal", 12) + val(fmtX(r.IdealSpeedup)),
+		lab("realized", 12) + val(fmtX(r.RealizedSpeedup)),
+		lab("% of ideal", 12) + fracStyle.Render(fracText),
+		styledBar(st, fracStyle, gaugeFrac, w),
+		lab("slowdown", 12) + val(fmtX(r.CompSlowdown)) + st.Dim.Render(" comp · ") + val(fmtX(r.CommSlowdown)) + st.Dim.Render(" comm"),
+		lab("class", 12) + val(string(r.Class)),
+		lab("busbw", 12) + val(fmtBW(r.BusBW)),
+		lab("compute", 12) + val(fmtTFLOPs(r.AchievedTFLOPs)),
+	}
+}

@@ -1,0 +1,185 @@
+package tui
+
+import (
+	"math"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/c3lab/c3lab/backends"
+	"github.com/c3lab/c3lab/profiler"
+)
+
+// Timeline column widths: the track label and the busy time after the bars.
+const (
+	tlLabelW = 9
+	tlBusyW  = 10
+)
+
+// timelineTracks lists device 0's tracks: the compute and comm streams, one
+// row per copy engine (ces of them), then any other track the spans use.
+func timelineTracks(r *profiler.Result, ces int) []string {
+	tracks := []string{"compute", "comm"}
+	for i := range ces {
+		tracks = append(tracks, "ce"+strconv.Itoa(i))
+	}
+	if r == nil {
+		return tracks
+	}
+	var extra []string
+	for _, s := range r.Timeline {
+		if s.Device == 0 && !slices.Contains(tracks, s.Track) && !slices.Contains(extra, s.Track) {
+			extra = append(extra, s.Track)
+		}
+	}
+	slices.Sort(extra)
+	return append(tracks, extra...)
+}
+
+// timelineTitle names the panel, its legend and the repetition's length.
+func timelineTitle(r *profiler.Result) string {
+	t := "Timeline · GPU 0 · █ compute ▓ comm"
+	if r == nil {
+		return t
+	}
+	end := int64(0)
+	for _, s := range r.Timeline {
+		end = max(end, s.End)
+	}
+	return t + " · one concurrent repetition, " + fmtDur(float64(end))
+}
+
+// timelineLines draws a Gantt chart of r's concurrent repetition on device
+// 0: one row per track, bars scaled to width w, then a time axis.
+func timelineLines(st Styles, r *profiler.Result, tracks []string, w int) []string {
+	if r == nil || len(r.Timeline) == 0 {
+		return []string{st.Dim.Render("no timeline yet (the backend reports spans of the concurrent run)")}
+	}
+	end := int64(0)
+	for _, s := range r.Timeline {
+		end = max(end, s.End)
+	}
+	if end <= 0 {
+		end = 1
+	}
+	bw := max(w-tlLabelW-tlBusyW, 4)
+	out := make([]string, 0, len(tracks)+2)
+	for _, tr := range tracks {
+		cells := make([]backends.Op, bw)
+		var spans [][2]int64
+		for _, s := range r.Timeline {
+			if s.Device != 0 || s.Track != tr || s.End <= s.Start {
+				continue
+			}
+			spans = append(spans, [2]int64{s.Start, s.End})
+			a := int(float64(s.Start) * float64(bw) / float64(end))
+			b := int(math.Ceil(float64(s.End) * float64(bw) / float64(end)))
+			for c := max(a, 0); c < min(b, bw); c++ {
+				if cells[c] == "" || s.Op == backends.OpComm {
+					cells[c] = s.Op
+				}
+			}
+		}
+		busy := "—"
+		if len(spans) > 0 {
+			busy = fmtDur(float64(unionLen(spans)))
+		}
+		out = append(out, st.Label.Render(fit(tr, tlLabelW))+drawCells(st, cells)+st.Dim.Render(alignRight(busy, tlBusyW)))
+	}
+	axis, labels := timeAxis(end, bw)
+	pad := strings.Repeat(" ", tlLabelW)
+	out = append(out, pad+st.Dim.Render(axis), fit(st.Label.Render("time"), tlLabelW)+st.Dim.Render(labels))
+	return out
+}
+
+// drawCells renders one track's cells: "█" compute, "▓" comm, blank idle;
+// runs of one op share one styled segment.
+func drawCells(st Styles, cells []backends.Op) string {
+	var b strings.Builder
+	for i := 0; i < len(cells); {
+		j := i
+		for j < len(cells) && cells[j] == cells[i] {
+			j++
+		}
+		n := j - i
+		switch cells[i] {
+		case backends.OpCompute:
+			b.WriteString(st.Compute.Render(strings.Repeat("█", n)))
+		case backends.OpComm:
+			b.WriteString(st.Comm.Render(strings.Repeat("▓", n)))
+		default:
+			b.WriteString(strings.Repeat(" ", n))
+		}
+		i = j
+	}
+	return b.String()
+}
+
+// unionLen is the total length covered by possibly overlapping intervals.
+func unionLen(iv [][2]int64) int64 {
+	slices.SortFunc(iv, func(a, b [2]int64) int {
+		switch {
+		case a[0] < b[0]:
+			return -1
+		case a[0] > b[0]:
+			return 1
+		}
+		return 0
+	})
+	var total, curS, curE int64
+	started := false
+	for _, x := range iv {
+		if !started || x[0] > curE {
+			if started {
+				total += curE - curS
+			}
+			curS, curE, started = x[0], x[1], true
+			continue
+		}
+		curE = max(curE, x[1])
+	}
+	if started {
+		total += curE - curS
+	}
+	return total
+}
+
+// timeAxis draws an axis of w cells for [0, end] ns with ticks at a round
+// step, and the tick labels under it.
+func timeAxis(end int64, w int) (axis, labels string) {
+	step := niceStep(float64(end) * 12 / float64(w))
+	ax := []rune(strings.Repeat("─", w))
+	lab := []rune(strings.Repeat(" ", w))
+	next := 0 // first free label column
+	for t := 0.0; t <= float64(end)+step/1e6; t += step {
+		c := int(math.Round(t * float64(w) / float64(end)))
+		if c >= w {
+			c = w - 1
+		}
+		ax[c] = '┬'
+		text := []rune(fmtDur(t))
+		if t == 0 {
+			text = []rune("0")
+		}
+		if c < next || c+len(text) > w {
+			continue
+		}
+		copy(lab[c:], text)
+		next = c + len(text) + 2
+	}
+	return string(ax), string(lab)
+}
+
+// niceStep rounds x up to 1, 2 or 5 times a power of ten.
+func niceStep(x float64) float64 {
+	if x <= 0 || math.IsNaN(x) {
+		return 1
+	}
+	p := math.Pow(10, math.Floor(math.Log10(x)))
+	for _, m := range []float64{1, 2, 5, 10} {
+		if m*p >= x {
+			return m * p
+		}
+	}
+	return 10 * p
+}

@@ -1,0 +1,105 @@
+package tui
+
+import (
+	"cmp"
+	"math"
+	"slices"
+
+	"github.com/c3lab/c3lab/backends"
+	"github.com/c3lab/c3lab/profiler"
+)
+
+// series is one telemetry metric of one device as a step function: each
+// sample's value holds from its time until the next sample; the first value
+// also covers the time before it and the last the time after it.
+type series struct {
+	t []int64
+	v []float64
+}
+
+// mean is the time-weighted average of the series over [a, b); NaN when the
+// series is empty or the interval is.
+func (s series) mean(a, b int64) float64 {
+	if len(s.t) == 0 || b <= a {
+		return math.NaN()
+	}
+	var sum float64
+	for i := range s.t {
+		lo, hi := s.t[i], b
+		if i == 0 {
+			lo = min(lo, a)
+		}
+		if i+1 < len(s.t) {
+			hi = s.t[i+1]
+		}
+		lo, hi = max(lo, a), min(hi, b)
+		if hi > lo {
+			sum += s.v[i] * float64(hi-lo)
+		}
+	}
+	return sum / float64(b-a)
+}
+
+// resample averages the series over n equal slices of [0, end).
+func (s series) resample(end int64, n int) []float64 {
+	out := make([]float64, max(n, 0))
+	for i := range out {
+		a := end * int64(i) / int64(n)
+		b := end * int64(i+1) / int64(n)
+		if b <= a {
+			b = a + 1
+		}
+		out[i] = s.mean(a, b)
+	}
+	return out
+}
+
+// telemetry is the concurrent repetition's samples of one device, by metric,
+// with the repetition's end time.
+type telemetry struct {
+	end    int64
+	series map[string]series
+}
+
+// newTelemetry gathers device dev's samples of r. The repetition ends at
+// the last span's end (or the last sample when there are no spans).
+func newTelemetry(r *profiler.Result, dev int) telemetry {
+	tel := telemetry{series: map[string]series{}}
+	if r == nil {
+		return tel
+	}
+	for _, sp := range r.Timeline {
+		tel.end = max(tel.end, sp.End)
+	}
+	byMetric := map[string][]backends.Sample{}
+	for _, s := range r.Samples {
+		if s.Device != dev {
+			continue
+		}
+		byMetric[s.Metric] = append(byMetric[s.Metric], s)
+		tel.end = max(tel.end, s.Time)
+	}
+	if tel.end <= 0 {
+		tel.end = 1
+	}
+	for name, list := range byMetric {
+		slices.SortStableFunc(list, func(a, b backends.Sample) int { return cmp.Compare(a.Time, b.Time) })
+		var s series
+		for _, x := range list {
+			s.t = append(s.t, x.Time)
+			s.v = append(s.v, x.Value)
+		}
+		tel.series[name] = s
+	}
+	return tel
+}
+
+// avg is the time-weighted average of metric over the repetition; ok is
+// false when the samples lack the metric.
+func (t telemetry) avg(metric string) (float64, bool) {
+	s, ok := t.series[metric]
+	if !ok {
+		return math.NaN(), false
+	}
+	return s.mean(0, t.end), true
+}
