@@ -6,6 +6,7 @@ import (
 	"io"
 
 	"github.com/c3lab/c3lab/backends"
+	"github.com/c3lab/c3lab/backends/cuda"
 	"github.com/c3lab/c3lab/backends/sim"
 )
 
@@ -13,22 +14,32 @@ import (
 type backendFlag struct{ name string }
 
 func (b *backendFlag) register(fs *flag.FlagSet) {
-	fs.StringVar(&b.name, "backend", "auto", "where to run: auto (a GPU when one is usable, else the simulator) or sim")
+	fs.StringVar(&b.name, "backend", "auto", "where to run: auto (the GPUs when usable, else the simulator), cuda or sim")
 }
 
 // open returns the chosen backend and a note for the user about the choice.
 func (b *backendFlag) open() (backends.Backend, string, error) {
 	switch b.name {
 	case "auto":
-		// The real NVIDIA backend is not part of this build yet, so auto
-		// always lands on the simulator; say so.
-		return sim.New(sim.H200()), "no GPU backend in this build: using the simulator (H200 profile)", nil
+		be, err := cuda.Open(cuda.Options{})
+		if err == nil {
+			return be, "", nil
+		}
+		why := "no NVIDIA driver or GPU found"
+		if !cuda.IsMissingDriver(err) {
+			why = "the GPUs are not usable: " + err.Error()
+		}
+		return sim.New(sim.H200()), why + "; using the simulator (H200 profile)", nil
 	case "sim":
 		return sim.New(sim.H200()), "", nil
 	case "cuda":
-		return nil, "", badInput("the cuda backend is not part of this build yet; use --backend sim")
+		be, err := cuda.Open(cuda.Options{})
+		if err != nil {
+			return nil, "", fmt.Errorf("the cuda backend cannot start: %w (c3lab doctor says more; --backend sim runs the simulator)", err)
+		}
+		return be, "", nil
 	}
-	return nil, "", badInput("unknown backend %q; allowed auto, sim", b.name)
+	return nil, "", badInput("unknown backend %q; allowed auto, cuda, sim", b.name)
 }
 
 // openTelling opens the backend and tells the user on w why it was chosen,

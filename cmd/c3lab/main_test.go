@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/c3lab/c3lab/backends/cuda"
 	"github.com/c3lab/c3lab/backends/sim"
 	"github.com/c3lab/c3lab/scenarios"
 )
@@ -48,15 +49,14 @@ func TestCommandLine(t *testing.T) {
 		{"run default", []string{"run", "--backend", "sim"}, 0, []string{"fraction of ideal", "T_c3", first}, nil},
 		{"run dma", []string{"run", "--backend", "sim", "--scenario", first, "--comm-engine", "dma"}, 0, []string{"strategy   dma", "copy"}, nil},
 		{"run file", []string{"run", "--backend", "sim", "--scenario", good}, 0, []string{"scenario   mine", "all-to-all 256MiB"}, nil},
-		{"auto says simulator", []string{"run"}, 0, nil, []string{"using the simulator"}},
 		{"bad partition flag", []string{"run", "--backend", "sim", "--comm-sms", "12"}, 2, nil, []string{"steps of 8"}},
 		{"bad launch flag", []string{"run", "--backend", "sim", "--launch", "sideways"}, 2, nil, []string{`--launch "sideways" is unknown`}},
 		{"bad chunk flag", []string{"run", "--chunk", "lots"}, 2, nil, []string{"not a size"}},
 		{"unknown scenario", []string{"run", "--backend", "sim", "--scenario", "llama3-70b-tp8-qkv-ag-224"}, 2, nil, []string{"unknown scenario", "did you mean"}},
 		{"bad file", []string{"run", "--backend", "sim", "--scenario", bad}, 2, nil, []string{"bad.yaml:13:", "comm_sms"}},
 		{"missing file", []string{"run", "--scenario", filepath.Join(dir, "nope.yaml")}, 2, nil, []string{"nope.yaml"}},
-		{"cuda not built", []string{"run", "--backend", "cuda"}, 2, nil, []string{"not part of this build"}},
-		{"unknown backend", []string{"run", "--backend", "rocm"}, 2, nil, []string{`unknown backend "rocm"`}},
+		{"cuda without a GPU", []string{"run", "--backend", "cuda"}, 1, nil, []string{"cuda backend cannot start", "--backend sim"}},
+		{"unknown backend", []string{"run", "--backend", "rocm"}, 2, nil, []string{`unknown backend "rocm"; allowed auto, cuda, sim`}},
 		{"negative reps", []string{"run", "--reps", "-1"}, 2, nil, []string{"--reps"}},
 		{"lab needs a terminal", []string{}, 2, nil, []string{"needs a terminal"}},
 		{"show", []string{"scenarios", "show", first}, 0, []string{"name: " + first, "collective:"}, nil},
@@ -85,8 +85,19 @@ func TestCommandLine(t *testing.T) {
 	}
 }
 
+// Without a GPU, auto falls back to the simulator and says why.
+func TestAutoFallsBackToTheSimulator(t *testing.T) {
+	if cuda.Probe().Usable {
+		t.Skip("this machine has usable GPUs: auto picks them")
+	}
+	code, _, errOut := call(t, "run")
+	if code != 0 || !strings.Contains(errOut, "no NVIDIA driver or GPU found; using the simulator") {
+		t.Errorf("exit %d, stderr %q", code, errOut)
+	}
+}
+
 func TestRunJSON(t *testing.T) {
-	code, out, errOut := call(t, "run", "--json", "--comm-priority", "-5")
+	code, out, errOut := call(t, "run", "--backend", "sim", "--json", "--comm-priority", "-5")
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, errOut)
 	}
@@ -105,14 +116,14 @@ func TestRunJSON(t *testing.T) {
 	if _, ok := r["timeline"]; ok {
 		t.Error("timeline should only come with --timeline")
 	}
-	_, out, _ = call(t, "run", "--json", "--timeline")
+	_, out, _ = call(t, "run", "--backend", "sim", "--json", "--timeline")
 	if !strings.Contains(out, `"timeline"`) || !strings.Contains(out, `"samples"`) {
 		t.Error("--timeline did not add spans and samples")
 	}
 }
 
 func TestScenariosList(t *testing.T) {
-	code, out, errOut := call(t, "scenarios", "--json")
+	code, out, errOut := call(t, "scenarios", "--backend", "sim", "--json")
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, errOut)
 	}
@@ -135,7 +146,7 @@ func TestScenariosList(t *testing.T) {
 			t.Errorf("no %s scenario on the simulator (classes: %v)", c, classes)
 		}
 	}
-	code, text, _ := call(t, "scenarios")
+	code, text, _ := call(t, "scenarios", "--backend", "sim")
 	if code != 0 || strings.Count(text, "\n") != len(rows)+1 {
 		t.Errorf("text list has %d lines for %d scenarios", strings.Count(text, "\n"), len(rows))
 	}
@@ -153,5 +164,51 @@ func TestShowRoundTrips(t *testing.T) {
 		if got.Name != sc.Name || got.Compute != sc.Compute || got.Comm != sc.Comm {
 			t.Errorf("%s: read back %+v", sc.Name, got)
 		}
+	}
+}
+
+func TestSweepWritesAResultFile(t *testing.T) {
+	out := filepath.Join(t.TempDir(), "sweep.json")
+	names := scenarios.Names()[0] + "," + scenarios.Names()[1]
+	code, stdout, errOut := call(t, "sweep", "--backend", "sim", "--scenarios", names, "--strategies", "baseline,comm-first+prio", "--out", out)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	if !strings.Contains(stdout, "comm-first+prio") || !strings.Contains(errOut, "sweep 4/4") {
+		t.Errorf("stdout %q stderr %q", stdout, errOut)
+	}
+	data, err := os.ReadFile(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var f sweepFile
+	if err := json.Unmarshal(data, &f); err != nil {
+		t.Fatal(err)
+	}
+	if len(f.Results) != 4 || len(f.Summary) != 2 || f.Backend != "sim" || f.Date == "" {
+		t.Errorf("file: %d results, %d summaries, backend %q", len(f.Results), len(f.Summary), f.Backend)
+	}
+	code, _, errOut = call(t, "sweep", "--backend", "sim", "--scenarios", names, "--out", out)
+	if code != 2 || !strings.Contains(errOut, "exists") {
+		t.Errorf("overwriting without --force: exit %d, %q", code, errOut)
+	}
+	code, _, errOut = call(t, "sweep", "--backend", "sim", "--strategies", "nope", "--out", filepath.Join(t.TempDir(), "x.json"))
+	if code != 2 || !strings.Contains(errOut, `unknown strategy "nope"`) {
+		t.Errorf("bad strategy: exit %d, %q", code, errOut)
+	}
+}
+
+func TestDoctorWithoutGPU(t *testing.T) {
+	if cuda.Probe().Usable {
+		t.Skip("this machine has usable GPUs")
+	}
+	code, out, _ := call(t, "doctor")
+	if code != 0 || !strings.Contains(out, "MISSING") || !strings.Contains(out, "c3lab uses the simulator") {
+		t.Errorf("exit %d:\n%s", code, out)
+	}
+	code, out, _ = call(t, "doctor", "--json")
+	var r doctorReport
+	if err := json.Unmarshal([]byte(out), &r); code != 0 || err != nil || r.Backend != "sim" || r.CUDA.Usable {
+		t.Errorf("exit %d, err %v, report %+v", code, err, r)
 	}
 }

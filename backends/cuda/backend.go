@@ -1,0 +1,194 @@
+package cuda
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"runtime"
+	"sync"
+
+	"github.com/c3lab/c3lab/backends"
+	"github.com/c3lab/c3lab/scenarios"
+)
+
+// Backend runs experiments on the NVIDIA GPUs of this node. Every GPU call
+// happens on one goroutine locked to its OS thread (CUDA's current context
+// is per thread); Run and Close hand their work to it.
+type Backend struct {
+	work chan func()
+	quit chan struct{} // closed by Close: the worker stops
+	done chan struct{} // closed by the worker when it has stopped
+	once sync.Once
+
+	// Owned by the worker goroutine:
+	g        gpu
+	devs     []devInfo
+	prepared *prepared
+	streams  map[streamKey]streamID
+	verified map[string]bool
+	opts     Options
+}
+
+// Options tune the backend.
+type Options struct {
+	// RepTimeoutNanos bounds one repetition; a collective that hangs past it
+	// is aborted. 0 means DefaultRepTimeout.
+	RepTimeoutNanos int64
+}
+
+// DefaultRepTimeout is how long one repetition may take before the backend
+// declares a hang (30 s).
+const DefaultRepTimeout = int64(30e9)
+
+// streamKey identifies a stream: each op has its own streams, even when
+// their specs are equal, or the two ops would serialize.
+type streamKey struct {
+	dev  int
+	op   backends.Op
+	spec streamSpec
+}
+
+// Open loads the NVIDIA libraries, initialises every visible GPU and
+// returns the backend. A missing library comes back as a
+// *native.MissingLibraryError naming it.
+func Open(opts Options) (*Backend, error) {
+	// c3lab never uses NVLink multicast (NVLS): it needs settings c3lab must
+	// not touch and it would change what the collectives measure.
+	os.Setenv("NCCL_NVLS_ENABLE", "0")
+	b := newBackend(opts)
+	var err error
+	b.do(func() {
+		var l *libs
+		if l, err = openLibs(); err != nil {
+			return
+		}
+		var g *nativeGPU
+		if g, err = newNativeGPU(l); err != nil {
+			return
+		}
+		b.attach(g)
+	})
+	if err != nil {
+		b.stop()
+		return nil, err
+	}
+	return b, nil
+}
+
+// newBackend starts the worker goroutine.
+func newBackend(opts Options) *Backend {
+	if opts.RepTimeoutNanos <= 0 {
+		opts.RepTimeoutNanos = DefaultRepTimeout
+	}
+	b := &Backend{work: make(chan func()), quit: make(chan struct{}), done: make(chan struct{}), opts: opts,
+		streams: map[streamKey]streamID{}, verified: map[string]bool{}}
+	go func() {
+		runtime.LockOSThread()
+		defer runtime.UnlockOSThread()
+		defer close(b.done)
+		for {
+			select {
+			case f := <-b.work:
+				f()
+			case <-b.quit:
+				return
+			}
+		}
+	}()
+	return b
+}
+
+// attach hands the backend its GPUs (on the worker).
+func (b *Backend) attach(g gpu) {
+	b.g = g
+	b.devs = g.Devices()
+}
+
+// errClosed is returned by calls after Close.
+var errClosed = errors.New("the cuda backend is closed")
+
+// do runs f on the worker goroutine and waits for it; after Close it runs
+// nothing and returns errClosed.
+func (b *Backend) do(f func()) error {
+	ran := make(chan struct{})
+	select {
+	case b.work <- func() { defer close(ran); f() }:
+		<-ran
+		return nil
+	case <-b.done:
+		return errClosed
+	}
+}
+
+func (b *Backend) stop() { b.once.Do(func() { close(b.quit); <-b.done }) }
+
+// Name implements backends.Backend.
+func (b *Backend) Name() string { return "cuda" }
+
+// Devices implements backends.Backend.
+func (b *Backend) Devices() []backends.DeviceInfo {
+	out := make([]backends.DeviceInfo, len(b.devs))
+	for i, d := range b.devs {
+		out[i] = backends.DeviceInfo{Index: i, Name: d.Name, SMs: d.SMs, MemoryBytes: d.MemoryBytes, CopyEngines: d.CopyEngines}
+	}
+	return out
+}
+
+// Capabilities implements backends.Backend.
+func (b *Backend) Capabilities() backends.Capabilities {
+	d := b.devs[0]
+	dtypes := []scenarios.DType{scenarios.BF16, scenarios.FP16, scenarios.FP32}
+	if d.CCMajor > 8 || (d.CCMajor == 8 && d.CCMinor >= 9) {
+		dtypes = append(dtypes, scenarios.FP8)
+	}
+	return backends.Capabilities{
+		Limits: scenarios.Limits{
+			Device: d.Name, SMs: d.SMs, SMStep: d.SMStep, MaxGPUs: len(b.devs),
+			CopyEngines: d.CopyEngines, HighestPriority: d.PriorityGreatest, DTypes: dtypes,
+		},
+		Priority: true, SMPartition: d.Green, CommCTACap: true, GEMMSMTarget: true,
+	}
+}
+
+// Close implements backends.Backend: it waits for the GPUs, frees every
+// buffer, stream, event and communicator, and releases the contexts.
+func (b *Backend) Close() error {
+	var err error
+	if b.do(func() {
+		if b.g == nil {
+			return
+		}
+		b.prepared = nil
+		err = b.g.Close()
+		b.g = nil
+	}) != nil {
+		return nil // already closed
+	}
+	b.stop()
+	return err
+}
+
+// Run implements backends.Backend.
+func (b *Backend) Run(ctx context.Context, ex backends.Experiment, sink backends.EventSink) (backends.RunResult, error) {
+	if ex.Reps < 1 {
+		return backends.RunResult{}, fmt.Errorf("reps is %d; want at least 1", ex.Reps)
+	}
+	sc := ex.Scenario
+	sc.Strategy = ex.Strategy
+	if err := scenarios.Validate(sc, b.Capabilities().Limits); err != nil {
+		return backends.RunResult{}, err
+	}
+	var res backends.RunResult
+	var err error
+	if derr := b.do(func() {
+		if b.g == nil {
+			err = errClosed
+			return
+		}
+		res, err = b.run(ctx, ex, sink)
+	}); derr != nil {
+		return res, derr
+	}
+	return res, err
+}

@@ -1,0 +1,275 @@
+package cuda
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"testing"
+
+	"github.com/c3lab/c3lab/backends"
+	"github.com/c3lab/c3lab/profiler"
+	"github.com/c3lab/c3lab/scenarios"
+)
+
+// fakeBackend is a Backend driving fake GPUs.
+func fakeBackend(t *testing.T, f *fakeGPU, opts Options) *Backend {
+	t.Helper()
+	b := newBackend(opts)
+	b.do(func() { b.attach(f) })
+	t.Cleanup(func() { b.Close() })
+	return b
+}
+
+// small scenarios keep the fake's real arithmetic cheap.
+func smallGEMM(coll scenarios.Collective) scenarios.Scenario {
+	return scenarios.Scenario{
+		Name: "small", GPUs: 2,
+		Compute: scenarios.ComputeOp{Kind: scenarios.GEMM, M: 48, N: 40, K: 32, DType: scenarios.BF16},
+		Comm:    scenarios.CommOp{Collective: coll, Bytes: 4096},
+	}
+}
+
+func run(t *testing.T, b *Backend, sc scenarios.Scenario, st scenarios.Strategy, mode backends.Mode) (backends.RunResult, error) {
+	t.Helper()
+	return b.Run(context.Background(), backends.Experiment{Scenario: sc, Strategy: st, Mode: mode, Reps: 2}, nil)
+}
+
+func TestLaunchOrderAndSharedStart(t *testing.T) {
+	for _, tc := range []struct {
+		launch scenarios.LaunchOrder
+		first  string
+	}{
+		{scenarios.ComputeFirst, "gemm"},
+		{scenarios.CommFirst, "collective"},
+	} {
+		t.Run(string(tc.launch), func(t *testing.T) {
+			f := newFakeGPU(2)
+			b := fakeBackend(t, f, Options{})
+			if _, err := run(t, b, smallGEMM(scenarios.AllGather), scenarios.Strategy{Launch: tc.launch}, backends.ModeConcurrent); err != nil {
+				t.Fatal(err)
+			}
+			// After verification, the timed reps: waits, then ops in order.
+			var ops []string
+			for _, l := range f.log {
+				if strings.HasPrefix(l, "gemm") || strings.HasPrefix(l, "collective") {
+					ops = append(ops, strings.Fields(l)[0])
+				}
+			}
+			// verification runs gemm x2 then collective; then each rep.
+			rep := ops[3:]
+			if rep[0] != tc.first {
+				t.Errorf("first op of a repetition is %s, want %s (log %v)", rep[0], tc.first, ops)
+			}
+			if !f.logHas("wait dev1") {
+				t.Error("the second stream never waited for the shared start event")
+			}
+		})
+	}
+}
+
+func TestTimesFromEvents(t *testing.T) {
+	f := newFakeGPU(2)
+	b := fakeBackend(t, f, Options{})
+	sc := smallGEMM(scenarios.AllGather)
+	res, err := run(t, b, sc, scenarios.Strategy{}, backends.ModeCompute)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := res.Reps[0]; got.Compute != f.gemmNs || got.Wall != f.gemmNs || got.Comm != 0 {
+		t.Errorf("isolated compute rep %+v, want compute = wall = %d", got, f.gemmNs)
+	}
+	res, err = run(t, b, sc, scenarios.Strategy{}, backends.ModeComm)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := res.Reps[0]; got.Comm != f.commNs || got.Compute != 0 {
+		t.Errorf("isolated comm rep %+v, want comm = %d", got, f.commNs)
+	}
+	var col backends.Collector
+	res, err = b.Run(context.Background(), backends.Experiment{Scenario: sc, Mode: backends.ModeConcurrent, Reps: 3}, &col)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The fake runs the streams independently: both ops from the shared start.
+	if got := res.Reps[2]; got.Compute != f.gemmNs || got.Comm != f.commNs || got.Wall != f.gemmNs {
+		t.Errorf("concurrent rep %+v", got)
+	}
+	if len(col.SpanList) != 3*2*2 {
+		t.Errorf("%d spans, want 3 reps x 2 GPUs x 2 ops", len(col.SpanList))
+	}
+}
+
+func TestStrategyApplication(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		st   scenarios.Strategy
+		want []string // fragments that must appear in the fake's log
+	}{
+		{"priority", scenarios.Strategy{CommPriority: -5}, []string{"prio=-5 part={GroupSMs:0 Rest:false}"}},
+		{"comm partition", scenarios.Strategy{CommSMs: 32}, []string{"prio=0 part={GroupSMs:32 Rest:false}", "prio=0 part={GroupSMs:32 Rest:true}", "target=100"}},
+		{"compute partition", scenarios.Strategy{ComputeSMs: 64}, []string{"part={GroupSMs:64 Rest:false}", "target=64"}},
+		{"GEMM SM target", scenarios.Strategy{GEMMSMTarget: 96}, []string{"target=96"}},
+		{"CTA cap", scenarios.Strategy{CommCTAs: 8}, []string{"ctas=8"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			f := newFakeGPU(2)
+			b := fakeBackend(t, f, Options{})
+			if _, err := run(t, b, smallGEMM(scenarios.ReduceScatter), tc.st, backends.ModeConcurrent); err != nil {
+				t.Fatal(err)
+			}
+			for _, w := range tc.want {
+				if !f.logHas(w) {
+					t.Errorf("log lacks %q:\n%s", w, strings.Join(f.log, "\n"))
+				}
+			}
+		})
+	}
+}
+
+func TestRefusesWhatItCannotDo(t *testing.T) {
+	b := fakeBackend(t, newFakeGPU(2), Options{})
+	for _, tc := range []struct {
+		name string
+		sc   scenarios.Scenario
+		st   scenarios.Strategy
+		want string
+	}{
+		{"dma", smallGEMM(scenarios.AllGather), scenarios.Strategy{CommEngine: scenarios.EngineDMA}, "copy-engine"},
+		{"both partitions", smallGEMM(scenarios.AllGather), scenarios.Strategy{CommSMs: 32, ComputeSMs: 64}, "compute_sms"},
+		{"too many GPUs", func() scenarios.Scenario { s := smallGEMM(scenarios.AllGather); s.GPUs = 4; return s }(), scenarios.Strategy{}, "at most 2"},
+		{"odd bytes", func() scenarios.Scenario { s := smallGEMM(scenarios.AllGather); s.Comm.Bytes = 4097; return s }(), scenarios.Strategy{}, "odd"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := run(t, b, tc.sc, tc.st, backends.ModeConcurrent)
+			if err == nil || !strings.Contains(err.Error(), tc.want) {
+				t.Errorf("error %v, want one mentioning %q", err, tc.want)
+			}
+		})
+	}
+}
+
+func TestVerifiesOnceAndRejectsWrongResults(t *testing.T) {
+	for _, coll := range scenarios.Collectives {
+		t.Run(string(coll), func(t *testing.T) {
+			f := newFakeGPU(2)
+			b := fakeBackend(t, f, Options{})
+			sc := smallGEMM(coll)
+			if _, err := run(t, b, sc, scenarios.Strategy{}, backends.ModeComm); err != nil {
+				t.Fatal(err)
+			}
+			before := f.colls
+			if _, err := run(t, b, sc, scenarios.Strategy{}, backends.ModeComm); err != nil {
+				t.Fatal(err)
+			}
+			if f.colls != before+2 {
+				t.Errorf("second run made %d collective calls, want 2 (no second verification)", f.colls-before)
+			}
+			bad := newFakeGPU(2)
+			bad.corrupt = true
+			bb := fakeBackend(t, bad, Options{})
+			_, err := run(t, bb, sc, scenarios.Strategy{}, backends.ModeComm)
+			if err == nil || !strings.Contains(err.Error(), "wrong result") {
+				t.Errorf("corrupt collective: error %v", err)
+			}
+		})
+	}
+}
+
+func TestGEMMVerificationPerDType(t *testing.T) {
+	for _, d := range scenarios.DTypes {
+		t.Run(string(d), func(t *testing.T) {
+			f := newFakeGPU(2)
+			b := fakeBackend(t, f, Options{})
+			sc := smallGEMM(scenarios.AllGather)
+			sc.Compute.DType = d
+			if _, err := run(t, b, sc, scenarios.Strategy{}, backends.ModeCompute); err != nil {
+				t.Fatal(err)
+			}
+		})
+	}
+}
+
+func TestMemoryCheckedBeforeAllocating(t *testing.T) {
+	f := newFakeGPU(2)
+	f.free = 64 << 20
+	b := fakeBackend(t, f, Options{})
+	sc := smallGEMM(scenarios.AllGather)
+	sc.Comm.Bytes = 256 << 20
+	_, err := run(t, b, sc, scenarios.Strategy{}, backends.ModeComm)
+	if err == nil || !strings.Contains(err.Error(), "GiB is free") {
+		t.Fatalf("error %v", err)
+	}
+	if len(f.bufs) != 0 {
+		t.Errorf("%d buffers allocated for a scenario that does not fit", len(f.bufs))
+	}
+}
+
+func TestHangIsAbortedAndBackendStaysUsable(t *testing.T) {
+	f := newFakeGPU(2)
+	b := fakeBackend(t, f, Options{RepTimeoutNanos: 50e6})
+	sc := smallGEMM(scenarios.AllGather)
+	if _, err := run(t, b, sc, scenarios.Strategy{}, backends.ModeComm); err != nil { // verifies first
+		t.Fatal(err)
+	}
+	f.hang = true
+	_, err := run(t, b, sc, scenarios.Strategy{}, backends.ModeComm)
+	if err == nil || !strings.Contains(err.Error(), "aborted") || f.aborted != 1 {
+		t.Fatalf("error %v, aborts %d", err, f.aborted)
+	}
+	if _, err := run(t, b, sc, scenarios.Strategy{}, backends.ModeComm); err != nil {
+		t.Errorf("after an abort the backend should run again: %v", err)
+	}
+}
+
+func TestCancelledContextStops(t *testing.T) {
+	b := fakeBackend(t, newFakeGPU(2), Options{})
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	_, err := b.Run(ctx, backends.Experiment{Scenario: smallGEMM(scenarios.AllGather), Mode: backends.ModeComm, Reps: 5}, nil)
+	if !errors.Is(err, context.Canceled) {
+		t.Errorf("error %v, want context.Canceled", err)
+	}
+}
+
+func TestCloseFreesEverything(t *testing.T) {
+	f := newFakeGPU(2)
+	b := newBackend(Options{})
+	b.do(func() { b.attach(f) })
+	if _, err := run(t, b, smallGEMM(scenarios.AllToAll), scenarios.Strategy{}, backends.ModeConcurrent); err != nil {
+		t.Fatal(err)
+	}
+	// A new scenario shape releases the old buffers first.
+	sc := smallGEMM(scenarios.AllToAll)
+	sc.Compute = scenarios.ComputeOp{Kind: scenarios.Stream, Bytes: 1 << 16}
+	if _, err := run(t, b, sc, scenarios.Strategy{}, backends.ModeConcurrent); err != nil {
+		t.Fatal(err)
+	}
+	if n := len(f.bufs); n != 2*4 {
+		t.Errorf("%d live buffers for one stream-op scenario on 2 GPUs, want 8 (in, out, send, recv each)", n)
+	}
+	if err := b.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if !f.closed || len(f.bufs) != 0 {
+		t.Errorf("after Close: closed=%v, %d buffers", f.closed, len(f.bufs))
+	}
+	if _, err := run(t, b, sc, scenarios.Strategy{}, backends.ModeConcurrent); err == nil {
+		t.Error("a closed backend ran an experiment")
+	}
+}
+
+// The profiler's protocol runs unchanged on the cuda backend.
+func TestMeasureOnFakeGPUs(t *testing.T) {
+	f := newFakeGPU(2)
+	b := fakeBackend(t, f, Options{})
+	r, err := profiler.Measure(context.Background(), b, smallGEMM(scenarios.AllGather), scenarios.Strategy{CommPriority: -5}, profiler.Options{Reps: 6})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.TComp.Median != float64(f.gemmNs) || r.TComm.Median != float64(f.commNs) {
+		t.Errorf("medians %v / %v", r.TComp.Median, r.TComm.Median)
+	}
+	if f, ok := r.Fraction(); !ok || f != 1 {
+		t.Errorf("fraction %v (the fake overlaps perfectly)", f)
+	}
+}

@@ -1,0 +1,490 @@
+package cuda
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/c3lab/c3lab/backends"
+	"github.com/c3lab/c3lab/scenarios"
+)
+
+// prepared holds one scenario's device buffers, reused across runs.
+type prepared struct {
+	key  string
+	gpus int
+	// GEMM operands and output, or stream op input and output, per device.
+	a, bm, d []bufID
+	// Collective buffers per device.
+	send, recv []bufID
+	gemm       gemmSpec
+	coll       collective
+	streamOp   int64 // bytes of the stream op (0 for a GEMM)
+	// events per device: start, compute start/end, comm start/end.
+	ev [][5]eventID
+}
+
+const (
+	evStart = iota
+	evCompStart
+	evCompEnd
+	evCommStart
+	evCommEnd
+)
+
+// preparedKey identifies the buffers a scenario needs.
+func preparedKey(sc scenarios.Scenario) string {
+	return fmt.Sprintf("%d|%+v|%+v", sc.GPUs, sc.Compute, sc.Comm)
+}
+
+// commCount is the element count NCCL takes for the scenario's collective.
+func commCount(c scenarios.CommOp, gpus int) (int64, error) {
+	b := int64(c.Bytes)
+	if b%2 != 0 {
+		return 0, fmt.Errorf("comm bytes %d is odd; collectives move bf16 elements (2 bytes)", b)
+	}
+	n := b / 2
+	if c.Collective == scenarios.AllToAll {
+		if n%int64(gpus) != 0 {
+			return 0, fmt.Errorf("an all-to-all of %d bytes does not split into %d equal bf16 blocks", b, gpus)
+		}
+		n /= int64(gpus)
+	}
+	return n, nil
+}
+
+// prepare allocates (once per scenario shape) and fills the buffers,
+// checking first that they fit in every GPU's free memory.
+func (b *Backend) prepare(sc scenarios.Scenario) (*prepared, error) {
+	key := preparedKey(sc)
+	if b.prepared != nil && b.prepared.key == key {
+		return b.prepared, nil
+	}
+	if err := b.release(); err != nil {
+		return nil, err
+	}
+	if sc.GPUs > len(b.devs) {
+		return nil, fmt.Errorf("scenario %s needs %d GPUs; this node has %d", sc.Name, sc.GPUs, len(b.devs))
+	}
+	count, err := commCount(sc.Comm, sc.GPUs)
+	if err != nil {
+		return nil, err
+	}
+	p := &prepared{key: key, gpus: sc.GPUs, coll: collective{Kind: sc.Comm.Collective, Count: count}}
+	compute := sc.Compute
+	var perDev int64
+	switch compute.Kind {
+	case scenarios.GEMM:
+		p.gemm = gemmSpec{M: compute.M, N: compute.N, K: compute.K, DType: compute.DType}
+		sz := compute.DType.Size()
+		perDev += int64(compute.K)*int64(compute.M)*sz + int64(compute.K)*int64(compute.N)*sz +
+			int64(compute.M)*int64(compute.N)*outputType(compute.DType).Size() + maxGEMMWorkspace
+	case scenarios.Stream:
+		if compute.Bytes%16 != 0 {
+			return nil, fmt.Errorf("stream op of %d bytes: the kernel moves 16-byte words; use a multiple of 16", int64(compute.Bytes))
+		}
+		p.streamOp = int64(compute.Bytes)
+		perDev += 2 * p.streamOp
+	}
+	sendN, recvN := sendElems(p.coll, sc.GPUs), recvElems(p.coll, sc.GPUs)
+	perDev += 2 * (sendN + recvN)
+	for dev := range sc.GPUs {
+		free, err := b.g.FreeMemory(dev)
+		if err != nil {
+			return nil, err
+		}
+		// Leave room for NCCL's and cuBLASLt's own allocations.
+		if need := perDev + 1<<30; need > free {
+			return nil, fmt.Errorf("scenario %s needs %.1f GiB on GPU %d but %.1f GiB is free; pick smaller sizes", sc.Name, float64(need)/(1<<30), dev, float64(free)/(1<<30))
+		}
+	}
+	b.prepared = p // release frees whatever was allocated, even on failure
+	alloc := func(dev int, bytes int64, data []byte) (bufID, error) {
+		id, err := b.g.Alloc(dev, bytes)
+		if err != nil {
+			return 0, fmt.Errorf("allocating %d bytes on GPU %d: %w", bytes, dev, err)
+		}
+		if data != nil {
+			err = b.g.Upload(id, data)
+		}
+		return id, err
+	}
+	for dev := range sc.GPUs {
+		var ids [5]bufID
+		var err error
+		switch compute.Kind {
+		case scenarios.GEMM:
+			sz := compute.DType.Size()
+			aN, bN := int64(compute.K)*int64(compute.M), int64(compute.K)*int64(compute.N)
+			if ids[0], err = alloc(dev, aN*sz, operandBytes(compute.DType, dev, 0, aN)); err == nil {
+				p.a = append(p.a, ids[0])
+				if ids[1], err = alloc(dev, bN*sz, operandBytes(compute.DType, dev, 1, bN)); err == nil {
+					p.bm = append(p.bm, ids[1])
+					if ids[2], err = alloc(dev, int64(compute.M)*int64(compute.N)*outputType(compute.DType).Size(), nil); err == nil {
+						p.d = append(p.d, ids[2])
+					}
+				}
+			}
+		case scenarios.Stream:
+			if ids[0], err = alloc(dev, p.streamOp, nil); err == nil {
+				p.a = append(p.a, ids[0])
+				if ids[2], err = alloc(dev, p.streamOp, nil); err == nil {
+					p.d = append(p.d, ids[2])
+				}
+			}
+		}
+		if err != nil {
+			return nil, err
+		}
+		if ids[3], err = alloc(dev, 2*sendN, sendBytes(dev, sendN)); err != nil {
+			return nil, err
+		}
+		p.send = append(p.send, ids[3])
+		if ids[4], err = alloc(dev, 2*recvN, nil); err != nil {
+			return nil, err
+		}
+		p.recv = append(p.recv, ids[4])
+		var ev [5]eventID
+		for i := range ev {
+			if ev[i], err = b.g.Event(dev); err != nil {
+				return nil, err
+			}
+		}
+		p.ev = append(p.ev, ev)
+	}
+	return p, nil
+}
+
+// release frees the prepared buffers (events are kept by the gpu until Close).
+func (b *Backend) release() error {
+	p := b.prepared
+	b.prepared = nil
+	if p == nil {
+		return nil
+	}
+	var errs []error
+	for _, ids := range [][]bufID{p.a, p.bm, p.d, p.send, p.recv} {
+		for _, id := range ids {
+			errs = append(errs, b.g.Free(id))
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// plan is how one experiment maps onto streams and library settings.
+type plan struct {
+	computeStreams, commStreams []streamID
+	gemm                        gemmSpec
+	coll                        collective
+}
+
+// strategyPlan applies a strategy: stream priorities, SM partitions (green
+// contexts), the GEMM's SM target and the communicator's CTA cap.
+func (b *Backend) strategyPlan(p *prepared, st scenarios.Strategy) (plan, error) {
+	st = st.Normalize()
+	sms := b.devs[0].SMs
+	if st.CommEngine != scenarios.EngineSM {
+		return plan{}, errors.New("the cuda backend runs collectives on the SMs (NCCL) so far; copy-engine collectives are not built yet")
+	}
+	var compPart, commPart partition
+	switch {
+	case st.CommSMs > 0:
+		if st.ComputeSMs > 0 && st.ComputeSMs != sms-st.CommSMs {
+			return plan{}, fmt.Errorf("with comm_sms %d the cuda backend gives the compute op the other %d SMs; leave compute_sms unset", st.CommSMs, sms-st.CommSMs)
+		}
+		commPart = partition{GroupSMs: st.CommSMs}
+		compPart = partition{GroupSMs: st.CommSMs, Rest: true}
+	case st.ComputeSMs > 0:
+		compPart = partition{GroupSMs: st.ComputeSMs}
+	}
+	pl := plan{gemm: p.gemm, coll: p.coll}
+	pl.coll.Comm = commSpec{MaxCTAs: st.CommCTAs, Ranks: p.gpus}
+	pl.gemm.SMTarget = st.GEMMSMTarget
+	if pl.gemm.SMTarget == 0 {
+		// A GEMM confined to a partition is planned for the SMs it has.
+		switch {
+		case compPart.GroupSMs > 0 && compPart.Rest:
+			pl.gemm.SMTarget = sms - compPart.GroupSMs
+		case compPart.GroupSMs > 0:
+			pl.gemm.SMTarget = compPart.GroupSMs
+		}
+	}
+	for dev := range p.gpus {
+		cs, err := b.stream(dev, backends.OpCompute, streamSpec{Priority: 0, Partition: compPart})
+		if err != nil {
+			return plan{}, fmt.Errorf("compute stream on GPU %d: %w", dev, err)
+		}
+		ms, err := b.stream(dev, backends.OpComm, streamSpec{Priority: st.CommPriority, Partition: commPart})
+		if err != nil {
+			return plan{}, fmt.Errorf("comm stream on GPU %d: %w", dev, err)
+		}
+		pl.computeStreams = append(pl.computeStreams, cs)
+		pl.commStreams = append(pl.commStreams, ms)
+	}
+	return pl, nil
+}
+
+// stream returns (creating once) a stream of a given spec.
+func (b *Backend) stream(dev int, op backends.Op, spec streamSpec) (streamID, error) {
+	k := streamKey{dev, op, spec}
+	if s, ok := b.streams[k]; ok {
+		return s, nil
+	}
+	s, err := b.g.Stream(dev, spec)
+	if err != nil {
+		return 0, err
+	}
+	b.streams[k] = s
+	return s, nil
+}
+
+// verify runs each op once and checks its output before anything is timed;
+// a configuration that passed is not checked again.
+func (b *Backend) verify(p *prepared, pl plan, mode backends.Mode) error {
+	if mode != backends.ModeComm && p.streamOp == 0 {
+		// The math does not depend on the SM target; one check per shape.
+		shape := pl.gemm
+		shape.SMTarget = 0
+		key := fmt.Sprintf("gemm %+v", shape)
+		if !b.verified[key] {
+			for dev := range p.gpus {
+				if err := b.g.GEMM(pl.computeStreams[dev], pl.gemm, p.a[dev], p.bm[dev], p.d[dev]); err != nil {
+					return err
+				}
+				if err := b.g.Synchronize(dev); err != nil {
+					return err
+				}
+				out := make([]byte, int64(pl.gemm.M)*int64(pl.gemm.N)*outputType(pl.gemm.DType).Size())
+				if err := b.g.Download(p.d[dev], out); err != nil {
+					return err
+				}
+				if err := checkGEMM(pl.gemm, dev, out); err != nil {
+					return fmt.Errorf("the GEMM gave a wrong result, so it is not timed: %w", err)
+				}
+			}
+			b.verified[key] = true
+		}
+	}
+	if mode != backends.ModeCompute {
+		key := fmt.Sprintf("coll %+v", pl.coll)
+		if !b.verified[key] {
+			if err := b.g.Collective(pl.coll, p.send, p.recv, pl.commStreams); err != nil {
+				return err
+			}
+			for dev := range p.gpus {
+				if err := b.g.Synchronize(dev); err != nil {
+					return err
+				}
+			}
+			out := make([]byte, 2*recvElems(pl.coll, p.gpus))
+			for dev := range p.gpus {
+				if err := b.g.Download(p.recv[dev], out); err != nil {
+					return err
+				}
+				if err := checkCollective(pl.coll, p.gpus, dev, out); err != nil {
+					return fmt.Errorf("the collective gave a wrong result, so it is not timed: %w", err)
+				}
+			}
+			b.verified[key] = true
+		}
+	}
+	return nil
+}
+
+// run is one experiment on the worker goroutine.
+func (b *Backend) run(ctx context.Context, ex backends.Experiment, sink backends.EventSink) (backends.RunResult, error) {
+	p, err := b.prepare(ex.Scenario)
+	if err != nil {
+		return backends.RunResult{}, err
+	}
+	pl, err := b.strategyPlan(p, ex.Strategy)
+	if err != nil {
+		return backends.RunResult{}, err
+	}
+	if err := b.verify(p, pl, ex.Mode); err != nil {
+		return backends.RunResult{}, err
+	}
+	res := backends.RunResult{Mode: ex.Mode}
+	for i := -ex.Warmup; i < ex.Reps; i++ {
+		if err := ctx.Err(); err != nil {
+			return backends.RunResult{}, err
+		}
+		rep, spans, err := b.rep(ctx, p, pl, ex)
+		if err != nil {
+			return backends.RunResult{}, err
+		}
+		if i < 0 {
+			continue
+		}
+		res.Reps = append(res.Reps, rep)
+		if sink != nil {
+			for k := range spans {
+				spans[k].Rep = i
+			}
+			sink.Spans(spans)
+		}
+	}
+	return res, nil
+}
+
+// rep enqueues one repetition on every GPU, waits for it (aborting the
+// collective if it hangs) and reads the event times.
+//
+// On each GPU a start event is recorded on the stream of the op launched
+// first, and the other stream waits for it, so both ops share a start; the
+// ops are enqueued in launch order, each between its own start and end
+// events. Op times run from the shared start to the op's end (queueing
+// included); the wall time is the later of the two, the slowest GPU's.
+//
+// The start event fires as soon as it is enqueued, so the host's time to
+// launch the first op (tens of microseconds for a cuBLASLt call) falls
+// inside the times. Holding the streams at a gate until every op is
+// enqueued removes that, but deadlocked on the H200 node in concurrent and
+// partitioned runs (see backends/cuda/NOTES.md); it is not used yet.
+func (b *Backend) rep(ctx context.Context, p *prepared, pl plan, ex backends.Experiment) (backends.Rep, []backends.Span, error) {
+	runCompute := ex.Mode != backends.ModeComm
+	runComm := ex.Mode != backends.ModeCompute
+	commFirst := ex.Strategy.Normalize().Launch == scenarios.CommFirst || !runCompute
+	g := b.g
+	for dev := range p.gpus {
+		first, second := pl.computeStreams[dev], pl.commStreams[dev]
+		if commFirst {
+			first, second = second, first
+		}
+		if err := g.Record(p.ev[dev][evStart], first); err != nil {
+			return backends.Rep{}, nil, err
+		}
+		if runCompute && runComm {
+			if err := g.Wait(second, p.ev[dev][evStart]); err != nil {
+				return backends.Rep{}, nil, err
+			}
+		}
+	}
+	launchCompute := func() error {
+		for dev := range p.gpus {
+			s := pl.computeStreams[dev]
+			if err := g.Record(p.ev[dev][evCompStart], s); err != nil {
+				return err
+			}
+			var err error
+			if p.streamOp > 0 {
+				err = g.StreamOp(s, p.a[dev], p.d[dev], p.streamOp)
+			} else {
+				err = g.GEMM(s, pl.gemm, p.a[dev], p.bm[dev], p.d[dev])
+			}
+			if err != nil {
+				return err
+			}
+			if err := g.Record(p.ev[dev][evCompEnd], s); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	launchComm := func() error {
+		for dev := range p.gpus {
+			if err := g.Record(p.ev[dev][evCommStart], pl.commStreams[dev]); err != nil {
+				return err
+			}
+		}
+		if err := g.Collective(pl.coll, p.send, p.recv, pl.commStreams); err != nil {
+			return err
+		}
+		for dev := range p.gpus {
+			if err := g.Record(p.ev[dev][evCommEnd], pl.commStreams[dev]); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	steps := []func() error{}
+	if commFirst {
+		if runComm {
+			steps = append(steps, launchComm)
+		}
+		if runCompute {
+			steps = append(steps, launchCompute)
+		}
+	} else {
+		steps = append(steps, launchCompute)
+		if runComm {
+			steps = append(steps, launchComm)
+		}
+	}
+	for _, s := range steps {
+		if err := s(); err != nil {
+			return backends.Rep{}, nil, err
+		}
+	}
+	if err := b.wait(ctx, p, runCompute, runComm); err != nil {
+		return backends.Rep{}, nil, err
+	}
+	var rep backends.Rep
+	var spans []backends.Span
+	for dev := range p.gpus {
+		ev := p.ev[dev]
+		if runCompute {
+			s, e, err := b.span(ev[evStart], ev[evCompStart], ev[evCompEnd])
+			if err != nil {
+				return backends.Rep{}, nil, err
+			}
+			rep.Compute = max(rep.Compute, e)
+			spans = append(spans, backends.Span{Op: backends.OpCompute, Name: ex.Scenario.Compute.String(), Device: dev, Track: "compute", Kind: "kernel", Start: s, End: e})
+		}
+		if runComm {
+			s, e, err := b.span(ev[evStart], ev[evCommStart], ev[evCommEnd])
+			if err != nil {
+				return backends.Rep{}, nil, err
+			}
+			rep.Comm = max(rep.Comm, e)
+			spans = append(spans, backends.Span{Op: backends.OpComm, Name: "nccl " + ex.Scenario.Comm.String(), Device: dev, Track: "comm", Kind: "kernel", Start: s, End: e})
+		}
+	}
+	rep.Wall = max(rep.Compute, rep.Comm)
+	return rep, spans, nil
+}
+
+// span reads an op's start and end relative to the shared start event.
+func (b *Backend) span(start, opStart, opEnd eventID) (int64, int64, error) {
+	s, err := b.g.Elapsed(start, opStart)
+	if err != nil {
+		return 0, 0, err
+	}
+	e, err := b.g.Elapsed(start, opEnd)
+	return max(s, 0), e, err
+}
+
+// wait polls the end events until the repetition is done. Past the
+// repetition timeout the collective is declared hung: its communicators are
+// aborted and an error comes back (the backend stays usable). A cancelled
+// context still waits for the GPUs, so nothing is left running.
+func (b *Backend) wait(ctx context.Context, p *prepared, compute, comm bool) error {
+	deadline := time.Now().Add(time.Duration(b.opts.RepTimeoutNanos))
+	var ends []eventID
+	for dev := range p.gpus {
+		if compute {
+			ends = append(ends, p.ev[dev][evCompEnd])
+		}
+		if comm {
+			ends = append(ends, p.ev[dev][evCommEnd])
+		}
+	}
+	for _, e := range ends {
+		for {
+			done, err := b.g.Done(e)
+			if err != nil {
+				return err
+			}
+			if done {
+				break
+			}
+			if time.Now().After(deadline) {
+				abortErr := b.g.Abort()
+				return errors.Join(fmt.Errorf("a repetition did not finish within %v: the collective's communicators were aborted", time.Duration(b.opts.RepTimeoutNanos)), abortErr)
+			}
+			time.Sleep(20 * time.Microsecond)
+		}
+	}
+	return ctx.Err()
+}

@@ -1,0 +1,262 @@
+package cuda
+
+import (
+	"encoding/binary"
+	"fmt"
+	"math"
+	"strings"
+
+	"github.com/c3lab/c3lab/scenarios"
+)
+
+// fakeGPU is a node of fake GPUs for CPU-side tests. It keeps buffers in
+// host memory and computes real results (so verification is exercised),
+// and it keeps a clock per stream: ops advance their stream's clock by a
+// fixed duration, events take the clock of the stream they are recorded on,
+// and a collective starts when every rank's stream has reached it.
+type fakeGPU struct {
+	devs     []devInfo
+	free     int64
+	bufs     map[bufID]*fakeBuf
+	streams  map[streamID]*fakeStream
+	events   map[eventID]*fakeEvent
+	next     int
+	log      []string
+	gemmNs   int64
+	streamNs int64
+	commNs   int64
+	corrupt  bool // collectives write a wrong element
+	hang     bool // collectives never finish
+	aborted  int
+	closed   bool
+	gemms    int
+	colls    int
+}
+
+type fakeBuf struct {
+	dev  int
+	data []byte
+}
+
+type fakeStream struct {
+	dev   int
+	spec  streamSpec
+	clock int64
+}
+
+type fakeEvent struct {
+	dev      int
+	t        int64
+	recorded bool
+	never    bool
+}
+
+func newFakeGPU(n int) *fakeGPU {
+	f := &fakeGPU{free: 8 << 30, bufs: map[bufID]*fakeBuf{}, streams: map[streamID]*fakeStream{}, events: map[eventID]*fakeEvent{},
+		gemmNs: 100_000, streamNs: 60_000, commNs: 80_000}
+	for range n {
+		f.devs = append(f.devs, devInfo{Name: "Fake H200", SMs: 132, MemoryBytes: 8 << 30, CopyEngines: 3, CCMajor: 9,
+			PriorityLeast: 0, PriorityGreatest: -5, Green: true, SMStep: 8})
+	}
+	return f
+}
+
+func (f *fakeGPU) id() int { f.next++; return f.next }
+
+func (f *fakeGPU) logf(format string, a ...any) { f.log = append(f.log, fmt.Sprintf(format, a...)) }
+
+func (f *fakeGPU) Devices() []devInfo                { return f.devs }
+func (f *fakeGPU) FreeMemory(dev int) (int64, error) { return f.free, nil }
+
+func (f *fakeGPU) Alloc(dev int, bytes int64) (bufID, error) {
+	id := bufID(f.id())
+	f.bufs[id] = &fakeBuf{dev: dev, data: make([]byte, bytes)}
+	return id, nil
+}
+
+func (f *fakeGPU) Free(b bufID) error {
+	if _, ok := f.bufs[b]; !ok {
+		return fmt.Errorf("double free of %d", b)
+	}
+	delete(f.bufs, b)
+	return nil
+}
+
+func (f *fakeGPU) Upload(b bufID, data []byte) error  { copy(f.bufs[b].data, data); return nil }
+func (f *fakeGPU) Download(b bufID, out []byte) error { copy(out, f.bufs[b].data); return nil }
+
+func (f *fakeGPU) Stream(dev int, spec streamSpec) (streamID, error) {
+	id := streamID(f.id())
+	f.streams[id] = &fakeStream{dev: dev, spec: spec}
+	f.logf("stream %d dev%d prio=%d part=%+v", id, dev, spec.Priority, spec.Partition)
+	return id, nil
+}
+
+func (f *fakeGPU) Event(dev int) (eventID, error) {
+	id := eventID(f.id())
+	f.events[id] = &fakeEvent{dev: dev}
+	return id, nil
+}
+
+func (f *fakeGPU) Record(e eventID, s streamID) error {
+	ev, st := f.events[e], f.streams[s]
+	ev.t, ev.recorded, ev.never = st.clock, true, false
+	if st.clock < 0 {
+		ev.never = true
+	}
+	return nil
+}
+
+func (f *fakeGPU) Wait(s streamID, e eventID) error {
+	st := f.streams[s]
+	st.clock = max(st.clock, f.events[e].t)
+	f.logf("wait dev%d", st.dev)
+	return nil
+}
+
+func (f *fakeGPU) Done(e eventID) (bool, error) { return !f.events[e].never, nil }
+
+func (f *fakeGPU) Elapsed(from, to eventID) (int64, error) {
+	return f.events[to].t - f.events[from].t, nil
+}
+
+func (f *fakeGPU) GEMM(s streamID, g gemmSpec, a, b, d bufID) error {
+	st := f.streams[s]
+	f.gemms++
+	f.logf("gemm dev%d %dx%dx%d target=%d", st.dev, g.M, g.N, g.K, g.SMTarget)
+	A, B, D := f.bufs[a].data, f.bufs[b].data, f.bufs[d].data
+	in, out := g.DType.Size(), outputType(g.DType).Size()
+	for j := range g.N {
+		for i := range g.M {
+			var sum float64
+			for k := range g.K {
+				sum += decodeAny(g.DType, A[(k+i*g.K)*int(in):]) * decodeAny(g.DType, B[(k+j*g.K)*int(in):])
+			}
+			encodeRounded(outputType(g.DType), sum, D[(i+j*g.M)*int(out):])
+		}
+	}
+	st.clock += f.gemmNs
+	return nil
+}
+
+func (f *fakeGPU) StreamOp(s streamID, in, out bufID, bytes int64) error {
+	st := f.streams[s]
+	f.logf("stream-op dev%d %d", st.dev, bytes)
+	copy(f.bufs[out].data, f.bufs[in].data[:bytes])
+	st.clock += f.streamNs
+	return nil
+}
+
+func (f *fakeGPU) Collective(c collective, send, recv []bufID, streams []streamID) error {
+	f.colls++
+	f.logf("collective %s count=%d ctas=%d ranks=%d", c.Kind, c.Count, c.Comm.MaxCTAs, len(send))
+	ranks := len(send)
+	var start int64
+	for _, s := range streams {
+		start = max(start, f.streams[s].clock)
+	}
+	for r := range ranks {
+		out := f.bufs[recv[r]].data
+		for e := range recvElems(c, ranks) {
+			v := fakeCollectiveValue(c, ranks, r, e, func(q int, i int64) int {
+				return int(decodeAny(scenarios.BF16, f.bufs[send[q]].data[2*i:]))
+			})
+			binary.LittleEndian.PutUint16(out[2*e:], bf16Int(v))
+		}
+		if f.corrupt && r == ranks-1 {
+			binary.LittleEndian.PutUint16(out[2:], bf16Int(99))
+		}
+	}
+	for _, s := range streams {
+		f.streams[s].clock = start + f.commNs
+		if f.hang {
+			f.streams[s].clock = -1
+		}
+	}
+	return nil
+}
+
+// fakeCollectiveValue computes a collective's result from the send buffers.
+func fakeCollectiveValue(c collective, ranks, r int, e int64, send func(q int, i int64) int) int {
+	switch c.Kind {
+	case scenarios.AllGather:
+		return send(int(e/c.Count), e%c.Count)
+	case scenarios.ReduceScatter:
+		sum := 0
+		for q := range ranks {
+			sum += send(q, int64(r)*c.Count+e)
+		}
+		return sum
+	case scenarios.AllReduce:
+		sum := 0
+		for q := range ranks {
+			sum += send(q, e)
+		}
+		return sum
+	case scenarios.AllToAll:
+		return send(int(e/c.Count), int64(r)*c.Count+e%c.Count)
+	}
+	return 0
+}
+
+func (f *fakeGPU) Abort() error {
+	f.aborted++
+	f.hang = false
+	for _, s := range f.streams {
+		s.clock = max(s.clock, 0)
+	}
+	return nil
+}
+
+func (f *fakeGPU) Synchronize(dev int) error { return nil }
+
+func (f *fakeGPU) Close() error {
+	f.closed = true
+	f.bufs = map[bufID]*fakeBuf{}
+	return nil
+}
+
+func (f *fakeGPU) logHas(fragment string) bool {
+	for _, l := range f.log {
+		if strings.Contains(l, fragment) {
+			return true
+		}
+	}
+	return false
+}
+
+// decodeAny reads one element of any type, fp8 included.
+func decodeAny(d scenarios.DType, b []byte) float64 {
+	if d == scenarios.FP8 {
+		v := b[0]
+		sign := 1.0
+		if v&0x80 != 0 {
+			sign = -1
+		}
+		exp := int(v >> 3 & 0xf)
+		return sign * (1 + float64(v&7)/8) * math.Pow(2, float64(exp-7))
+	}
+	return decode(d, b)
+}
+
+// encodeRounded writes v rounded to the nearest value of type d.
+func encodeRounded(d scenarios.DType, v float64, out []byte) {
+	switch d {
+	case scenarios.FP32:
+		binary.LittleEndian.PutUint32(out, math.Float32bits(float32(v)))
+	case scenarios.FP16:
+		binary.LittleEndian.PutUint16(out, fp16Bits(roundTo(v, 10)))
+	default:
+		binary.LittleEndian.PutUint16(out, uint16(math.Float32bits(float32(roundTo(v, 7)))>>16))
+	}
+}
+
+// roundTo rounds v to a binary mantissa of `bits` fraction bits.
+func roundTo(v float64, bits int) float64 {
+	if v == 0 {
+		return 0
+	}
+	e := math.Floor(math.Log2(math.Abs(v)))
+	q := math.Pow(2, e-float64(bits))
+	return math.Round(v/q) * q
+}

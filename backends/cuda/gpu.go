@@ -1,0 +1,106 @@
+// Package cuda is c3lab's real backend: it runs scenarios on NVIDIA GPUs,
+// one process driving every GPU of the node, with cuBLASLt GEMMs, c3lab's
+// own NVRTC-compiled kernels and NCCL collectives, and applies each strategy
+// knob for real: launch order and stream priorities, SM partitions (green
+// contexts), NCCL CTA caps and the cuBLASLt SM count target.
+//
+// The backend's logic (buffers, verification, strategy application, the
+// timing protocol) talks to the hardware only through the gpu interface, so
+// it is tested on any machine against a fake; nativeGPU implements it over
+// package native.
+package cuda
+
+import (
+	"github.com/c3lab/c3lab/scenarios"
+)
+
+// Handles the gpu interface hands out.
+type (
+	bufID    int
+	streamID int
+	eventID  int
+)
+
+// devInfo is what the backend needs to know of one GPU.
+type devInfo struct {
+	Name        string
+	UUID        string
+	SMs         int
+	MemoryBytes int64
+	CopyEngines int
+	// CCMajor, CCMinor are the compute capability (9, 0 on H200).
+	CCMajor, CCMinor int
+	// PriorityLeast and PriorityGreatest bound stream priorities (0, -5).
+	PriorityLeast, PriorityGreatest int
+	// Green is whether SM partitions (green contexts) are available.
+	Green bool
+	// SMStep is the partition granularity (8 on Hopper).
+	SMStep int
+}
+
+// partition says which SMs a stream's kernels may use.
+type partition struct {
+	// GroupSMs is 0 for the whole GPU; otherwise the device is split into a
+	// group of GroupSMs SMs and the rest, and Rest picks which side.
+	GroupSMs int
+	Rest     bool
+}
+
+// streamSpec describes a stream: its priority and its SMs.
+type streamSpec struct {
+	Priority  int
+	Partition partition
+}
+
+// gemmSpec is one GEMM as the library plans it.
+type gemmSpec struct {
+	M, N, K  int
+	DType    scenarios.DType
+	SMTarget int // 0: the whole device
+}
+
+// commSpec picks a communicator configuration.
+type commSpec struct {
+	MaxCTAs int // 0: NCCL's default
+	Ranks   int // the communicator spans GPUs 0..Ranks-1
+}
+
+// collective is one collective call across all ranks.
+type collective struct {
+	Kind scenarios.Collective
+	// Count is the element count NCCL takes: the per-rank shard for
+	// all-gather, the per-rank result for reduce-scatter, the buffer for
+	// all-reduce, the per-peer block for all-to-all. Elements are bf16.
+	Count int64
+	Comm  commSpec
+}
+
+// gpu is everything the backend asks of a node of NVIDIA GPUs. Every call
+// comes from one goroutine locked to its OS thread.
+type gpu interface {
+	Devices() []devInfo
+	// FreeMemory returns a device's free memory in bytes.
+	FreeMemory(dev int) (int64, error)
+	Alloc(dev int, bytes int64) (bufID, error)
+	Free(b bufID) error
+	Upload(b bufID, data []byte) error
+	Download(b bufID, out []byte) error
+	Stream(dev int, spec streamSpec) (streamID, error)
+	Event(dev int) (eventID, error)
+	Record(e eventID, s streamID) error
+	Wait(s streamID, e eventID) error
+	// Done reports whether an event's work has finished, without waiting.
+	Done(e eventID) (bool, error)
+	// Elapsed returns the nanoseconds between two recorded events of one device.
+	Elapsed(from, to eventID) (int64, error)
+	GEMM(s streamID, g gemmSpec, a, b, d bufID) error
+	StreamOp(s streamID, in, out bufID, bytes int64) error
+	// Collective enqueues one collective on every rank: send[r], recv[r]
+	// and streams[r] belong to device r.
+	Collective(c collective, send, recv []bufID, streams []streamID) error
+	// Abort abandons every communicator (after a hang); later collectives
+	// make new ones.
+	Abort() error
+	Synchronize(dev int) error
+	Close() error
+}

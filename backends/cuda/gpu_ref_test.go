@@ -1,0 +1,161 @@
+package cuda
+
+import (
+	"context"
+	"encoding/json"
+	"math"
+	"os"
+	"testing"
+	"time"
+
+	"github.com/c3lab/c3lab/backends"
+	"github.com/c3lab/c3lab/profiler"
+	"github.com/c3lab/c3lab/scenarios"
+)
+
+// refOp is one op timed alone, as bench/torch_reference.py times it.
+type refOp struct {
+	Kind   string         `json:"kind"` // "gemm" or a collective
+	Label  string         `json:"label"`
+	Stat   profiler.Stat  `json:"time"`
+	TFLOPs float64        `json:"tflops,omitempty"`
+	BusBW  float64        `json:"busbw_gb_s,omitempty"`
+	Extra  map[string]any `json:"extra,omitempty"`
+}
+
+// TestGPUReferenceOps times the ops bench/torch_reference.py times (50
+// timed reps after 10 warm-up) and writes JSON to $C3LAB_REF_OUT when set.
+func TestGPUReferenceOps(t *testing.T) {
+	b := openGPU(t)
+	needGPUs(t, b, 2)
+	ctx := context.Background()
+	var out []refOp
+	isolated := func(sc scenarios.Scenario, mode backends.Mode) profiler.Stat {
+		res, err := b.Run(ctx, backends.Experiment{Scenario: sc, Mode: mode, Reps: 50, Warmup: 10}, nil)
+		if err != nil {
+			t.Fatalf("%s: %v", sc.Compute, err)
+		}
+		var ns []int64
+		for _, r := range res.Reps {
+			if mode == backends.ModeCompute {
+				ns = append(ns, r.Compute)
+			} else {
+				ns = append(ns, r.Comm)
+			}
+		}
+		return profiler.Summarize(ns)
+	}
+	for _, g := range []scenarios.ComputeOp{
+		{Kind: scenarios.GEMM, M: 8192, N: 8192, K: 8192, DType: scenarios.BF16},
+		{Kind: scenarios.GEMM, M: 4096, N: 4096, K: 4096, DType: scenarios.BF16},
+		{Kind: scenarios.GEMM, M: 16384, N: 1280, K: 8192, DType: scenarios.BF16},
+		{Kind: scenarios.GEMM, M: 64, N: 28672, K: 8192, DType: scenarios.BF16},
+		{Kind: scenarios.GEMM, M: 8192, N: 8192, K: 8192, DType: scenarios.FP16},
+		{Kind: scenarios.GEMM, M: 8192, N: 8192, K: 8192, DType: scenarios.FP8},
+	} {
+		sc := gpuScenario(scenarios.AllGather, 16<<20)
+		sc.Compute = g
+		st := isolated(sc, backends.ModeCompute)
+		op := refOp{Kind: "gemm", Label: g.String(), Stat: st, TFLOPs: g.FLOPs() / (st.Median / 1e9) / 1e12}
+		t.Logf("%-28s median %8.1f µs (p10 %8.1f, p90 %8.1f) %6.0f TFLOP/s", op.Label, st.Median/1e3, st.P10/1e3, st.P90/1e3, op.TFLOPs)
+		out = append(out, op)
+	}
+	for _, c := range []scenarios.CommOp{
+		{Collective: scenarios.AllGather, Bytes: 64 << 20},
+		{Collective: scenarios.AllGather, Bytes: 256 << 20},
+		{Collective: scenarios.AllGather, Bytes: 1 << 30},
+		{Collective: scenarios.ReduceScatter, Bytes: 256 << 20},
+		{Collective: scenarios.AllReduce, Bytes: 256 << 20},
+		{Collective: scenarios.AllToAll, Bytes: 256 << 20},
+	} {
+		sc := gpuScenario(c.Collective, c.Bytes)
+		sc.Compute = scenarios.ComputeOp{Kind: scenarios.Stream, Bytes: 1 << 20}
+		st := isolated(sc, backends.ModeComm)
+		bw := profiler.BusBW(c.Collective, 2, profiler.AlgBW(c.SizeBytes(2), st.Median/1e9)) / 1e9
+		op := refOp{Kind: string(c.Collective), Label: c.String(), Stat: st, BusBW: bw}
+		t.Logf("%-28s median %8.1f µs (p10 %8.1f, p90 %8.1f) busbw %6.1f GB/s", op.Label, st.Median/1e3, st.P10/1e3, st.P90/1e3, bw)
+		out = append(out, op)
+	}
+	if path := os.Getenv("C3LAB_REF_OUT"); path != "" {
+		data, _ := json.MarshalIndent(map[string]any{"tool": "c3lab cuda reference ops", "date": time.Now().UTC().Format(time.RFC3339), "devices": b.Devices(), "doctor": Probe(), "ops": out}, "", "  ")
+		if err := os.WriteFile(path, data, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// TestGPUHarnessOverhead checks that the measurement protocol adds under
+// 1 % to an isolated op's time. It writes JSON to $C3LAB_OVERHEAD_OUT when set.
+func TestGPUHarnessOverhead(t *testing.T) {
+	b := openGPU(t)
+	ctx := context.Background()
+	// Harness overhead: the isolated GEMM as the protocol times it (shared
+	// start event, per-op events, polling) against the bare minimum (one
+	// event pair around the GEMM, then a blocking wait), alternating the two
+	// so clock drift touches both alike.
+	sc := gpuScenario(scenarios.AllGather, 16<<20)
+	var bare, harn []int64
+	for i := range 11 {
+		res, err := b.Run(ctx, backends.Experiment{Scenario: sc, Mode: backends.ModeCompute, Reps: 5}, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var ns []int64
+		b.do(func() { ns, err = b.bareGEMM(5) })
+		if err != nil {
+			t.Fatal(err)
+		}
+		if i == 0 {
+			continue // warm-up round
+		}
+		for _, r := range res.Reps {
+			harn = append(harn, r.Compute)
+		}
+		bare = append(bare, ns...)
+	}
+	bs, harness := profiler.Summarize(bare), profiler.Summarize(harn)
+	overhead := harness.Median/bs.Median - 1
+	t.Logf("harness overhead on a %s: %+.2f%% (protocol median %.1f µs, bare median %.1f µs, 50 runs each)", sc.Compute, overhead*100, harness.Median/1e3, bs.Median/1e3)
+	if path := os.Getenv("C3LAB_OVERHEAD_OUT"); path != "" {
+		data, _ := json.MarshalIndent(map[string]any{"tool": "c3lab harness overhead", "date": time.Now().UTC().Format(time.RFC3339), "devices": b.Devices(),
+			"op": sc.Compute.String(), "protocol": harness, "bare": bs, "overhead_fraction": overhead}, "", "  ")
+		if err := os.WriteFile(path, data, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if math.Abs(overhead) > 0.01 {
+		t.Errorf("the harness adds %.2f%% to an isolated GEMM; want under 1%%", overhead*100)
+	}
+}
+
+// bareGEMM times the prepared GEMM n times on GPU 0, each between one pair
+// of events only, followed by a blocking wait (on the worker goroutine).
+func (b *Backend) bareGEMM(n int) ([]int64, error) {
+	p := b.prepared
+	pl, err := b.strategyPlan(p, scenarios.Strategy{})
+	if err != nil {
+		return nil, err
+	}
+	s, ev := pl.computeStreams[0], p.ev[0]
+	var out []int64
+	for range n {
+		if err := b.g.Record(ev[evStart], s); err != nil {
+			return nil, err
+		}
+		if err := b.g.GEMM(s, pl.gemm, p.a[0], p.bm[0], p.d[0]); err != nil {
+			return nil, err
+		}
+		if err := b.g.Record(ev[evCompEnd], s); err != nil {
+			return nil, err
+		}
+		if err := b.g.Synchronize(0); err != nil {
+			return nil, err
+		}
+		t, err := b.g.Elapsed(ev[evStart], ev[evCompEnd])
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, t)
+	}
+	return out, nil
+}

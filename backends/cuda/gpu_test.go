@@ -1,0 +1,151 @@
+package cuda
+
+import (
+	"context"
+	"testing"
+
+	"github.com/c3lab/c3lab/backends"
+	"github.com/c3lab/c3lab/profiler"
+	"github.com/c3lab/c3lab/scenarios"
+)
+
+// openGPU opens the real backend, skipping only when this machine has no
+// NVIDIA driver or GPU at all; any other failure fails the test.
+func openGPU(t *testing.T) *Backend {
+	t.Helper()
+	b, err := Open(Options{})
+	if err != nil {
+		if IsMissingDriver(err) {
+			t.Skipf("no NVIDIA driver or GPU on this machine: %v", err)
+		}
+		t.Fatalf("the cuda backend failed to open on a machine with a driver: %v", err)
+	}
+	t.Cleanup(func() {
+		if err := b.Close(); err != nil {
+			t.Errorf("close: %v", err)
+		}
+	})
+	return b
+}
+
+func needGPUs(t *testing.T, b *Backend, n int) {
+	t.Helper()
+	if got := len(b.Devices()); got < n {
+		t.Skipf("needs %d GPUs, this node has %d", n, got)
+	}
+}
+
+func gpuScenario(coll scenarios.Collective, bytes scenarios.ByteSize) scenarios.Scenario {
+	return scenarios.Scenario{
+		Name: "gpu-test", GPUs: 2,
+		Compute: scenarios.ComputeOp{Kind: scenarios.GEMM, M: 8192, N: 8192, K: 8192, DType: scenarios.BF16},
+		Comm:    scenarios.CommOp{Collective: coll, Bytes: bytes},
+	}
+}
+
+func TestGPUDoctor(t *testing.T) {
+	r := Probe()
+	if !r.Usable && IsMissingDriverReason(r) {
+		t.Skipf("no NVIDIA driver or GPU: %s", r.Reason)
+	}
+	if !r.Usable {
+		t.Fatalf("doctor: %s", r.Reason)
+	}
+	for _, l := range r.Libraries {
+		t.Logf("%s %s", l.Name, l.Version)
+	}
+	for _, d := range r.Devices {
+		t.Logf("GPU %d %s %s %d SMs, %d CEs, prio %d..%d, green %v, peers %v", d.Index, d.Name, d.Arch, d.SMs, d.CopyEngines, d.PriorityLeast, d.PriorityGreatest, d.GreenContexts, d.PeerAccess)
+	}
+}
+
+// Every collective and dtype is checked against a reference inside Run.
+func TestGPUOpsCorrect(t *testing.T) {
+	b := openGPU(t)
+	needGPUs(t, b, 2)
+	for _, coll := range scenarios.Collectives {
+		sc := gpuScenario(coll, 64<<20)
+		if _, err := b.Run(context.Background(), backends.Experiment{Scenario: sc, Mode: backends.ModeComm, Reps: 3}, nil); err != nil {
+			t.Errorf("%s: %v", coll, err)
+		}
+	}
+	for _, d := range scenarios.DTypes {
+		sc := gpuScenario(scenarios.AllGather, 16<<20)
+		sc.Compute = scenarios.ComputeOp{Kind: scenarios.GEMM, M: 4096, N: 2048, K: 1024, DType: d}
+		if _, err := b.Run(context.Background(), backends.Experiment{Scenario: sc, Mode: backends.ModeCompute, Reps: 3}, nil); err != nil {
+			t.Errorf("GEMM %s: %v", d, err)
+		}
+	}
+	sc := gpuScenario(scenarios.AllGather, 16<<20)
+	sc.Compute = scenarios.ComputeOp{Kind: scenarios.Stream, Bytes: 1 << 30}
+	r, err := profiler.Measure(context.Background(), b, sc, scenarios.Strategy{}, profiler.Options{Reps: 10, IsolatedOnly: true})
+	if err != nil {
+		t.Fatalf("stream op: %v", err)
+	}
+	t.Logf("stream op 1 GiB: %.1f µs = %.2f TB/s (read + write)", r.TComp.Median/1e3, 2*float64(1<<30)/r.TComp.Median/1e3)
+}
+
+// A partition really confines the GEMM: on 16 SMs it is several times slower.
+func TestGPUPartitionLimitsSMs(t *testing.T) {
+	b := openGPU(t)
+	sc := gpuScenario(scenarios.AllGather, 16<<20)
+	sc.GPUs = min(2, len(b.Devices()))
+	time := func(st scenarios.Strategy) float64 {
+		res, err := b.Run(context.Background(), backends.Experiment{Scenario: sc, Strategy: st, Mode: backends.ModeCompute, Reps: 10, Warmup: 3}, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var c []int64
+		for _, r := range res.Reps {
+			c = append(c, r.Compute)
+		}
+		return profiler.Summarize(c).Median
+	}
+	full, on16 := time(scenarios.Strategy{}), time(scenarios.Strategy{ComputeSMs: 16})
+	t.Logf("GEMM 8192^3 bf16: %.0f µs on 132 SMs, %.0f µs on 16 SMs (%.2fx)", full/1e3, on16/1e3, on16/full)
+	if on16 < 4*full {
+		t.Errorf("a GEMM on 16 SMs ran only %.2fx slower than on all; the partition is not confining it", on16/full)
+	}
+}
+
+// Priority and launch order change what the collective gets next to a GEMM.
+func TestGPUStrategiesTakeEffect(t *testing.T) {
+	b := openGPU(t)
+	needGPUs(t, b, 2)
+	sc := gpuScenario(scenarios.AllGather, 256<<20)
+	for _, st := range []scenarios.Strategy{{}, {Launch: scenarios.CommFirst, CommPriority: -5}, {CommSMs: 32}, {CommCTAs: 8}, {GEMMSMTarget: 100}} {
+		r, err := profiler.Measure(context.Background(), b, sc, st, profiler.Options{Reps: 10})
+		if err != nil {
+			t.Fatalf("%s: %v", st, err)
+		}
+		f, _ := r.Fraction()
+		t.Logf("%-22s T_comp %7.1f µs  T_comm %7.1f µs  T_c3 %7.1f µs  F %5.1f%%  slowdowns %.2f / %.2f  busbw %.0f GB/s",
+			st, r.TComp.Median/1e3, r.TComm.Median/1e3, r.TC3.Median/1e3, f*100, r.CompSlowdown, r.CommSlowdown, r.BusBW/1e9)
+	}
+}
+
+// Ctrl-C: a cancelled run stops, the GPUs are idle, nothing leaks.
+func TestGPUCancel(t *testing.T) {
+	b := openGPU(t)
+	needGPUs(t, b, 2)
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	_, err := b.Run(ctx, backends.Experiment{Scenario: gpuScenario(scenarios.AllGather, 64<<20), Mode: backends.ModeConcurrent, Reps: 100}, nil)
+	if err == nil {
+		t.Fatal("a cancelled run returned no error")
+	}
+	if _, err := b.Run(context.Background(), backends.Experiment{Scenario: gpuScenario(scenarios.AllGather, 64<<20), Mode: backends.ModeConcurrent, Reps: 2}, nil); err != nil {
+		t.Errorf("after a cancel the backend should run again: %v", err)
+	}
+}
+
+// Too large for GPU memory: a clear error before anything is allocated.
+func TestGPUTooLarge(t *testing.T) {
+	b := openGPU(t)
+	needGPUs(t, b, 2)
+	_, err := b.Run(context.Background(), backends.Experiment{Scenario: gpuScenario(scenarios.AllGather, 100<<30), Mode: backends.ModeComm, Reps: 1}, nil)
+	if err == nil {
+		t.Fatal("a 100 GiB-per-rank all-gather ran")
+	}
+	t.Logf("too large: %v", err)
+}

@@ -1,0 +1,556 @@
+package cuda
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+
+	"github.com/c3lab/c3lab/native"
+	"github.com/c3lab/c3lab/scenarios"
+)
+
+// libs are the loaded NVIDIA libraries.
+type libs struct {
+	drv   *native.Driver
+	blas  *native.CUBLASLt
+	nccl  *native.NCCL
+	nvrtc *native.NVRTC
+}
+
+// openLibs loads every library the backend needs; the first that is missing
+// is returned as a *native.MissingLibraryError.
+func openLibs() (*libs, error) {
+	var l libs
+	var err error
+	if l.drv, err = native.OpenDriver(); err != nil {
+		return nil, err
+	}
+	if l.blas, err = native.OpenCUBLASLt(); err != nil {
+		return nil, err
+	}
+	if l.nccl, err = native.OpenNCCL(); err != nil {
+		return nil, err
+	}
+	if l.nvrtc, err = native.OpenNVRTC(); err != nil {
+		return nil, err
+	}
+	return &l, nil
+}
+
+// device is one GPU's native state.
+type device struct {
+	info   devInfo
+	handle native.Device
+	ctx    native.Context
+	blas   native.BLASHandle
+	stream native.Function // c3lab's streaming kernel
+	module native.Module
+	// green partitions by group size: [0] the group, [1] the rest.
+	green map[int][2]native.GreenContext
+	plans map[gemmSpec]*native.GEMMPlan
+	ws    map[gemmSpec]native.DevPtr
+}
+
+// nativeGPU implements gpu over package native.
+type nativeGPU struct {
+	l       *libs
+	devs    []*device
+	bufs    map[bufID]nbuf
+	streams map[streamID]nstream
+	events  map[eventID]nevent
+	comms   map[commSpec][]native.Comm
+	next    int
+}
+
+type nbuf struct {
+	dev   int
+	p     native.DevPtr
+	bytes int64
+}
+
+type nstream struct {
+	dev int
+	s   native.Stream
+}
+
+type nevent struct {
+	dev int
+	e   native.Event
+}
+
+// maxGEMMWorkspace is the scratch memory a GEMM plan may ask for.
+const maxGEMMWorkspace = 64 << 20
+
+// newNativeGPU initialises the driver and every visible device: primary
+// contexts, peer access between all pairs, a cuBLASLt handle each, and
+// c3lab's kernels compiled for the device's architecture.
+func newNativeGPU(l *libs) (*nativeGPU, error) {
+	if err := l.drv.Init(); err != nil {
+		return nil, fmt.Errorf("initialising the CUDA driver: %w", err)
+	}
+	n, err := l.drv.DeviceCount()
+	if err != nil {
+		return nil, err
+	}
+	if n == 0 {
+		return nil, errors.New("the CUDA driver sees no GPU")
+	}
+	g := &nativeGPU{l: l, bufs: map[bufID]nbuf{}, streams: map[streamID]nstream{}, events: map[eventID]nevent{}, comms: map[commSpec][]native.Comm{}}
+	for i := range n {
+		d, err := g.openDevice(i)
+		if err != nil {
+			g.Close()
+			return nil, fmt.Errorf("GPU %d: %w", i, err)
+		}
+		g.devs = append(g.devs, d)
+	}
+	for i, a := range g.devs {
+		for j, b := range g.devs {
+			if i == j {
+				continue
+			}
+			ok, err := l.drv.CanAccessPeer(a.handle, b.handle)
+			if err != nil || !ok {
+				continue // collectives fall back to NCCL's own paths
+			}
+			if err := g.current(i); err != nil {
+				return nil, err
+			}
+			if err := l.drv.EnablePeerAccess(b.ctx); err != nil {
+				g.Close()
+				return nil, fmt.Errorf("enabling peer access GPU %d -> %d: %w", i, j, err)
+			}
+		}
+	}
+	return g, nil
+}
+
+func (g *nativeGPU) openDevice(i int) (*device, error) {
+	drv := g.l.drv
+	h, err := drv.Device(i)
+	if err != nil {
+		return nil, err
+	}
+	d := &device{handle: h, green: map[int][2]native.GreenContext{}, plans: map[gemmSpec]*native.GEMMPlan{}, ws: map[gemmSpec]native.DevPtr{}}
+	if d.info.Name, err = drv.DeviceName(h); err != nil {
+		return nil, err
+	}
+	d.info.UUID, _ = drv.UUID(h)
+	attr := func(a int) int { v, _ := drv.Attribute(h, a); return v }
+	d.info.SMs = attr(native.AttrMultiprocessorCount)
+	d.info.CopyEngines = attr(native.AttrAsyncEngineCount)
+	d.info.CCMajor, d.info.CCMinor = attr(native.AttrComputeCapMajor), attr(native.AttrComputeCapMinor)
+	d.info.MemoryBytes, _ = drv.TotalMemory(h)
+	d.info.Green = drv.HasGreenContexts() && d.info.CCMajor >= 9
+	d.info.SMStep = 8
+	if d.ctx, err = drv.PrimaryContext(h); err != nil {
+		return nil, err
+	}
+	if err := drv.SetCurrent(d.ctx); err != nil {
+		return nil, err
+	}
+	if d.info.PriorityLeast, d.info.PriorityGreatest, err = drv.PriorityRange(); err != nil {
+		return nil, err
+	}
+	if d.blas, err = g.l.blas.NewHandle(); err != nil {
+		return nil, err
+	}
+	arch := fmt.Sprintf("sm_%d%d", d.info.CCMajor, d.info.CCMinor)
+	cubin, err := g.l.nvrtc.CompileCached("stream.cu", arch, kernelCacheDir())
+	if err != nil {
+		return nil, fmt.Errorf("compiling c3lab's kernels for %s: %w", arch, err)
+	}
+	if d.module, err = drv.LoadModule(cubin); err != nil {
+		return nil, err
+	}
+	if d.stream, err = drv.Function(d.module, native.StreamKernel); err != nil {
+		return nil, err
+	}
+	return d, nil
+}
+
+// kernelCacheDir is where compiled kernels are kept between runs.
+func kernelCacheDir() string {
+	dir, err := os.UserCacheDir()
+	if err != nil {
+		return ""
+	}
+	return filepath.Join(dir, "c3lab", "kernels")
+}
+
+func (g *nativeGPU) current(dev int) error { return g.l.drv.SetCurrent(g.devs[dev].ctx) }
+
+func (g *nativeGPU) id() int { g.next++; return g.next }
+
+func (g *nativeGPU) Devices() []devInfo {
+	out := make([]devInfo, len(g.devs))
+	for i, d := range g.devs {
+		out[i] = d.info
+	}
+	return out
+}
+
+func (g *nativeGPU) FreeMemory(dev int) (int64, error) {
+	if err := g.current(dev); err != nil {
+		return 0, err
+	}
+	free, _, err := g.l.drv.MemInfo()
+	return free, err
+}
+
+func (g *nativeGPU) Alloc(dev int, bytes int64) (bufID, error) {
+	if err := g.current(dev); err != nil {
+		return 0, err
+	}
+	p, err := g.l.drv.Alloc(bytes)
+	if err != nil {
+		return 0, err
+	}
+	id := bufID(g.id())
+	g.bufs[id] = nbuf{dev, p, bytes}
+	return id, nil
+}
+
+func (g *nativeGPU) Free(b bufID) error {
+	nb, ok := g.bufs[b]
+	if !ok {
+		return fmt.Errorf("free of unknown buffer %d", b)
+	}
+	delete(g.bufs, b)
+	if err := g.current(nb.dev); err != nil {
+		return err
+	}
+	return g.l.drv.Free(nb.p)
+}
+
+func (g *nativeGPU) Upload(b bufID, data []byte) error {
+	nb := g.bufs[b]
+	if int64(len(data)) > nb.bytes {
+		return fmt.Errorf("upload of %d bytes into a %d-byte buffer", len(data), nb.bytes)
+	}
+	if err := g.current(nb.dev); err != nil {
+		return err
+	}
+	return g.l.drv.CopyToDevice(nb.p, data)
+}
+
+func (g *nativeGPU) Download(b bufID, out []byte) error {
+	nb := g.bufs[b]
+	if int64(len(out)) > nb.bytes {
+		return fmt.Errorf("download of %d bytes from a %d-byte buffer", len(out), nb.bytes)
+	}
+	if err := g.current(nb.dev); err != nil {
+		return err
+	}
+	return g.l.drv.CopyToHost(out, nb.p)
+}
+
+func (g *nativeGPU) Stream(dev int, spec streamSpec) (streamID, error) {
+	if err := g.current(dev); err != nil {
+		return 0, err
+	}
+	var s native.Stream
+	var err error
+	if spec.Partition.GroupSMs == 0 {
+		s, err = g.l.drv.NewStream(spec.Priority)
+	} else {
+		var gc native.GreenContext
+		if gc, err = g.green(dev, spec.Partition); err == nil {
+			s, err = g.l.drv.GreenStream(gc, spec.Priority)
+		}
+	}
+	if err != nil {
+		return 0, err
+	}
+	id := streamID(g.id())
+	g.streams[id] = nstream{dev, s}
+	return id, nil
+}
+
+// green returns (creating once) the green context of one side of a split.
+func (g *nativeGPU) green(dev int, p partition) (native.GreenContext, error) {
+	d := g.devs[dev]
+	pair, ok := d.green[p.GroupSMs]
+	if !ok {
+		group, rest, got, _, err := g.l.drv.GreenPartition(d.handle, p.GroupSMs, true)
+		if err != nil {
+			return native.GreenContext{}, err
+		}
+		if got != p.GroupSMs {
+			g.l.drv.DestroyGreenContext(group)
+			g.l.drv.DestroyGreenContext(rest)
+			return native.GreenContext{}, fmt.Errorf("asked the driver for a %d-SM partition and got %d SMs", p.GroupSMs, got)
+		}
+		pair = [2]native.GreenContext{group, rest}
+		d.green[p.GroupSMs] = pair
+	}
+	if p.Rest {
+		return pair[1], nil
+	}
+	return pair[0], nil
+}
+
+func (g *nativeGPU) Event(dev int) (eventID, error) {
+	if err := g.current(dev); err != nil {
+		return 0, err
+	}
+	e, err := g.l.drv.NewEvent(native.EventDefault)
+	if err != nil {
+		return 0, err
+	}
+	id := eventID(g.id())
+	g.events[id] = nevent{dev, e}
+	return id, nil
+}
+
+func (g *nativeGPU) Record(e eventID, s streamID) error {
+	ev, st := g.events[e], g.streams[s]
+	if err := g.current(st.dev); err != nil {
+		return err
+	}
+	return g.l.drv.Record(ev.e, st.s)
+}
+
+func (g *nativeGPU) Wait(s streamID, e eventID) error {
+	ev, st := g.events[e], g.streams[s]
+	if err := g.current(st.dev); err != nil {
+		return err
+	}
+	return g.l.drv.WaitEvent(st.s, ev.e)
+}
+
+func (g *nativeGPU) Done(e eventID) (bool, error) {
+	ev := g.events[e]
+	if err := g.current(ev.dev); err != nil {
+		return false, err
+	}
+	return g.l.drv.EventDone(ev.e)
+}
+
+func (g *nativeGPU) Elapsed(from, to eventID) (int64, error) {
+	a, b := g.events[from], g.events[to]
+	if a.dev != b.dev {
+		return 0, fmt.Errorf("events of GPUs %d and %d cannot be compared", a.dev, b.dev)
+	}
+	if err := g.current(a.dev); err != nil {
+		return 0, err
+	}
+	return g.l.drv.Elapsed(a.e, b.e)
+}
+
+// blasType maps an element type to cuBLASLt's operand and output types.
+func blasType(d scenarios.DType) (ab, out int) {
+	switch d {
+	case scenarios.FP16:
+		return native.TypeF16, native.TypeF16
+	case scenarios.FP8:
+		return native.TypeF8E4M3, native.TypeBF16
+	case scenarios.FP32:
+		return native.TypeF32, native.TypeF32
+	}
+	return native.TypeBF16, native.TypeBF16
+}
+
+func (g *nativeGPU) GEMM(s streamID, spec gemmSpec, a, b, d bufID) error {
+	st := g.streams[s]
+	dev := g.devs[st.dev]
+	if err := g.current(st.dev); err != nil {
+		return err
+	}
+	plan, ok := dev.plans[spec]
+	if !ok {
+		ab, out := blasType(spec.DType)
+		p, err := g.l.blas.PlanGEMM(dev.blas, spec.M, spec.N, spec.K, ab, out, spec.SMTarget, maxGEMMWorkspace)
+		if err != nil {
+			return err
+		}
+		if p.Workspace > 0 {
+			ws, err := g.l.drv.Alloc(p.Workspace)
+			if err != nil {
+				g.l.blas.DestroyPlan(p)
+				return err
+			}
+			dev.ws[spec] = ws
+		}
+		dev.plans[spec], plan = p, p
+	}
+	return g.l.blas.Run(dev.blas, plan, g.bufs[a].p, g.bufs[b].p, g.bufs[d].p, dev.ws[spec], st.s)
+}
+
+func (g *nativeGPU) StreamOp(s streamID, in, out bufID, bytes int64) error {
+	st := g.streams[s]
+	if err := g.current(st.dev); err != nil {
+		return err
+	}
+	words := bytes / 16
+	perCTA := int64(native.StreamThreads * native.StreamWordsPerThread)
+	grid := (words + perCTA - 1) / perCTA
+	if grid > 1<<31-1 {
+		return fmt.Errorf("stream op of %d bytes needs %d CTAs, more than a launch allows", bytes, grid)
+	}
+	return g.l.drv.Launch(g.devs[st.dev].stream, uint32(grid), native.StreamThreads, st.s, uint64(g.bufs[in].p), uint64(g.bufs[out].p), uint64(words))
+}
+
+// communicators returns (creating once) the communicators of a config.
+func (g *nativeGPU) communicators(spec commSpec) ([]native.Comm, error) {
+	if c, ok := g.comms[spec]; ok {
+		return c, nil
+	}
+	nccl := g.l.nccl
+	id, err := nccl.NewUniqueID()
+	if err != nil {
+		return nil, err
+	}
+	cfg := native.CommConfig{MaxCTAs: spec.MaxCTAs, CTAPolicy: -1}
+	if spec.MaxCTAs > 0 {
+		cfg.MinCTAs = min(spec.MaxCTAs, 1)
+	}
+	if spec.Ranks < 1 || spec.Ranks > len(g.devs) {
+		return nil, fmt.Errorf("a communicator of %d ranks on a node of %d GPUs", spec.Ranks, len(g.devs))
+	}
+	comms := make([]native.Comm, spec.Ranks)
+	if err := nccl.GroupStart(); err != nil {
+		return nil, err
+	}
+	var initErr error
+	for r := range spec.Ranks {
+		if err := g.current(r); err != nil {
+			initErr = err
+			break
+		}
+		if comms[r], err = nccl.InitRank(id, spec.Ranks, r, cfg); err != nil {
+			initErr = err
+			break
+		}
+	}
+	if err := nccl.GroupEnd(); err != nil && initErr == nil {
+		initErr = err
+	}
+	if initErr != nil {
+		return nil, fmt.Errorf("creating NCCL communicators: %w", initErr)
+	}
+	g.comms[spec] = comms
+	return comms, nil
+}
+
+func (g *nativeGPU) Collective(c collective, send, recv []bufID, streams []streamID) error {
+	comms, err := g.communicators(c.Comm)
+	if err != nil {
+		return err
+	}
+	nccl := g.l.nccl
+	if err := nccl.GroupStart(); err != nil {
+		return err
+	}
+	var callErr error
+	for r := range comms {
+		if err := g.current(r); err != nil {
+			callErr = err
+			break
+		}
+		sb, rb, st := g.bufs[send[r]].p, g.bufs[recv[r]].p, g.streams[streams[r]].s
+		switch c.Kind {
+		case scenarios.AllGather:
+			callErr = nccl.AllGather(sb, rb, c.Count, native.NCCLBF16, comms[r], st)
+		case scenarios.ReduceScatter:
+			callErr = nccl.ReduceScatter(sb, rb, c.Count, native.NCCLBF16, comms[r], st)
+		case scenarios.AllReduce:
+			callErr = nccl.AllReduce(sb, rb, c.Count, native.NCCLBF16, comms[r], st)
+		case scenarios.AllToAll:
+			callErr = nccl.AlltoAll(sb, rb, c.Count, 2, native.NCCLBF16, len(comms), comms[r], st)
+		default:
+			callErr = fmt.Errorf("collective %q is not supported", c.Kind)
+		}
+		if callErr != nil {
+			break
+		}
+	}
+	if err := nccl.GroupEnd(); err != nil && callErr == nil {
+		callErr = err
+	}
+	return callErr
+}
+
+func (g *nativeGPU) Abort() error {
+	var errs []error
+	for spec, comms := range g.comms {
+		for r, c := range comms {
+			if err := g.current(r); err == nil {
+				errs = append(errs, g.l.nccl.Abort(c))
+			}
+		}
+		delete(g.comms, spec)
+	}
+	return errors.Join(errs...)
+}
+
+func (g *nativeGPU) Synchronize(dev int) error {
+	if err := g.current(dev); err != nil {
+		return err
+	}
+	return g.l.drv.Synchronize()
+}
+
+// Close frees everything: buffers, events, streams, communicators, plans,
+// green contexts, modules, handles, and releases the primary contexts.
+func (g *nativeGPU) Close() error {
+	drv := g.l.drv
+	var errs []error
+	for i := range g.devs {
+		if g.current(i) == nil {
+			errs = append(errs, drv.Synchronize())
+		}
+	}
+	for spec, comms := range g.comms {
+		for r, c := range comms {
+			if g.current(r) == nil {
+				errs = append(errs, g.l.nccl.Destroy(c))
+			}
+		}
+		delete(g.comms, spec)
+	}
+	for id, e := range g.events {
+		if g.current(e.dev) == nil {
+			errs = append(errs, drv.DestroyEvent(e.e))
+		}
+		delete(g.events, id)
+	}
+	for id, s := range g.streams {
+		if g.current(s.dev) == nil {
+			errs = append(errs, drv.DestroyStream(s.s))
+		}
+		delete(g.streams, id)
+	}
+	for id, b := range g.bufs {
+		if g.current(b.dev) == nil {
+			errs = append(errs, drv.Free(b.p))
+		}
+		delete(g.bufs, id)
+	}
+	for i, d := range g.devs {
+		if g.current(i) != nil {
+			continue
+		}
+		for spec, p := range d.plans {
+			g.l.blas.DestroyPlan(p)
+			if ws, ok := d.ws[spec]; ok {
+				errs = append(errs, drv.Free(ws))
+			}
+		}
+		for _, pair := range d.green {
+			for _, gc := range pair {
+				if gc != (native.GreenContext{}) {
+					errs = append(errs, drv.DestroyGreenContext(gc))
+				}
+			}
+		}
+		if d.module != (native.Module{}) {
+			errs = append(errs, drv.UnloadModule(d.module))
+		}
+		g.l.blas.DestroyHandle(d.blas)
+		errs = append(errs, drv.ReleasePrimaryContext(d.handle))
+	}
+	g.devs = nil
+	return errors.Join(errs...)
+}

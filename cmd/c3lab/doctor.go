@@ -1,0 +1,87 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	"github.com/c3lab/c3lab/backends/cuda"
+	"github.com/c3lab/c3lab/profiler"
+)
+
+// doctorReport is `c3lab doctor --json`.
+type doctorReport struct {
+	CUDA    cuda.Report         `json:"cuda"`
+	NVML    profiler.NVMLReport `json:"nvml"`
+	Backend string              `json:"default_backend"`
+	Note    string              `json:"note"`
+}
+
+func runDoctor(_ context.Context, args []string, s stdio) error {
+	fs := newFlags("doctor", "doctor [--json]", s)
+	asJSON := fs.Bool("json", false, "print the report as JSON")
+	if err := parseFlags(fs, args); err != nil {
+		return err
+	}
+	r := doctorReport{CUDA: cuda.Probe(), NVML: profiler.ProbeNVML(), Backend: "cuda"}
+	if r.CUDA.Usable {
+		r.Note = fmt.Sprintf("c3lab runs on these %d GPU(s) by default (--backend cuda)", len(r.CUDA.Devices))
+	} else {
+		r.Backend = "sim"
+		r.Note = "no usable GPU (" + r.CUDA.Reason + "): c3lab uses the simulator (H200 profile)"
+	}
+	if *asJSON {
+		return writeJSON(s.out, r)
+	}
+	w := s.out
+	fmt.Fprintf(w, "cuda driver API  %s\n", orDash(r.CUDA.CUDA))
+	if r.NVML.Available {
+		fmt.Fprintf(w, "driver           %s (NVML %s)\n", r.NVML.Driver, r.NVML.Version)
+	} else {
+		fmt.Fprintf(w, "NVML             %s\n", r.NVML.Error)
+	}
+	fmt.Fprintln(w, "libraries")
+	for _, l := range r.CUDA.Libraries {
+		mark := "ok     " + l.Version
+		if !l.Found {
+			mark = "MISSING " + l.Error
+		}
+		fmt.Fprintf(w, "  %-16s %-40s (%s)\n", l.Name, mark, l.NeededFor)
+	}
+	nv := map[int]profiler.NVMLDevice{}
+	for _, d := range r.NVML.Devices {
+		nv[d.Index] = d
+	}
+	for _, d := range r.CUDA.Devices {
+		fmt.Fprintf(w, "GPU %d  %s (%s), %s, %d SMs, %.0f GiB, %d copy engines\n", d.Index, d.Name, d.UUID, d.Arch, d.SMs, float64(d.MemoryBytes)/(1<<30), d.CopyEngines)
+		fmt.Fprintf(w, "       stream priorities %d (lowest) .. %d (highest), green contexts %s, peer access to %v\n",
+			d.PriorityLeast, d.PriorityGreatest, yesNo(d.GreenContexts), d.PeerAccess)
+		if n, ok := nv[d.Index]; ok {
+			var peers []string
+			for p, links := range n.NVLinkPeers {
+				name := fmt.Sprintf("GPU %d", p)
+				if p < 0 {
+					name = "switch"
+				}
+				peers = append(peers, fmt.Sprintf("%d to %s", links, name))
+			}
+			fmt.Fprintf(w, "       NVLink %d active links (%s), GPM %s\n", n.NVLinksActive, strings.Join(peers, ", "), yesNo(n.GPM))
+		}
+	}
+	fmt.Fprintln(w, r.Note)
+	return nil
+}
+
+func yesNo(b bool) string {
+	if b {
+		return "yes"
+	}
+	return "no"
+}
+
+func orDash(s string) string {
+	if s == "" {
+		return "-"
+	}
+	return s
+}

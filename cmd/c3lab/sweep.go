@@ -1,0 +1,178 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/c3lab/c3lab/backends/cuda"
+	"github.com/c3lab/c3lab/profiler"
+	"github.com/c3lab/c3lab/scenarios"
+)
+
+// sweepFile is what `c3lab sweep --out` writes: the results with everything
+// needed to know where they came from.
+type sweepFile struct {
+	Tool       string                     `json:"tool"`
+	Version    versionInfo                `json:"c3lab"`
+	Date       string                     `json:"date"`
+	Host       string                     `json:"host"`
+	Backend    string                     `json:"backend"`
+	Devices    any                        `json:"devices"`
+	CUDA       *cuda.Report               `json:"cuda,omitempty"`
+	NVML       *profiler.NVMLReport       `json:"nvml,omitempty"`
+	Reps       int                        `json:"reps"`
+	Grid       []profiler.NamedStrategy   `json:"strategies"`
+	Summary    []profiler.StrategySummary `json:"summary"`
+	Results    []profiler.SweepEntry      `json:"results"`
+	Incomplete string                     `json:"incomplete,omitempty"`
+}
+
+func runSweep(ctx context.Context, args []string, s stdio) error {
+	fs := newFlags("sweep", "sweep [--backend auto|cuda|sim] [--suite default] [--scenarios A,B] [--strategies X,Y] [--reps N] --out FILE.json [--force] [--json]", s)
+	var be backendFlag
+	be.register(fs)
+	suite := fs.String("suite", "default", "the scenario suite: default (the built-in suite)")
+	only := fs.String("scenarios", "", "comma-separated scenario names to run instead of the whole suite")
+	strategies := fs.String("strategies", "", "comma-separated strategies from the default grid (baseline, comm-first+prio, comm-sms-16, comm-sms-32, comm-sms-64, ctas-8, ctas-16); default all")
+	reps := fs.Int("reps", 0, "timed repetitions per run; 0 = each scenario's own")
+	out := fs.String("out", "", "write the results to this JSON file")
+	force := fs.Bool("force", false, "overwrite --out if it exists")
+	asJSON := fs.Bool("json", false, "print the summary as JSON on stdout; no progress on stderr")
+	if err := parseFlags(fs, args); err != nil {
+		return err
+	}
+	if *suite != "default" {
+		return badInput("unknown suite %q; allowed default", *suite)
+	}
+	if *out != "" && !*force {
+		if _, err := os.Stat(*out); err == nil {
+			return badInput("%s exists; pick another --out or add --force", *out)
+		}
+	}
+	grid, err := profiler.ParseGrid(splitList(*strategies))
+	if err != nil {
+		return usageError{err}
+	}
+	list := scenarios.Builtin()
+	if names := splitList(*only); len(names) > 0 {
+		list = nil
+		for _, n := range names {
+			sc, err := scenarios.Find(n)
+			if err != nil {
+				return scenarioError(err)
+			}
+			list = append(list, sc)
+		}
+	}
+	b, err := be.openTelling(s.errOut, *asJSON)
+	if err != nil {
+		return err
+	}
+	defer b.Close()
+	var progress profiler.Progress
+	if !*asJSON {
+		progress = func(done, total int, current string, eta time.Duration) {
+			line := fmt.Sprintf("sweep %d/%d", done, total)
+			if current != "" {
+				line += "  " + current
+			}
+			if eta > 0 {
+				line += fmt.Sprintf("  ETA %s", eta.Round(time.Second))
+			}
+			if s.terminal {
+				fmt.Fprintf(s.errOut, "\r\033[K%s", line)
+				if done == total {
+					fmt.Fprintln(s.errOut)
+				}
+			} else if done == total || done%10 == 0 {
+				fmt.Fprintln(s.errOut, line)
+			}
+		}
+	}
+	entries, runErr := profiler.Sweep(ctx, b, list, grid, profiler.Options{Reps: *reps}, progress)
+	f := sweepFile{
+		Tool: "c3lab sweep", Version: currentVersion(), Date: time.Now().UTC().Format(time.RFC3339),
+		Backend: b.Name(), Devices: b.Devices(), Reps: *reps, Grid: grid,
+		Summary: profiler.SummarizeSweep(entries, grid), Results: entries,
+	}
+	f.Host, _ = os.Hostname()
+	if b.Name() == "cuda" {
+		r, n := cuda.Probe(), profiler.ProbeNVML()
+		f.CUDA, f.NVML = &r, &n
+	}
+	if runErr != nil {
+		f.Incomplete = runErr.Error()
+	}
+	if *out != "" {
+		if err := writeFileAtomic(*out, f); err != nil {
+			return err
+		}
+	}
+	if *asJSON {
+		if err := writeJSON(s.out, f.Summary); err != nil {
+			return err
+		}
+	} else {
+		writeSummary(s, f)
+	}
+	if runErr != nil {
+		return fmt.Errorf("sweep stopped after %d of %d runs: %w", len(entries), len(list)*len(grid), runErr)
+	}
+	return nil
+}
+
+func writeSummary(s stdio, f sweepFile) {
+	fmt.Fprintf(s.out, "%-18s %8s  %s\n", "strategy", "% ideal", "by class (gemm-long / balanced / comm-long), runs")
+	for _, x := range f.Summary {
+		mean := "   n/a"
+		if x.MeanFraction != nil {
+			mean = fmt.Sprintf("%6.1f", *x.MeanFraction*100)
+		}
+		cls := func(c profiler.Class) string {
+			if v, ok := x.ByClass[c]; ok {
+				return fmt.Sprintf("%.1f", v*100)
+			}
+			return "-"
+		}
+		failed := ""
+		if x.Failed > 0 {
+			failed = fmt.Sprintf(", %d failed", x.Failed)
+		}
+		fmt.Fprintf(s.out, "%-18s %8s  %s / %s / %s, %d runs%s\n", x.Strategy, mean, cls(profiler.GEMMLong), cls(profiler.Balanced), cls(profiler.CommLong), x.N, failed)
+	}
+}
+
+// writeFileAtomic writes v as JSON to a temporary file beside path and
+// renames it into place, so no half-written file is ever left under path.
+func writeFileAtomic(path string, v any) error {
+	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".*")
+	if err != nil {
+		return fmt.Errorf("writing %s: %w", path, err)
+	}
+	werr := writeJSON(tmp, v)
+	cerr := tmp.Close()
+	if err := errors.Join(werr, cerr); err != nil {
+		os.Remove(tmp.Name())
+		return fmt.Errorf("writing %s: %w", path, err)
+	}
+	if err := os.Rename(tmp.Name(), path); err != nil {
+		os.Remove(tmp.Name())
+		return fmt.Errorf("writing %s: %w", path, err)
+	}
+	return nil
+}
+
+func splitList(s string) []string {
+	var out []string
+	for _, p := range strings.Split(s, ",") {
+		if p = strings.TrimSpace(p); p != "" {
+			out = append(out, p)
+		}
+	}
+	return out
+}

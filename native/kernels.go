@@ -1,0 +1,67 @@
+package native
+
+import (
+	"crypto/sha256"
+	"embed"
+	"encoding/hex"
+	"fmt"
+	"os"
+	"path/filepath"
+)
+
+//go:embed kernels/*.cu
+var kernelSources embed.FS
+
+// Kernel names and launch shapes of c3lab's own kernels.
+const (
+	// StreamKernel reads and writes 16-byte words; StreamThreads threads
+	// per CTA, each handling StreamWordsPerThread words.
+	StreamKernel         = "c3_stream"
+	StreamThreads        = 256
+	StreamWordsPerThread = 8
+)
+
+// KernelSource returns the CUDA C source of one of c3lab's kernel files
+// ("stream.cu").
+func KernelSource(file string) (string, error) {
+	b, err := kernelSources.ReadFile("kernels/" + file)
+	if err != nil {
+		return "", fmt.Errorf("kernel source %s: %w", file, err)
+	}
+	return string(b), nil
+}
+
+// CompileCached compiles a kernel file for arch ("sm_90") with NVRTC, or
+// returns the cubin cached under cacheDir from an earlier compile of the
+// same source by the same NVRTC. An empty cacheDir disables the cache; a
+// cache that cannot be written is skipped silently (the cubin still comes
+// back).
+func (r *NVRTC) CompileCached(file, arch, cacheDir string) ([]byte, error) {
+	src, err := KernelSource(file)
+	if err != nil {
+		return nil, err
+	}
+	ma, mi := r.Version()
+	sum := sha256.Sum256([]byte(fmt.Sprintf("%s\x00%s\x00nvrtc %d.%d", src, arch, ma, mi)))
+	key := hex.EncodeToString(sum[:12])
+	var path string
+	if cacheDir != "" {
+		path = filepath.Join(cacheDir, fmt.Sprintf("%s-%s-%s.cubin", file, arch, key))
+		if b, err := os.ReadFile(path); err == nil && len(b) > 0 {
+			return b, nil
+		}
+	}
+	cubin, err := r.CompileCUBIN(src, file, arch)
+	if err != nil {
+		return nil, err
+	}
+	if path != "" {
+		if os.MkdirAll(cacheDir, 0o755) == nil {
+			tmp := path + ".tmp"
+			if os.WriteFile(tmp, cubin, 0o644) == nil {
+				os.Rename(tmp, path)
+			}
+		}
+	}
+	return cubin, nil
+}

@@ -1,0 +1,254 @@
+// See shim.h. Symbol names follow native/ABI-NOTES.md section 1.2: the
+// versioned exports that CUDA 13.0's cuda.h maps the API names to.
+#include <dlfcn.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "shim.h"
+
+static void *open_first(const char *const *names, char *err, size_t errlen) {
+	for (int i = 0; names[i]; i++) {
+		void *h = dlopen(names[i], RTLD_NOW | RTLD_LOCAL);
+		if (h) return h;
+	}
+	const char *why = dlerror();
+	snprintf(err, errlen, "%s: %s", names[0], why ? why : "not found");
+	return NULL;
+}
+
+// sym loads a required symbol; the first of the alternatives that exists wins.
+#define SYM(t, field, ...)                                                                  \
+	do {                                                                                    \
+		const char *alts[] = {__VA_ARGS__, NULL};                                           \
+		for (int i_ = 0; alts[i_] && !(t)->field; i_++)                                     \
+			*(void **)(&(t)->field) = dlsym((t)->handle, alts[i_]);                         \
+		if (!(t)->field) {                                                                  \
+			snprintf(err, errlen, "symbol %s missing", alts[0]);                            \
+			dlclose((t)->handle);                                                           \
+			(t)->handle = NULL;                                                             \
+			return -1;                                                                      \
+		}                                                                                   \
+	} while (0)
+
+#define OPT(t, field, name) (*(void **)(&(t)->field) = dlsym((t)->handle, name))
+
+int c3_cuda_open(c3_cuda *t, char *err, size_t errlen) {
+	static const char *const names[] = {"libcuda.so.1", "libcuda.so", NULL};
+	memset(t, 0, sizeof *t);
+	t->handle = open_first(names, err, errlen);
+	if (!t->handle) return -1;
+	SYM(t, cuInit, "cuInit");
+	SYM(t, cuDriverGetVersion, "cuDriverGetVersion");
+	SYM(t, cuDeviceGetCount, "cuDeviceGetCount");
+	SYM(t, cuDeviceGet, "cuDeviceGet");
+	SYM(t, cuDeviceGetName, "cuDeviceGetName");
+	SYM(t, cuDeviceGetAttribute, "cuDeviceGetAttribute");
+	SYM(t, cuDeviceTotalMem, "cuDeviceTotalMem_v2");
+	SYM(t, cuDeviceGetUuid, "cuDeviceGetUuid_v2", "cuDeviceGetUuid");
+	SYM(t, cuDevicePrimaryCtxRetain, "cuDevicePrimaryCtxRetain");
+	SYM(t, cuDevicePrimaryCtxRelease, "cuDevicePrimaryCtxRelease_v2");
+	SYM(t, cuCtxSetCurrent, "cuCtxSetCurrent");
+	SYM(t, cuCtxSynchronize, "cuCtxSynchronize"); // the (void) form, not 13.0's _v2(CUcontext)
+	SYM(t, cuCtxGetStreamPriorityRange, "cuCtxGetStreamPriorityRange");
+	SYM(t, cuStreamCreateWithPriority, "cuStreamCreateWithPriority");
+	SYM(t, cuStreamDestroy, "cuStreamDestroy_v2");
+	SYM(t, cuStreamSynchronize, "cuStreamSynchronize");
+	SYM(t, cuStreamWaitEvent, "cuStreamWaitEvent");
+	SYM(t, cuEventCreate, "cuEventCreate");
+	SYM(t, cuEventRecord, "cuEventRecord");
+	SYM(t, cuEventSynchronize, "cuEventSynchronize");
+	SYM(t, cuEventQuery, "cuEventQuery");
+	SYM(t, cuEventElapsedTime, "cuEventElapsedTime_v2", "cuEventElapsedTime");
+	SYM(t, cuEventDestroy, "cuEventDestroy_v2");
+	SYM(t, cuMemAlloc, "cuMemAlloc_v2");
+	SYM(t, cuMemFree, "cuMemFree_v2");
+	SYM(t, cuMemGetInfo, "cuMemGetInfo_v2");
+	SYM(t, cuMemcpyHtoD, "cuMemcpyHtoD_v2");
+	SYM(t, cuMemcpyDtoH, "cuMemcpyDtoH_v2");
+	SYM(t, cuMemsetD32Async, "cuMemsetD32Async");
+	SYM(t, cuMemcpyPeerAsync, "cuMemcpyPeerAsync");
+	SYM(t, cuMemcpyAsync, "cuMemcpyAsync");
+	SYM(t, cuDeviceCanAccessPeer, "cuDeviceCanAccessPeer");
+	SYM(t, cuCtxEnablePeerAccess, "cuCtxEnablePeerAccess");
+	SYM(t, cuStreamWaitValue32, "cuStreamWaitValue32_v2");
+	SYM(t, cuStreamWriteValue32, "cuStreamWriteValue32_v2");
+	SYM(t, cuModuleLoadData, "cuModuleLoadData");
+	SYM(t, cuModuleGetFunction, "cuModuleGetFunction");
+	SYM(t, cuModuleUnload, "cuModuleUnload");
+	SYM(t, cuLaunchKernel, "cuLaunchKernel");
+	SYM(t, cuGetErrorName, "cuGetErrorName");
+	SYM(t, cuGetErrorString, "cuGetErrorString");
+	OPT(t, cuDeviceGetDevResource, "cuDeviceGetDevResource");
+	OPT(t, cuDevSmResourceSplitByCount, "cuDevSmResourceSplitByCount");
+	OPT(t, cuDevResourceGenerateDesc, "cuDevResourceGenerateDesc");
+	OPT(t, cuGreenCtxCreate, "cuGreenCtxCreate");
+	OPT(t, cuGreenCtxDestroy, "cuGreenCtxDestroy");
+	OPT(t, cuGreenCtxStreamCreate, "cuGreenCtxStreamCreate");
+	return 0;
+}
+
+int c3_cuda_has_green(const c3_cuda *t) {
+	return t->cuDeviceGetDevResource && t->cuDevSmResourceSplitByCount && t->cuDevResourceGenerateDesc &&
+	       t->cuGreenCtxCreate && t->cuGreenCtxDestroy && t->cuGreenCtxStreamCreate;
+}
+
+CUresult c3_launch_u64(const c3_cuda *t, CUfunction f, unsigned gx, unsigned bx, unsigned shmem, CUstream s,
+                       const unsigned long long *args, int nargs) {
+	void *params[16];
+	if (nargs > 16) return 1; // CUDA_ERROR_INVALID_VALUE
+	for (int i = 0; i < nargs; i++) params[i] = (void *)&args[i];
+	return t->cuLaunchKernel(f, gx, 1, 1, bx, 1, 1, shmem, s, params, NULL);
+}
+
+int c3_cublaslt_open(c3_cublaslt *t, char *err, size_t errlen) {
+	static const char *const names[] = {"libcublasLt.so.13", "libcublasLt.so.12", "libcublasLt.so", NULL};
+	memset(t, 0, sizeof *t);
+	t->handle = open_first(names, err, errlen);
+	if (!t->handle) return -1;
+	SYM(t, cublasLtCreate, "cublasLtCreate");
+	SYM(t, cublasLtDestroy, "cublasLtDestroy");
+	SYM(t, cublasLtGetVersion, "cublasLtGetVersion");
+	SYM(t, cublasLtMatmulDescCreate, "cublasLtMatmulDescCreate");
+	SYM(t, cublasLtMatmulDescDestroy, "cublasLtMatmulDescDestroy");
+	SYM(t, cublasLtMatmulDescSetAttribute, "cublasLtMatmulDescSetAttribute");
+	SYM(t, cublasLtMatrixLayoutCreate, "cublasLtMatrixLayoutCreate");
+	SYM(t, cublasLtMatrixLayoutDestroy, "cublasLtMatrixLayoutDestroy");
+	SYM(t, cublasLtMatmulPreferenceCreate, "cublasLtMatmulPreferenceCreate");
+	SYM(t, cublasLtMatmulPreferenceSetAttribute, "cublasLtMatmulPreferenceSetAttribute");
+	SYM(t, cublasLtMatmulPreferenceDestroy, "cublasLtMatmulPreferenceDestroy");
+	SYM(t, cublasLtMatmulAlgoGetHeuristic, "cublasLtMatmulAlgoGetHeuristic");
+	SYM(t, cublasLtMatmul, "cublasLtMatmul");
+	return 0;
+}
+
+// cuBLASLt attribute numbers (ABI-NOTES 2.2).
+enum {
+	DESC_TRANSA = 3,
+	DESC_TRANSB = 4,
+	DESC_SM_COUNT_TARGET = 15,
+	PREF_MAX_WORKSPACE_BYTES = 1,
+	OP_N = 0,
+	OP_T = 1,
+	R_32F = 0,
+};
+
+void c3_gemm_plan_destroy(const c3_cublaslt *t, c3_gemm_plan *p) {
+	if (p->a) t->cublasLtMatrixLayoutDestroy(p->a);
+	if (p->b) t->cublasLtMatrixLayoutDestroy(p->b);
+	if (p->c) t->cublasLtMatrixLayoutDestroy(p->c);
+	if (p->desc) t->cublasLtMatmulDescDestroy(p->desc);
+	memset(p, 0, sizeof *p);
+}
+
+// c3_gemm_plan_create builds a TN plan and picks the heuristic's first
+// algorithm. On failure it returns the cuBLAS status and sets *stage to the
+// step that failed (1 desc, 2 attributes, 3 layouts, 4 heuristic, 5 no algo).
+int c3_gemm_plan_create(const c3_cublaslt *t, cublasLtHandle_t h, c3_gemm_plan *p, int m, int n, int k,
+                        int abType, int cType, int computeType, int smTarget, size_t maxWorkspace, int *stage) {
+	memset(p, 0, sizeof *p);
+	int st;
+	*stage = 1;
+	if ((st = t->cublasLtMatmulDescCreate(&p->desc, computeType, R_32F))) return st;
+	*stage = 2;
+	int ta = OP_T, tb = OP_N;
+	if ((st = t->cublasLtMatmulDescSetAttribute(p->desc, DESC_TRANSA, &ta, sizeof ta))) goto fail;
+	if ((st = t->cublasLtMatmulDescSetAttribute(p->desc, DESC_TRANSB, &tb, sizeof tb))) goto fail;
+	if (smTarget > 0 &&
+	    (st = t->cublasLtMatmulDescSetAttribute(p->desc, DESC_SM_COUNT_TARGET, &smTarget, sizeof smTarget)))
+		goto fail;
+	*stage = 3;
+	if ((st = t->cublasLtMatrixLayoutCreate(&p->a, abType, k, m, k))) goto fail;
+	if ((st = t->cublasLtMatrixLayoutCreate(&p->b, abType, k, n, k))) goto fail;
+	if ((st = t->cublasLtMatrixLayoutCreate(&p->c, cType, m, n, m))) goto fail;
+	*stage = 4;
+	cublasLtMatmulPreference_t pref = NULL;
+	if ((st = t->cublasLtMatmulPreferenceCreate(&pref))) goto fail;
+	uint64_t ws = maxWorkspace;
+	st = t->cublasLtMatmulPreferenceSetAttribute(pref, PREF_MAX_WORKSPACE_BYTES, &ws, sizeof ws);
+	cublasLtMatmulHeuristicResult_t res;
+	int got = 0;
+	if (!st) st = t->cublasLtMatmulAlgoGetHeuristic(h, p->desc, p->a, p->b, p->c, p->c, pref, 1, &res, &got);
+	t->cublasLtMatmulPreferenceDestroy(pref);
+	if (st) goto fail;
+	*stage = 5;
+	if (got < 1) {
+		st = 15; // CUBLAS_STATUS_NOT_SUPPORTED
+		goto fail;
+	}
+	p->algo = res.algo;
+	p->workspace = res.workspaceSize;
+	*stage = 0;
+	return 0;
+fail:
+	c3_gemm_plan_destroy(t, p);
+	return st;
+}
+
+int c3_gemm_run(const c3_cublaslt *t, cublasLtHandle_t h, const c3_gemm_plan *p, CUdeviceptr a, CUdeviceptr b,
+                CUdeviceptr d, CUdeviceptr ws, CUstream s) {
+	float alpha = 1.0f, beta = 0.0f;
+	return t->cublasLtMatmul(h, p->desc, &alpha, (const void *)a, p->a, (const void *)b, p->b, &beta,
+	                         (const void *)d, p->c, (void *)d, p->c, &p->algo, (void *)ws, p->workspace, s);
+}
+
+int c3_nccl_open(c3_nccl *t, char *err, size_t errlen) {
+	static const char *const names[] = {"libnccl.so.2", "libnccl.so", NULL};
+	memset(t, 0, sizeof *t);
+	t->handle = open_first(names, err, errlen);
+	if (!t->handle) return -1;
+	SYM(t, ncclGetVersion, "ncclGetVersion");
+	SYM(t, ncclGetErrorString, "ncclGetErrorString");
+	SYM(t, ncclGetUniqueId, "ncclGetUniqueId");
+	SYM(t, ncclCommInitRankConfig, "ncclCommInitRankConfig");
+	SYM(t, ncclCommDestroy, "ncclCommDestroy");
+	SYM(t, ncclCommAbort, "ncclCommAbort");
+	SYM(t, ncclCommGetAsyncError, "ncclCommGetAsyncError");
+	SYM(t, ncclAllGather, "ncclAllGather");
+	SYM(t, ncclReduceScatter, "ncclReduceScatter");
+	SYM(t, ncclAllReduce, "ncclAllReduce");
+	SYM(t, ncclSend, "ncclSend");
+	SYM(t, ncclRecv, "ncclRecv");
+	SYM(t, ncclGroupStart, "ncclGroupStart");
+	SYM(t, ncclGroupEnd, "ncclGroupEnd");
+	OPT(t, ncclAlltoAll, "ncclAlltoAll");
+	return 0;
+}
+
+#define NCCL_UNDEF_INT ((int)0x80000000)
+
+int c3_nccl_init_rank(const c3_nccl *t, ncclComm_t *comm, int nranks, const ncclUniqueId *id, int rank,
+                      int minCTAs, int maxCTAs, int ctaPolicy) {
+	int version = 0;
+	t->ncclGetVersion(&version);
+	ncclConfig_t cfg;
+	memset(&cfg, 0, sizeof cfg);
+	// NCCL reads size, magic and version first. 2.28 has the 80-byte layout;
+	// 2.27 stops after nvlsCTAs (72 bytes), which this struct begins with.
+	cfg.size = version >= 22800 ? sizeof cfg : 72;
+	cfg.magic = 0xcafebeef;
+	cfg.version = (unsigned)version;
+	cfg.blocking = cfg.cgaClusterSize = cfg.minCTAs = cfg.maxCTAs = NCCL_UNDEF_INT;
+	cfg.splitShare = cfg.trafficClass = cfg.collnetEnable = cfg.CTAPolicy = NCCL_UNDEF_INT;
+	cfg.shrinkShare = cfg.nvlsCTAs = cfg.nChannelsPerNetPeer = cfg.nvlinkCentricSched = NCCL_UNDEF_INT;
+	if (minCTAs > 0) cfg.minCTAs = minCTAs;
+	if (maxCTAs > 0) cfg.maxCTAs = maxCTAs;
+	if (ctaPolicy >= 0) cfg.CTAPolicy = ctaPolicy;
+	return t->ncclCommInitRankConfig(comm, nranks, *id, rank, &cfg);
+}
+
+int c3_nvrtc_open(c3_nvrtc *t, char *err, size_t errlen) {
+	static const char *const names[] = {"libnvrtc.so.13", "libnvrtc.so.12", "libnvrtc.so", NULL};
+	memset(t, 0, sizeof *t);
+	t->handle = open_first(names, err, errlen);
+	if (!t->handle) return -1;
+	SYM(t, nvrtcVersion, "nvrtcVersion");
+	SYM(t, nvrtcGetErrorString, "nvrtcGetErrorString");
+	SYM(t, nvrtcCreateProgram, "nvrtcCreateProgram");
+	SYM(t, nvrtcCompileProgram, "nvrtcCompileProgram");
+	SYM(t, nvrtcGetProgramLogSize, "nvrtcGetProgramLogSize");
+	SYM(t, nvrtcGetProgramLog, "nvrtcGetProgramLog");
+	SYM(t, nvrtcGetCUBINSize, "nvrtcGetCUBINSize");
+	SYM(t, nvrtcGetCUBIN, "nvrtcGetCUBIN");
+	SYM(t, nvrtcDestroyProgram, "nvrtcDestroyProgram");
+	return 0;
+}

@@ -1,0 +1,152 @@
+package profiler
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"time"
+
+	"github.com/c3lab/c3lab/backends"
+	"github.com/c3lab/c3lab/scenarios"
+)
+
+// NamedStrategy is a strategy with a short name for tables ("prio+first").
+type NamedStrategy struct {
+	Name     string             `json:"name"`
+	Strategy scenarios.Strategy `json:"strategy"`
+}
+
+// DefaultGrid is the sweep's default strategy grid: plain C3, schedule
+// prioritization, three SM partitions for the collective, two CTA caps.
+func DefaultGrid() []NamedStrategy {
+	return []NamedStrategy{
+		{"baseline", scenarios.Strategy{}},
+		{"comm-first+prio", scenarios.Strategy{Launch: scenarios.CommFirst, CommPriority: -5}},
+		{"comm-sms-16", scenarios.Strategy{CommSMs: 16}},
+		{"comm-sms-32", scenarios.Strategy{CommSMs: 32}},
+		{"comm-sms-64", scenarios.Strategy{CommSMs: 64}},
+		{"ctas-8", scenarios.Strategy{CommCTAs: 8}},
+		{"ctas-16", scenarios.Strategy{CommCTAs: 16}},
+	}
+}
+
+// SweepEntry is one (scenario, strategy) measurement. Err is set instead of
+// Result when the measurement failed; a sweep goes on past failures.
+type SweepEntry struct {
+	Scenario string  `json:"scenario"`
+	Strategy string  `json:"strategy"`
+	Result   *Result `json:"result,omitempty"`
+	Err      string  `json:"error,omitempty"`
+}
+
+// StrategySummary averages one strategy over the sweep.
+type StrategySummary struct {
+	Strategy string `json:"strategy"`
+	// MeanFraction is the mean fraction of ideal over the scenarios where it
+	// is defined; ByClass splits it by scenario class.
+	MeanFraction *float64          `json:"mean_fraction_of_ideal"`
+	ByClass      map[Class]float64 `json:"by_class"`
+	N            int               `json:"n"`
+	Failed       int               `json:"failed"`
+}
+
+// Progress reports a sweep's progress: done of total measurements, and an
+// estimate of the time left.
+type Progress func(done, total int, current string, eta time.Duration)
+
+// Sweep measures every scenario under every strategy on b, each with the
+// full protocol of Measure (isolated baselines interleaved with the
+// concurrent runs, so drift touches them alike).
+func Sweep(ctx context.Context, b backends.Backend, suite []scenarios.Scenario, grid []NamedStrategy, opt Options, progress Progress) ([]SweepEntry, error) {
+	total := len(suite) * len(grid)
+	var out []SweepEntry
+	start := time.Now()
+	for _, sc := range suite {
+		for _, ns := range grid {
+			if err := ctx.Err(); err != nil {
+				return out, err
+			}
+			done := len(out)
+			if progress != nil {
+				eta := time.Duration(0)
+				if done > 0 {
+					eta = time.Duration(float64(time.Since(start)) / float64(done) * float64(total-done))
+				}
+				progress(done, total, sc.Name+" · "+ns.Name, eta)
+			}
+			e := SweepEntry{Scenario: sc.Name, Strategy: ns.Name}
+			r, err := Measure(ctx, b, sc, ns.Strategy, opt)
+			if err != nil {
+				if ctx.Err() != nil {
+					return out, ctx.Err()
+				}
+				e.Err = err.Error()
+			} else {
+				r.Timeline, r.Samples = nil, nil
+				e.Result = &r
+			}
+			out = append(out, e)
+		}
+	}
+	if progress != nil {
+		progress(total, total, "", 0)
+	}
+	return out, nil
+}
+
+// SummarizeSweep averages the fraction of ideal per strategy, in grid order.
+func SummarizeSweep(entries []SweepEntry, grid []NamedStrategy) []StrategySummary {
+	var out []StrategySummary
+	for _, ns := range grid {
+		s := StrategySummary{Strategy: ns.Name, ByClass: map[Class]float64{}}
+		var sum float64
+		classSum, classN := map[Class]float64{}, map[Class]int{}
+		for _, e := range entries {
+			if e.Strategy != ns.Name {
+				continue
+			}
+			if e.Result == nil {
+				s.Failed++
+				continue
+			}
+			f, ok := e.Result.Fraction()
+			if !ok {
+				continue
+			}
+			sum += f
+			s.N++
+			classSum[e.Result.Class] += f
+			classN[e.Result.Class]++
+		}
+		if s.N > 0 {
+			m := sum / float64(s.N)
+			s.MeanFraction = &m
+		}
+		for c, v := range classSum {
+			s.ByClass[c] = v / float64(classN[c])
+		}
+		out = append(out, s)
+	}
+	return out
+}
+
+// ParseGrid picks named strategies from DefaultGrid, in the given order.
+func ParseGrid(names []string) ([]NamedStrategy, error) {
+	all := DefaultGrid()
+	if len(names) == 0 {
+		return all, nil
+	}
+	var out []NamedStrategy
+	for _, n := range names {
+		i := slices.IndexFunc(all, func(ns NamedStrategy) bool { return ns.Name == n })
+		if i < 0 {
+			var known []string
+			for _, ns := range all {
+				known = append(known, ns.Name)
+			}
+			return nil, fmt.Errorf("unknown strategy %q; known: %v", n, known)
+		}
+		out = append(out, all[i])
+	}
+	return out, nil
+}

@@ -1,0 +1,53 @@
+package profiler
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/c3lab/c3lab/backends"
+	"github.com/c3lab/c3lab/scenarios"
+)
+
+func TestSweepAndSummary(t *testing.T) {
+	fb := &fakeBackend{caps: backends.Capabilities{Limits: limits(), Priority: true, SMPartition: true, CommCTACap: true}}
+	grid, err := ParseGrid([]string{"baseline", "comm-sms-32"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var calls []int
+	entries, err := Sweep(context.Background(), fb, append(make([]scenarios.Scenario, 0), scenario(), scenario()), grid, Options{Reps: 2}, func(done, total int, _ string, _ time.Duration) {
+		if total != 4 {
+			t.Errorf("total %d, want 4", total)
+		}
+		calls = append(calls, done)
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(entries) != 4 || len(calls) != 5 || calls[4] != 4 {
+		t.Fatalf("%d entries, progress %v", len(entries), calls)
+	}
+	sum := SummarizeSweep(entries, grid)
+	if len(sum) != 2 || sum[0].N != 2 || sum[0].MeanFraction == nil {
+		t.Fatalf("summary %+v", sum)
+	}
+	want, _ := entries[0].Result.Fraction()
+	if *sum[0].MeanFraction != want || sum[0].ByClass[entries[0].Result.Class] != want {
+		t.Errorf("mean %v, want %v", *sum[0].MeanFraction, want)
+	}
+	if _, err := ParseGrid([]string{"nope"}); err == nil {
+		t.Error("an unknown strategy name was accepted")
+	}
+}
+
+func TestSweepKeepsGoingPastFailures(t *testing.T) {
+	fb := &fakeBackend{caps: backends.Capabilities{Limits: limits()}, fail: backends.ModeConcurrent}
+	entries, err := Sweep(context.Background(), fb, []scenarios.Scenario{scenario()}, DefaultGrid()[:1], Options{}, nil)
+	if err != nil || len(entries) != 1 || entries[0].Err == "" {
+		t.Fatalf("entries %+v, err %v", entries, err)
+	}
+	if s := SummarizeSweep(entries, DefaultGrid()[:1]); s[0].Failed != 1 || s[0].MeanFraction != nil {
+		t.Errorf("summary %+v", s[0])
+	}
+}
