@@ -57,6 +57,9 @@ type Capabilities struct {
 	Explains       bool // reports which resource bounded each op
 	Deterministic  bool // identical runs give identical numbers
 	TelemetryNames []string
+	// HBMBandwidth is the device's measured HBM bandwidth in bytes/s, for
+	// the bound metric; 0 when unknown (the bound is then not reported).
+	HBMBandwidth float64
 }
 
 // Mode selects which ops an experiment runs.

@@ -61,6 +61,9 @@ type Result struct {
 	BusBW float64 `json:"busbw"`
 	// AchievedTFLOPs is the isolated compute op's throughput (TFLOP/s).
 	AchievedTFLOPs float64 `json:"achieved_tflops"`
+	// Bound is the physical bound on the concurrent run; nil when the
+	// backend does not know its HBM bandwidth or no concurrent run was made.
+	Bound *Bound `json:"bound,omitempty"`
 
 	// Explain holds, per mode, what bounded each op (when the backend can tell).
 	Explain map[backends.Mode][]backends.OpExplanation `json:"explain,omitempty"`
@@ -172,6 +175,11 @@ func Measure(ctx context.Context, b backends.Backend, sc scenarios.Scenario, st 
 	}
 	r.Timeline, r.Samples = lastRep(lastC3)
 	r.derive()
+	if r.TC3.N > 0 {
+		if bd, ok := ComputeBound(sc, r.TComp.Median, r.TComm.Median, r.RealizedSpeedup, caps.HBMBandwidth); ok {
+			r.Bound = &bd
+		}
+	}
 	return r, nil
 }
 

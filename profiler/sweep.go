@@ -46,8 +46,11 @@ type StrategySummary struct {
 	// is defined; ByClass splits it by scenario class.
 	MeanFraction *float64          `json:"mean_fraction_of_ideal"`
 	ByClass      map[Class]float64 `json:"by_class"`
-	N            int               `json:"n"`
-	Failed       int               `json:"failed"`
+	// MeanFractionOfBound averages the fraction of the physical bound
+	// where the backend reports one.
+	MeanFractionOfBound *float64 `json:"mean_fraction_of_bound,omitempty"`
+	N                   int      `json:"n"`
+	Failed              int      `json:"failed"`
 }
 
 // Progress reports a sweep's progress: done of total measurements, and an
@@ -99,7 +102,8 @@ func SummarizeSweep(entries []SweepEntry, grid []NamedStrategy) []StrategySummar
 	var out []StrategySummary
 	for _, ns := range grid {
 		s := StrategySummary{Strategy: ns.Name, ByClass: map[Class]float64{}}
-		var sum float64
+		var sum, boundSum float64
+		boundN := 0
 		classSum, classN := map[Class]float64{}, map[Class]int{}
 		for _, e := range entries {
 			if e.Strategy != ns.Name {
@@ -108,6 +112,10 @@ func SummarizeSweep(entries []SweepEntry, grid []NamedStrategy) []StrategySummar
 			if e.Result == nil {
 				s.Failed++
 				continue
+			}
+			if b := e.Result.Bound; b != nil && b.FractionOfBound != nil {
+				boundSum += *b.FractionOfBound
+				boundN++
 			}
 			f, ok := e.Result.Fraction()
 			if !ok {
@@ -121,6 +129,10 @@ func SummarizeSweep(entries []SweepEntry, grid []NamedStrategy) []StrategySummar
 		if s.N > 0 {
 			m := sum / float64(s.N)
 			s.MeanFraction = &m
+		}
+		if boundN > 0 {
+			m := boundSum / float64(boundN)
+			s.MeanFractionOfBound = &m
 		}
 		for c, v := range classSum {
 			s.ByClass[c] = v / float64(classN[c])

@@ -148,7 +148,18 @@ func (b *Backend) Capabilities() backends.Capabilities {
 			CopyEngines: d.CopyEngines, HighestPriority: d.PriorityGreatest, DTypes: dtypes,
 		},
 		Priority: true, SMPartition: d.Green, CommCTACap: true, GEMMSMTarget: true,
+		HBMBandwidth: measuredHBM(d.Name),
 	}
+}
+
+// measuredHBM is the HBM bandwidth c3lab's stream op reached on a device
+// model (read + write, bytes/s), for the bound metric; 0 when not measured.
+// H200: 3.92-4.04 TB/s on 2026-11-30 (results/2026-11-30-h200x2, NOTES.md).
+func measuredHBM(device string) float64 {
+	if device == "NVIDIA H200" {
+		return 4.0e12
+	}
+	return 0
 }
 
 // Close implements backends.Backend: it waits for the GPUs, frees every

@@ -109,6 +109,13 @@ func writeReport(w io.Writer, r profiler.Result) {
 	fmt.Fprintf(w, "ideal speedup      %.3fx   (T_comp + T_comm) / max\n", r.IdealSpeedup)
 	fmt.Fprintf(w, "realized speedup   %.3fx   (T_comp + T_comm) / T_c3\n", r.RealizedSpeedup)
 	fmt.Fprintf(w, "fraction of ideal  %s\n", frac)
+	if b := r.Bound; b != nil {
+		fb := "undefined"
+		if b.FractionOfBound != nil {
+			fb = fmt.Sprintf("%.1f %%", *b.FractionOfBound*100)
+		}
+		fmt.Fprintf(w, "bound              %s (%s), speedup at most %.3fx, fraction of bound %s\n", dur(b.TBound), b.By, b.SBound, fb)
+	}
 	fmt.Fprintf(w, "slowdown in c3     compute %.2fx, comm %.2fx\n", r.CompSlowdown, r.CommSlowdown)
 	fmt.Fprintf(w, "class              %s\n", r.Class)
 	fmt.Fprintf(w, "collective alone   algbw %s, busbw %s\n", gbs(r.AlgBW), gbs(r.BusBW))

@@ -127,7 +127,7 @@ func runSweep(ctx context.Context, args []string, s stdio) error {
 }
 
 func writeSummary(s stdio, f sweepFile) {
-	fmt.Fprintf(s.out, "%-18s %8s  %s\n", "strategy", "% ideal", "by class (gemm-long / balanced / comm-long), runs")
+	fmt.Fprintf(s.out, "%-18s %8s %8s  %s\n", "strategy", "% ideal", "% bound", "by class (gemm-long / balanced / comm-long), runs")
 	for _, x := range f.Summary {
 		mean := "   n/a"
 		if x.MeanFraction != nil {
@@ -143,7 +143,11 @@ func writeSummary(s stdio, f sweepFile) {
 		if x.Failed > 0 {
 			failed = fmt.Sprintf(", %d failed", x.Failed)
 		}
-		fmt.Fprintf(s.out, "%-18s %8s  %s / %s / %s, %d runs%s\n", x.Strategy, mean, cls(profiler.GEMMLong), cls(profiler.Balanced), cls(profiler.CommLong), x.N, failed)
+		bound := "     n/a"
+		if x.MeanFractionOfBound != nil {
+			bound = fmt.Sprintf("%8.1f", *x.MeanFractionOfBound*100)
+		}
+		fmt.Fprintf(s.out, "%-18s %8s %s  %s / %s / %s, %d runs%s\n", x.Strategy, mean, bound, cls(profiler.GEMMLong), cls(profiler.Balanced), cls(profiler.CommLong), x.N, failed)
 	}
 }
 

@@ -1,0 +1,59 @@
+package profiler
+
+import (
+	"testing"
+
+	"github.com/c3lab/c3lab/scenarios"
+)
+
+func TestBound(t *testing.T) {
+	stream := scenarios.Scenario{GPUs: 2,
+		Compute: scenarios.ComputeOp{Kind: scenarios.Stream, Bytes: 1 << 30},
+		Comm:    scenarios.CommOp{Collective: scenarios.AllGather, Bytes: 1 << 30}}
+	gemm := scenarios.Scenario{GPUs: 2,
+		Compute: scenarios.ComputeOp{Kind: scenarios.GEMM, M: 8192, N: 8192, K: 8192, DType: scenarios.BF16},
+		Comm:    scenarios.CommOp{Collective: scenarios.AllGather, Bytes: 256 << 20}}
+	hc, hm := HBMBytes(stream)
+	if hc != 2<<30 || hm != 2<<30 {
+		t.Fatalf("stream + all-gather HBM bytes %v / %v, want 2 GiB each", hc, hm)
+	}
+	if hc, _ := HBMBytes(gemm); hc != 3*8192*8192*2 {
+		t.Errorf("GEMM HBM bytes %v, want A + B + C = 384 MiB", hc)
+	}
+	for _, tc := range []struct {
+		name             string
+		sc               scenarios.Scenario
+		tComp, tComm, c3 float64
+		bw               float64
+		by               string
+		tBound, fraction float64
+	}{
+		// 4 GiB through 4 TB/s take 1.07 ms: more than either op alone.
+		{"memory-bound pair is held by HBM", stream, 540e3, 700e3, 1200e3, 4e12, "hbm", float64(4<<30) / 4e12 * 1e9, 0},
+		// A compute-bound GEMM moves little: the longer op is the bound.
+		{"compute-bound pair is held by the longer op", gemm, 1300e3, 1100e3, 1300e3, 4e12, "longer op", 1300e3, 1},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			sReal := RealizedSpeedup(tc.tComp, tc.tComm, tc.c3)
+			b, ok := ComputeBound(tc.sc, tc.tComp, tc.tComm, sReal, tc.bw)
+			if !ok {
+				t.Fatal("no bound")
+			}
+			if b.By != tc.by || !near(b.TBound, tc.tBound) {
+				t.Errorf("bound %v by %s, want %v by %s", b.TBound, b.By, tc.tBound, tc.by)
+			}
+			if tc.by == "longer op" && (b.FractionOfBound == nil || !near(*b.FractionOfBound, tc.fraction)) {
+				t.Errorf("fraction of bound %v, want %v", b.FractionOfBound, tc.fraction)
+			}
+			if tc.by == "hbm" {
+				fIdeal, _ := FractionOfIdeal(sReal, IdealSpeedup(tc.tComp, tc.tComm))
+				if b.FractionOfBound == nil || *b.FractionOfBound <= fIdeal {
+					t.Errorf("against the HBM bound the run should score higher than against the ideal: %v vs %v", b.FractionOfBound, fIdeal)
+				}
+			}
+		})
+	}
+	if _, ok := ComputeBound(gemm, 1, 1, 1, 0); ok {
+		t.Error("a bound without HBM bandwidth")
+	}
+}
