@@ -148,6 +148,7 @@ func (b *Backend) Capabilities() backends.Capabilities {
 			CopyEngines: d.CopyEngines, HighestPriority: d.PriorityGreatest, DTypes: dtypes,
 		},
 		Priority: true, SMPartition: d.Green, CommCTACap: true, GEMMSMTarget: true,
+		DMA:          d.CopyEngines > 0, // all-gather and all-to-all; reductions not yet
 		HBMBandwidth: measuredHBM(d.Name),
 	}
 }

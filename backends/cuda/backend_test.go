@@ -134,7 +134,7 @@ func TestRefusesWhatItCannotDo(t *testing.T) {
 		st   scenarios.Strategy
 		want string
 	}{
-		{"dma", smallGEMM(scenarios.AllGather), scenarios.Strategy{CommEngine: scenarios.EngineDMA}, "copy-engine"},
+		{"dma reduction", smallGEMM(scenarios.ReduceScatter), scenarios.Strategy{CommEngine: scenarios.EngineDMA}, "copy engines cannot add"},
 		{"both partitions", smallGEMM(scenarios.AllGather), scenarios.Strategy{CommSMs: 32, ComputeSMs: 64}, "compute_sms"},
 		{"too many GPUs", func() scenarios.Scenario { s := smallGEMM(scenarios.AllGather); s.GPUs = 4; return s }(), scenarios.Strategy{}, "at most 2"},
 		{"odd bytes", func() scenarios.Scenario { s := smallGEMM(scenarios.AllGather); s.Comm.Bytes = 4097; return s }(), scenarios.Strategy{}, "odd"},
@@ -272,4 +272,53 @@ func TestMeasureOnFakeGPUs(t *testing.T) {
 	if f, ok := r.Fraction(); !ok || f != 1 {
 		t.Errorf("fraction %v (the fake overlaps perfectly)", f)
 	}
+}
+
+// Copy-engine collectives: correct results, copies spread over the engines,
+// no NCCL call and no kernel for the collective.
+func TestCopyEngineCollectives(t *testing.T) {
+	for _, tc := range []struct {
+		name          string
+		coll          scenarios.Collective
+		st            scenarios.Strategy
+		copiesPerRank int // per repetition
+	}{
+		{"all-gather, all engines", scenarios.AllGather, scenarios.Strategy{CommEngine: scenarios.EngineDMA}, 3},
+		{"all-gather, 2 engines", scenarios.AllGather, scenarios.Strategy{CommEngine: scenarios.EngineDMA, CopyEngines: 2}, 2},
+		{"all-gather, 64 KiB chunks", scenarios.AllGather, scenarios.Strategy{CommEngine: scenarios.EngineDMA, ChunkBytes: 64 << 10}, 4},
+		{"all-to-all", scenarios.AllToAll, scenarios.Strategy{CommEngine: scenarios.EngineDMA}, 4},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			f := newFakeGPU(2)
+			b := fakeBackend(t, f, Options{})
+			sc := smallGEMM(tc.coll)
+			sc.Comm.Bytes = 256 << 10
+			if _, err := run(t, b, sc, tc.st, backends.ModeComm); err != nil {
+				t.Fatal(err)
+			}
+			if f.colls != 0 {
+				t.Errorf("%d NCCL calls for a copy-engine collective", f.colls)
+			}
+			before := f.copies
+			if _, err := run(t, b, sc, tc.st, backends.ModeComm); err != nil {
+				t.Fatal(err)
+			}
+			if got := (f.copies - before) / 2 / 2; got != tc.copiesPerRank {
+				t.Errorf("%d copies per rank per repetition, want %d", got, tc.copiesPerRank)
+			}
+			bad := newFakeGPU(2)
+			bb := fakeBackend(t, bad, Options{})
+			bb.do(func() { bb.attach(&corruptingCopies{bad}) })
+			if _, err := run(t, bb, sc, tc.st, backends.ModeComm); err == nil || !strings.Contains(err.Error(), "wrong result") {
+				t.Errorf("corrupted copies: error %v", err)
+			}
+		})
+	}
+}
+
+// corruptingCopies drops the last byte of every copy.
+type corruptingCopies struct{ *fakeGPU }
+
+func (c *corruptingCopies) CopyPeer(dst bufID, dstOff int64, src bufID, srcOff int64, n int64, s streamID) error {
+	return c.fakeGPU.CopyPeer(dst, dstOff, src, srcOff, n-1, s)
 }

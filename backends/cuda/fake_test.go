@@ -31,6 +31,7 @@ type fakeGPU struct {
 	closed   bool
 	gemms    int
 	colls    int
+	copies   int
 }
 
 type fakeBuf struct {
@@ -118,6 +119,18 @@ func (f *fakeGPU) Done(e eventID) (bool, error) { return !f.events[e].never, nil
 
 func (f *fakeGPU) Elapsed(from, to eventID) (int64, error) {
 	return f.events[to].t - f.events[from].t, nil
+}
+
+// fakeCopyBytesPerNs is the fake copy engines' speed (400 GB/s).
+const fakeCopyBytesPerNs = 400
+
+func (f *fakeGPU) CopyPeer(dst bufID, dstOff int64, src bufID, srcOff int64, n int64, s streamID) error {
+	st := f.streams[s]
+	f.copies++
+	f.logf("copy dev%d->dev%d %d", f.bufs[src].dev, f.bufs[dst].dev, n)
+	copy(f.bufs[dst].data[dstOff:dstOff+n], f.bufs[src].data[srcOff:srcOff+n])
+	st.clock += n / fakeCopyBytesPerNs
+	return nil
 }
 
 func (f *fakeGPU) GEMM(s streamID, g gemmSpec, a, b, d bufID) error {

@@ -93,6 +93,10 @@ type gpu interface {
 	Done(e eventID) (bool, error)
 	// Elapsed returns the nanoseconds between two recorded events of one device.
 	Elapsed(from, to eventID) (int64, error)
+	// CopyPeer enqueues a copy of n bytes from src+srcOff to dst+dstOff on
+	// stream s; the buffers may live on different GPUs (a copy engine moves
+	// the data; no SM is used).
+	CopyPeer(dst bufID, dstOff int64, src bufID, srcOff int64, n int64, s streamID) error
 	GEMM(s streamID, g gemmSpec, a, b, d bufID) error
 	StreamOp(s streamID, in, out bufID, bytes int64) error
 	// Collective enqueues one collective on every rank: send[r], recv[r]

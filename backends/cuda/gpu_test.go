@@ -149,3 +149,25 @@ func TestGPUTooLarge(t *testing.T) {
 	}
 	t.Logf("too large: %v", err)
 }
+
+// Copy-engine all-gather and all-to-all: correct, and at copy-engine speed
+// next to a GEMM that holds every SM (they need none).
+func TestGPUCopyEngineCollectives(t *testing.T) {
+	b := openGPU(t)
+	needGPUs(t, b, 2)
+	for _, coll := range []scenarios.Collective{scenarios.AllGather, scenarios.AllToAll} {
+		for _, st := range []scenarios.Strategy{{CommEngine: scenarios.EngineDMA}, {CommEngine: scenarios.EngineDMA, CopyEngines: 1}, {CommEngine: scenarios.EngineDMA, ChunkBytes: 8 << 20}} {
+			sc := gpuScenario(coll, 256<<20)
+			r, err := profiler.Measure(context.Background(), b, sc, st, profiler.Options{Reps: 10})
+			if err != nil {
+				t.Fatalf("%s %s: %v", coll, st, err)
+			}
+			f, _ := r.Fraction()
+			t.Logf("%-12s %-22s T_comm %7.1f µs busbw %5.0f GB/s  T_c3 %7.1f µs  F %5.1f%%  slowdowns %.2f / %.2f",
+				coll, st, r.TComm.Median/1e3, r.BusBW/1e9, r.TC3.Median/1e3, f*100, r.CompSlowdown, r.CommSlowdown)
+			if r.CommSlowdown > 1.2 {
+				t.Errorf("%s on copy engines slowed %.2fx next to a GEMM on every SM; it needs no SMs", coll, r.CommSlowdown)
+			}
+		}
+	}
+}

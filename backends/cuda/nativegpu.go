@@ -339,6 +339,17 @@ func (g *nativeGPU) Elapsed(from, to eventID) (int64, error) {
 	return g.l.drv.Elapsed(a.e, b.e)
 }
 
+func (g *nativeGPU) CopyPeer(dst bufID, dstOff int64, src bufID, srcOff int64, n int64, s streamID) error {
+	st, d, sb := g.streams[s], g.bufs[dst], g.bufs[src]
+	if dstOff+n > d.bytes || srcOff+n > sb.bytes {
+		return fmt.Errorf("copy of %d bytes out of bounds (dst %d+%d of %d, src %d+%d of %d)", n, dst, dstOff, d.bytes, src, srcOff, sb.bytes)
+	}
+	if err := g.current(st.dev); err != nil {
+		return err
+	}
+	return g.l.drv.CopyPeer(d.p+native.DevPtr(dstOff), g.devs[d.dev].ctx, sb.p+native.DevPtr(srcOff), g.devs[sb.dev].ctx, n, st.s)
+}
+
 // blasType maps an element type to cuBLASLt's operand and output types.
 func blasType(d scenarios.DType) (ab, out int) {
 	switch d {
