@@ -13,6 +13,8 @@ require (
 	github.com/charmbracelet/x/exp/teatest/v2 v2.0.0-20260823001701-96af6d2cb5f6
 	github.com/charmbracelet/x/term v0.2.2
 	github.com/goccy/go-yaml v1.19.2
+	github.com/google/pprof v0.0.0-20261105003125-4bf881d7fb0b
+	google.golang.org/protobuf v1.36.12
 )
 
 require (

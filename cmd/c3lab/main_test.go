@@ -212,3 +212,26 @@ func TestDoctorWithoutGPU(t *testing.T) {
 		t.Errorf("exit %d, err %v, report %+v", code, err, r)
 	}
 }
+
+func TestExport(t *testing.T) {
+	dir := t.TempDir()
+	pp, pf, ch := filepath.Join(dir, "a.pb.gz"), filepath.Join(dir, "a.pftrace"), filepath.Join(dir, "a.json")
+	code, out, errOut := call(t, "export", "--backend", "sim", "--comm-engine", "dma", "--pprof", pp, "--perfetto", pf, "--chrome", ch)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	for _, p := range []string{pp, pf, ch} {
+		if fi, err := os.Stat(p); err != nil || fi.Size() == 0 || !strings.Contains(out, "wrote "+p) {
+			t.Errorf("%s: %v", p, err)
+		}
+	}
+	if code, _, errOut := call(t, "export", "--backend", "sim", "--pprof", pp); code != 2 || !strings.Contains(errOut, "exists") {
+		t.Errorf("overwrite without --force: exit %d, %q", code, errOut)
+	}
+	if code, _, errOut := call(t, "export", "--backend", "sim"); code != 2 || !strings.Contains(errOut, "nothing to export") {
+		t.Errorf("no output: exit %d, %q", code, errOut)
+	}
+	if code, _, errOut := call(t, "export", "--backend", "sim", "--chrome", filepath.Join(dir, "no", "such", "dir.json")); code != 1 || !strings.Contains(errOut, "dir.json") {
+		t.Errorf("unwritable path: exit %d, %q", code, errOut)
+	}
+}

@@ -1,0 +1,78 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+
+	"github.com/c3lab/c3lab/profiler"
+	"github.com/c3lab/c3lab/profiler/export"
+	"github.com/c3lab/c3lab/scenarios"
+)
+
+func runExport(ctx context.Context, args []string, s stdio) error {
+	fs := newFlags("export", "export [--scenario NAME|FILE] [--backend auto|cuda|sim] [strategy flags] [--pprof F] [--perfetto F] [--chrome F] [--force]", s)
+	var be backendFlag
+	var sf strategyFlags
+	be.register(fs)
+	sf.register(fs)
+	scenarioArg := fs.String("scenario", "", "a built-in scenario name or a YAML file; default: the first built-in")
+	reps := fs.Int("reps", 0, "timed repetitions per run; 0 = the scenario's own")
+	pprofPath := fs.String("pprof", "", "write GPU time per op as a pprof profile (go tool pprof, Perfetto)")
+	perfettoPath := fs.String("perfetto", "", "write the timeline and telemetry as a native Perfetto trace (.pftrace)")
+	chromePath := fs.String("chrome", "", "write the timeline and telemetry as Chrome trace JSON")
+	force := fs.Bool("force", false, "overwrite output files that exist")
+	if err := parseFlags(fs, args); err != nil {
+		return err
+	}
+	outputs := []struct {
+		path  string
+		write func(io.Writer, export.Trace) error
+	}{{*pprofPath, export.WritePprof}, {*perfettoPath, export.WritePerfetto}, {*chromePath, export.WriteChrome}}
+	wanted := false
+	for _, o := range outputs {
+		if o.path == "" {
+			continue
+		}
+		wanted = true
+		if _, err := os.Stat(o.path); err == nil && !*force {
+			return badInput("%s exists; pick another name or add --force", o.path)
+		}
+	}
+	if !wanted {
+		return badInput("nothing to export: give --pprof, --perfetto or --chrome")
+	}
+	if *reps < 0 {
+		return badInput("--reps is %d; want 0 (the scenario's own) or more", *reps)
+	}
+	b, err := be.openTelling(s.errOut, false)
+	if err != nil {
+		return err
+	}
+	defer b.Close()
+	sc, err := resolveScenario(*scenarioArg, b.Capabilities().Limits)
+	if err != nil {
+		return err
+	}
+	st := sf.apply(sc.Strategy)
+	if errs := scenarios.ValidateStrategy(st, b.Capabilities().Limits); len(errs) > 0 {
+		return badInput("strategy: %s", fieldErrors(errs))
+	}
+	r, err := profiler.Measure(ctx, b, sc, st, profiler.Options{Reps: *reps})
+	if err != nil {
+		return fmt.Errorf("measuring %s: %w", sc.Name, err)
+	}
+	tr := export.FromResult(r)
+	for _, o := range outputs {
+		if o.path == "" {
+			continue
+		}
+		write := o.write
+		if err := export.WriteFile(o.path, func(w io.Writer) error { return write(w, tr) }); err != nil {
+			return err
+		}
+		fmt.Fprintf(s.out, "wrote %s\n", o.path)
+	}
+	return nil
+}

@@ -1,0 +1,87 @@
+// Package export writes a measurement's timeline and telemetry in formats
+// other tools open: pprof (go tool pprof, Perfetto), Perfetto's native
+// protobuf trace, and Chrome's JSON trace as a fallback. Every writer goes
+// through a temporary file that is renamed into place, so a failed export
+// never leaves a half-written file under the final name.
+package export
+
+import (
+	"cmp"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"slices"
+
+	"github.com/c3lab/c3lab/backends"
+	"github.com/c3lab/c3lab/profiler"
+)
+
+// Trace is what the exporters need: one concurrent repetition's spans and
+// telemetry, with enough context to label them.
+type Trace struct {
+	Scenario string
+	Strategy string
+	Backend  string
+	Devices  []backends.DeviceInfo
+	Spans    []backends.Span
+	Samples  []backends.Sample
+}
+
+// FromResult takes the trace of a measurement's concurrent repetition.
+func FromResult(r profiler.Result) Trace {
+	t := Trace{
+		Scenario: r.Scenario.Name, Strategy: r.Strategy.String(), Backend: r.Backend,
+		Devices: r.Devices, Spans: slices.Clone(r.Timeline), Samples: slices.Clone(r.Samples),
+	}
+	slices.SortStableFunc(t.Spans, func(a, b backends.Span) int {
+		return cmp.Or(cmp.Compare(a.Device, b.Device), cmp.Compare(a.Track, b.Track), cmp.Compare(a.Start, b.Start))
+	})
+	slices.SortStableFunc(t.Samples, func(a, b backends.Sample) int {
+		return cmp.Or(cmp.Compare(a.Device, b.Device), cmp.Compare(a.Metric, b.Metric), cmp.Compare(a.Time, b.Time))
+	})
+	return t
+}
+
+// deviceName labels a device for track names ("GPU 0 · NVIDIA H200").
+func (t Trace) deviceName(dev int) string {
+	for _, d := range t.Devices {
+		if d.Index == dev {
+			return fmt.Sprintf("GPU %d · %s", dev, d.Name)
+		}
+	}
+	return fmt.Sprintf("GPU %d", dev)
+}
+
+// ErrEmpty is returned when a trace holds nothing to export.
+var ErrEmpty = errors.New("the measurement has no timeline to export (the backend reported no spans)")
+
+// WriteFile writes through a temporary file beside path and renames it into
+// place; on any error the temporary file is removed and path is untouched.
+func WriteFile(path string, write func(io.Writer) error) error {
+	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".*.tmp")
+	if err != nil {
+		return fmt.Errorf("writing %s: %w", path, err)
+	}
+	werr := write(tmp)
+	cerr := tmp.Close()
+	if err := errors.Join(werr, cerr); err != nil {
+		os.Remove(tmp.Name())
+		return fmt.Errorf("writing %s: %w", path, err)
+	}
+	if err := os.Rename(tmp.Name(), path); err != nil {
+		os.Remove(tmp.Name())
+		return fmt.Errorf("writing %s: %w", path, err)
+	}
+	return nil
+}
+
+// metricUnit says how a telemetry metric is shown: a scale and a unit.
+func metricUnit(metric string) (scale float64, unit string) {
+	switch metric {
+	case backends.MetricSMsCompute, backends.MetricSMsComm:
+		return 1, "SMs"
+	}
+	return 100, "%"
+}

@@ -1,0 +1,306 @@
+package export
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"io"
+	"math"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/google/pprof/profile"
+	"google.golang.org/protobuf/encoding/protowire"
+
+	"github.com/c3lab/c3lab/backends/sim"
+	"github.com/c3lab/c3lab/profiler"
+	"github.com/c3lab/c3lab/scenarios"
+)
+
+// trace measures a scenario on the simulator with a copy-engine collective,
+// so the trace has compute, comm and copy-engine tracks.
+func trace(t *testing.T) Trace {
+	t.Helper()
+	sc, err := scenarios.Find(scenarios.Names()[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := profiler.Measure(context.Background(), sim.New(sim.H200()), sc, scenarios.Strategy{CommEngine: scenarios.EngineDMA}, profiler.Options{Reps: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	tr := FromResult(r)
+	if len(tr.Spans) == 0 || len(tr.Samples) == 0 {
+		t.Fatal("the simulator gave no timeline")
+	}
+	return tr
+}
+
+func TestPprof(t *testing.T) {
+	tr := trace(t)
+	var buf bytes.Buffer
+	if err := WritePprof(&buf, tr); err != nil {
+		t.Fatal(err)
+	}
+	p, err := profile.Parse(&buf)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p.SampleType[0].Type != "gpu_time" || p.SampleType[0].Unit != "nanoseconds" {
+		t.Errorf("sample type %v", p.SampleType[0])
+	}
+	if len(p.Sample) != len(tr.Spans) {
+		t.Errorf("%d samples for %d spans", len(p.Sample), len(tr.Spans))
+	}
+	var total int64
+	for _, s := range tr.Spans {
+		total += s.End - s.Start
+	}
+	var got int64
+	for _, s := range p.Sample {
+		got += s.Value[0]
+		if s.Location[0].Line[0].Function.Name == "" || len(s.Label["device"]) != 1 || len(s.Label["stream"]) != 1 {
+			t.Errorf("sample without a leaf name or labels: %+v", s)
+		}
+	}
+	if got != total {
+		t.Errorf("profile holds %d ns of GPU time, the spans %d", got, total)
+	}
+}
+
+// go tool pprof reads what we write (where the go command is available).
+func TestGoToolPprofReadsIt(t *testing.T) {
+	goCmd, err := exec.LookPath("go")
+	if err != nil {
+		t.Skip("the go command is not on PATH")
+	}
+	path := filepath.Join(t.TempDir(), "c3lab.pb.gz")
+	tr := trace(t)
+	if err := WriteFile(path, func(w io.Writer) error { return WritePprof(w, tr) }); err != nil {
+		t.Fatal(err)
+	}
+	out, err := exec.Command(goCmd, "tool", "pprof", "-top", path).CombinedOutput()
+	if err != nil {
+		t.Fatalf("go tool pprof: %v\n%s", err, out)
+	}
+	if !strings.Contains(string(out), "gemm") || !strings.Contains(string(out), "copy") {
+		t.Errorf("go tool pprof -top does not list the ops:\n%s", out)
+	}
+}
+
+// decodedTrace is a Perfetto trace read back field by field.
+type decodedTrace struct {
+	names   map[uint64]string
+	parent  map[uint64]uint64
+	counter map[uint64]bool
+	begins  map[uint64]int
+	ends    map[uint64]int
+	values  map[uint64][]float64
+	seq     int
+}
+
+func decodePerfetto(t *testing.T, data []byte) decodedTrace {
+	t.Helper()
+	d := decodedTrace{names: map[uint64]string{}, parent: map[uint64]uint64{}, counter: map[uint64]bool{},
+		begins: map[uint64]int{}, ends: map[uint64]int{}, values: map[uint64][]float64{}}
+	fields := func(b []byte, f func(num protowire.Number, typ protowire.Type, v []byte, n uint64)) {
+		for len(b) > 0 {
+			num, typ, n := protowire.ConsumeTag(b)
+			if n < 0 {
+				t.Fatalf("bad tag: %v", protowire.ParseError(n))
+			}
+			b = b[n:]
+			switch typ {
+			case protowire.VarintType:
+				v, m := protowire.ConsumeVarint(b)
+				f(num, typ, nil, v)
+				b = b[m:]
+			case protowire.Fixed64Type:
+				v, m := protowire.ConsumeFixed64(b)
+				f(num, typ, nil, v)
+				b = b[m:]
+			case protowire.BytesType:
+				v, m := protowire.ConsumeBytes(b)
+				if m < 0 {
+					t.Fatal("bad bytes field")
+				}
+				f(num, typ, v, 0)
+				b = b[m:]
+			default:
+				t.Fatalf("unexpected wire type %v", typ)
+			}
+		}
+	}
+	fields(data, func(num protowire.Number, _ protowire.Type, packet []byte, _ uint64) {
+		if num != fTracePacket {
+			t.Fatalf("top-level field %d, want packets only", num)
+		}
+		fields(packet, func(num protowire.Number, _ protowire.Type, v []byte, n uint64) {
+			switch num {
+			case fPacketSequenceID:
+				d.seq = int(n)
+			case fPacketTrackDesc:
+				var uuid, parent uint64
+				var name string
+				var counter bool
+				fields(v, func(num protowire.Number, _ protowire.Type, v []byte, n uint64) {
+					switch num {
+					case fDescUUID:
+						uuid = n
+					case fDescParent:
+						parent = n
+					case fDescName:
+						name = string(v)
+					case fDescCounter:
+						counter = true
+					}
+				})
+				d.names[uuid], d.parent[uuid], d.counter[uuid] = name, parent, counter
+			case fPacketTrackEvent:
+				var typ, track uint64
+				var value float64
+				fields(v, func(num protowire.Number, _ protowire.Type, _ []byte, n uint64) {
+					switch num {
+					case fEventType:
+						typ = n
+					case fEventTrackUUID:
+						track = n
+					case fEventDoubleCounter:
+						value = math.Float64frombits(n)
+					}
+				})
+				switch typ {
+				case eventSliceBegin:
+					d.begins[track]++
+				case eventSliceEnd:
+					d.ends[track]++
+				case eventCounter:
+					d.values[track] = append(d.values[track], value)
+				}
+			}
+		})
+	})
+	return d
+}
+
+func TestPerfetto(t *testing.T) {
+	tr := trace(t)
+	var buf bytes.Buffer
+	if err := WritePerfetto(&buf, tr); err != nil {
+		t.Fatal(err)
+	}
+	d := decodePerfetto(t, buf.Bytes())
+	if d.seq != sequenceID {
+		t.Errorf("sequence id %d", d.seq)
+	}
+	// Every span is a begin/end pair on its own stream or engine track,
+	// whose parent is its device's process track.
+	perTrack := map[uint64]int{}
+	for _, s := range tr.Spans {
+		u := trackUUID(s.Device, "stream", s.Track)
+		perTrack[u]++
+		if d.names[u] != s.Track {
+			t.Errorf("track %s of GPU %d named %q", s.Track, s.Device, d.names[u])
+		}
+		if p := d.parent[u]; p != trackUUID(s.Device, "process", "") || !strings.Contains(d.names[p], "GPU") {
+			t.Errorf("track %s of GPU %d hangs under %q", s.Track, s.Device, d.names[p])
+		}
+	}
+	for u, n := range perTrack {
+		if d.begins[u] != n || d.ends[u] != n {
+			t.Errorf("track %s: %d begins, %d ends, want %d", d.names[u], d.begins[u], d.ends[u], n)
+		}
+	}
+	var ce bool
+	for _, name := range d.names {
+		ce = ce || strings.HasPrefix(name, "ce")
+	}
+	if !ce {
+		t.Error("no copy-engine track in a copy-engine run")
+	}
+	// One counter track per metric and device, values in percent.
+	counters := 0
+	for u, isCounter := range d.counter {
+		if !isCounter {
+			continue
+		}
+		counters++
+		for _, v := range d.values[u] {
+			if strings.HasSuffix(d.names[u], "(%)") && (v < 0 || v > 100.01) {
+				t.Errorf("%s = %v", d.names[u], v)
+			}
+		}
+	}
+	metrics := map[[2]any]bool{}
+	for _, s := range tr.Samples {
+		metrics[[2]any{s.Device, s.Metric}] = true
+	}
+	if counters != len(metrics) {
+		t.Errorf("%d counter tracks for %d (device, metric) pairs", counters, len(metrics))
+	}
+}
+
+func TestChrome(t *testing.T) {
+	tr := trace(t)
+	var buf bytes.Buffer
+	if err := WriteChrome(&buf, tr); err != nil {
+		t.Fatal(err)
+	}
+	var f struct {
+		TraceEvents []map[string]any `json:"traceEvents"`
+	}
+	if err := json.Unmarshal(buf.Bytes(), &f); err != nil {
+		t.Fatal(err)
+	}
+	slices, counters := 0, 0
+	for _, e := range f.TraceEvents {
+		switch e["ph"] {
+		case "X":
+			slices++
+		case "C":
+			counters++
+		}
+	}
+	if slices != len(tr.Spans) || counters != len(tr.Samples) {
+		t.Errorf("%d slices and %d counters for %d spans and %d samples", slices, counters, len(tr.Spans), len(tr.Samples))
+	}
+}
+
+func TestEmptyTraceIsAnError(t *testing.T) {
+	for name, w := range map[string]func(io.Writer, Trace) error{"pprof": WritePprof, "perfetto": WritePerfetto, "chrome": WriteChrome} {
+		if err := w(io.Discard, Trace{}); !errors.Is(err, ErrEmpty) {
+			t.Errorf("%s: %v, want ErrEmpty", name, err)
+		}
+	}
+}
+
+// A failed export leaves nothing under the final name, and an existing
+// file there untouched.
+func TestWriteFileIsAtomic(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "out.json")
+	if err := os.WriteFile(path, []byte("old"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	err := WriteFile(path, func(w io.Writer) error {
+		w.Write([]byte("half"))
+		return errors.New("disk full")
+	})
+	if err == nil || !strings.Contains(err.Error(), "disk full") {
+		t.Fatalf("error %v", err)
+	}
+	if b, _ := os.ReadFile(path); string(b) != "old" {
+		t.Errorf("the existing file became %q", b)
+	}
+	entries, _ := os.ReadDir(dir)
+	if len(entries) != 1 {
+		t.Errorf("left behind: %v", entries)
+	}
+	if err := WriteFile(filepath.Join(dir, "missing", "x"), func(io.Writer) error { return nil }); err == nil {
+		t.Error("writing into a missing folder succeeded")
+	}
+}

@@ -1,0 +1,68 @@
+package export
+
+import (
+	"fmt"
+	"io"
+
+	"github.com/google/pprof/profile"
+)
+
+// Profile builds a pprof profile of GPU time: one sample per span, valued in
+// nanoseconds, whose stack is the op's name (leaf) above its stream or
+// engine and its device, labelled with device, stream, engine kind,
+// scenario and strategy. `go tool pprof -top` ranks ops by GPU time;
+// `-tagfocus=stream=comm` keeps one stream.
+func Profile(t Trace) (*profile.Profile, error) {
+	if len(t.Spans) == 0 {
+		return nil, ErrEmpty
+	}
+	p := &profile.Profile{
+		SampleType: []*profile.ValueType{{Type: "gpu_time", Unit: "nanoseconds"}, {Type: "spans", Unit: "count"}},
+		PeriodType: &profile.ValueType{Type: "gpu_time", Unit: "nanoseconds"},
+		Period:     1,
+		Comments:   []string{fmt.Sprintf("c3lab: %s under %s on %s", t.Scenario, t.Strategy, t.Backend)},
+	}
+	funcs := map[string]*profile.Function{}
+	locs := map[string]*profile.Location{}
+	loc := func(name string) *profile.Location {
+		if l, ok := locs[name]; ok {
+			return l
+		}
+		f := &profile.Function{ID: uint64(len(funcs) + 1), Name: name, SystemName: name}
+		funcs[name] = f
+		p.Function = append(p.Function, f)
+		l := &profile.Location{ID: uint64(len(locs) + 1), Line: []profile.Line{{Function: f}}}
+		locs[name] = l
+		p.Location = append(p.Location, l)
+		return l
+	}
+	var end int64
+	for _, s := range t.Spans {
+		if s.End <= s.Start {
+			continue
+		}
+		end = max(end, s.End)
+		p.Sample = append(p.Sample, &profile.Sample{
+			Location: []*profile.Location{loc(s.Name), loc("stream " + s.Track), loc(t.deviceName(s.Device))},
+			Value:    []int64{s.End - s.Start, 1},
+			Label: map[string][]string{
+				"device": {fmt.Sprint(s.Device)}, "stream": {s.Track}, "engine": {s.Kind},
+				"op": {string(s.Op)}, "scenario": {t.Scenario}, "strategy": {t.Strategy},
+			},
+		})
+	}
+	if len(p.Sample) == 0 {
+		return nil, ErrEmpty
+	}
+	p.DurationNanos = end
+	return p, p.CheckValid()
+}
+
+// WritePprof writes the pprof profile (gzipped profile.proto).
+func WritePprof(w io.Writer, t Trace) error {
+	p, err := Profile(t)
+	if err != nil {
+		return err
+	}
+	return p.Write(w)
+}
