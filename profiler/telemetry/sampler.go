@@ -1,0 +1,315 @@
+// Package telemetry samples what each GPU's engines are doing while a
+// scenario runs, through NVML (go-nvml): GPU performance monitoring (GPM)
+// metrics for SM utilization and occupancy, tensor activity, DRAM bandwidth,
+// NVLink and PCIe traffic, plus power, SM clock and memory in use.
+//
+// Sampling runs off the UI path in its own goroutine, at a configurable
+// interval (100 ms by default; GPM needs two snapshots at least that far
+// apart), and hands over one batch per tick. A metric a device or driver
+// does not support is reported as unsupported with the reason, never as
+// zero.
+package telemetry
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/NVIDIA/go-nvml/pkg/nvml"
+
+	"github.com/c3lab/c3lab/backends"
+)
+
+// Metric names beyond the shared ones in package backends.
+const (
+	MetricSMOccupancy = "sm_occupancy"    // share of warp slots in use (0..1)
+	MetricLinkTXBytes = "link_tx_bytes_s" // NVLink bytes sent per second
+	MetricLinkRXBytes = "link_rx_bytes_s" // NVLink bytes received per second
+	MetricPCIeTXBytes = "pcie_tx_bytes_s" // PCIe bytes sent per second
+	MetricPCIeRXBytes = "pcie_rx_bytes_s" // PCIe bytes received per second
+	MetricPowerW      = "power_w"         // board power in watts
+	MetricSMClockMHz  = "sm_clock_mhz"    // SM clock
+	MetricMemUsed     = "mem_used_bytes"  // device memory in use
+)
+
+// Units of every metric the sampler can report, for displays and exports.
+func Units() map[string]string {
+	return map[string]string{
+		backends.MetricSMUtil: "fraction", MetricSMOccupancy: "fraction", backends.MetricTensorUtil: "fraction",
+		backends.MetricHBMUtil: "fraction", backends.MetricLinkTXUtil: "fraction", backends.MetricLinkRXUtil: "fraction",
+		MetricLinkTXBytes: "bytes/s", MetricLinkRXBytes: "bytes/s", MetricPCIeTXBytes: "bytes/s", MetricPCIeRXBytes: "bytes/s",
+		MetricPowerW: "W", MetricSMClockMHz: "MHz", MetricMemUsed: "bytes",
+	}
+}
+
+// gpmMetric maps a GPM metric id to a c3lab name and a scale from NVML's
+// unit (percent, or MiB/s) to c3lab's (fraction, or bytes/s).
+type gpmMetric struct {
+	id    nvml.GpmMetricId
+	name  string
+	scale float64
+}
+
+// gpmMetrics lists the GPM metrics the sampler reads.
+func gpmMetrics() []gpmMetric {
+	return []gpmMetric{
+		{nvml.GPM_METRIC_SM_UTIL, backends.MetricSMUtil, 0.01},
+		{nvml.GPM_METRIC_SM_OCCUPANCY, MetricSMOccupancy, 0.01},
+		{nvml.GPM_METRIC_ANY_TENSOR_UTIL, backends.MetricTensorUtil, 0.01},
+		{nvml.GPM_METRIC_DRAM_BW_UTIL, backends.MetricHBMUtil, 0.01},
+		{nvml.GPM_METRIC_NVLINK_TOTAL_TX_PER_SEC, MetricLinkTXBytes, 1 << 20},
+		{nvml.GPM_METRIC_NVLINK_TOTAL_RX_PER_SEC, MetricLinkRXBytes, 1 << 20},
+		{nvml.GPM_METRIC_PCIE_TX_PER_SEC, MetricPCIeTXBytes, 1 << 20},
+		{nvml.GPM_METRIC_PCIE_RX_PER_SEC, MetricPCIeRXBytes, 1 << 20},
+	}
+}
+
+// nvlinkLaneBytes is one NVLink 4 link's bandwidth per direction (H100, H200).
+const nvlinkLaneBytes = 26.5625e9
+
+// Status says whether one metric is available on one device, and why not.
+type Status struct {
+	Device    int    `json:"device"`
+	Metric    string `json:"metric"`
+	Supported bool   `json:"supported"`
+	Reason    string `json:"reason,omitempty"`
+}
+
+// Config tunes the sampler.
+type Config struct {
+	// Interval between samples; 0 means DefaultInterval. GPM needs 100 ms.
+	Interval time.Duration
+	// Devices to sample (NVML indices); empty means all.
+	Devices []int
+}
+
+// DefaultInterval is the sampling period.
+const DefaultInterval = 100 * time.Millisecond
+
+// Batch is one tick's samples for every device.
+type Batch struct {
+	At      time.Time
+	Samples []backends.Sample
+}
+
+type device struct {
+	index    int
+	h        nvml.Device
+	gpm      bool
+	prev     nvml.GpmSample
+	cur      nvml.GpmSample
+	havePrev bool
+	links    int                     // active NVLink links, for utilization
+	req      *nvml.GpmMetricsGetType // reused: the struct holds 477 metric slots
+}
+
+// Sampler reads NVML telemetry. Create it with Open; Run it in a goroutine.
+type Sampler struct {
+	lib    nvml.Interface
+	cfg    Config
+	devs   []*device
+	status []Status
+	start  time.Time
+}
+
+// Open initialises NVML and finds what each device supports. Without NVML
+// (no driver) it fails with a clear error; the lab then runs without live
+// telemetry and says so.
+func Open(lib nvml.Interface, cfg Config) (*Sampler, error) {
+	if cfg.Interval <= 0 {
+		cfg.Interval = DefaultInterval
+	}
+	if ret := lib.Init(); ret != nvml.SUCCESS {
+		return nil, fmt.Errorf("NVML is unavailable (%v): live telemetry is off", ret)
+	}
+	s := &Sampler{lib: lib, cfg: cfg}
+	n, ret := lib.DeviceGetCount()
+	if ret != nvml.SUCCESS {
+		lib.Shutdown()
+		return nil, fmt.Errorf("NVML cannot count GPUs: %v", ret)
+	}
+	want := cfg.Devices
+	if len(want) == 0 {
+		for i := range n {
+			want = append(want, i)
+		}
+	}
+	for _, i := range want {
+		if i < 0 || i >= n {
+			s.Close()
+			return nil, fmt.Errorf("GPU %d does not exist; NVML sees %d", i, n)
+		}
+		h, ret := lib.DeviceGetHandleByIndex(i)
+		if ret != nvml.SUCCESS {
+			s.Close()
+			return nil, fmt.Errorf("NVML handle of GPU %d: %v", i, ret)
+		}
+		d := &device{index: i, h: h}
+		s.probe(d)
+		s.devs = append(s.devs, d)
+	}
+	return s, nil
+}
+
+// probe records what one device supports and prepares its GPM samples.
+func (s *Sampler) probe(d *device) {
+	mark := func(metric string, ok bool, reason string) {
+		s.status = append(s.status, Status{Device: d.index, Metric: metric, Supported: ok, Reason: reason})
+	}
+	support, ret := d.h.GpmQueryDeviceSupport()
+	gpmReason := ""
+	switch {
+	case ret != nvml.SUCCESS:
+		gpmReason = fmt.Sprintf("GPM query failed: %v", ret)
+	case support.IsSupportedDevice == 0:
+		gpmReason = "GPM needs a Hopper or newer GPU"
+	default:
+		var r1, r2 nvml.Return
+		d.prev, r1 = s.lib.GpmSampleAlloc()
+		d.cur, r2 = s.lib.GpmSampleAlloc()
+		if r1 != nvml.SUCCESS || r2 != nvml.SUCCESS {
+			gpmReason = fmt.Sprintf("GPM sample allocation failed: %v / %v", r1, r2)
+		} else {
+			d.gpm = true
+		}
+	}
+	for _, m := range gpmMetrics() {
+		mark(m.name, d.gpm, gpmReason)
+	}
+	for link := range nvml.NVLINK_MAX_LINKS {
+		if st, ret := d.h.GetNvLinkState(link); ret == nvml.SUCCESS && st == nvml.FEATURE_ENABLED {
+			d.links++
+		}
+	}
+	linkReason := gpmReason
+	if d.gpm && d.links == 0 {
+		linkReason = "no active NVLink"
+	}
+	mark(backends.MetricLinkTXUtil, d.gpm && d.links > 0, linkReason)
+	mark(backends.MetricLinkRXUtil, d.gpm && d.links > 0, linkReason)
+	_, ret = d.h.GetPowerUsage()
+	mark(MetricPowerW, ret == nvml.SUCCESS, reason(ret))
+	_, ret = d.h.GetClockInfo(nvml.CLOCK_SM)
+	mark(MetricSMClockMHz, ret == nvml.SUCCESS, reason(ret))
+	_, ret = d.h.GetMemoryInfo()
+	mark(MetricMemUsed, ret == nvml.SUCCESS, reason(ret))
+}
+
+func reason(ret nvml.Return) string {
+	if ret == nvml.SUCCESS {
+		return ""
+	}
+	return ret.Error()
+}
+
+// Status lists every metric of every device with whether it is supported.
+func (s *Sampler) Status() []Status { return s.status }
+
+// Interval is the sampling period in force.
+func (s *Sampler) Interval() time.Duration { return s.cfg.Interval }
+
+// Tick takes one sample of every device at time now. GPM metrics come from
+// the previous tick's snapshot to this one, so the first tick has none.
+func (s *Sampler) Tick(now time.Time) Batch {
+	if s.start.IsZero() {
+		s.start = now
+	}
+	t := now.Sub(s.start).Nanoseconds()
+	b := Batch{At: now}
+	add := func(dev int, metric string, v float64) {
+		b.Samples = append(b.Samples, backends.Sample{Rep: -1, Metric: metric, Device: dev, Time: t, Value: v})
+	}
+	for _, d := range s.devs {
+		if d.gpm {
+			s.gpm(d, add)
+		}
+		if p, ret := d.h.GetPowerUsage(); ret == nvml.SUCCESS {
+			add(d.index, MetricPowerW, float64(p)/1000)
+		}
+		if c, ret := d.h.GetClockInfo(nvml.CLOCK_SM); ret == nvml.SUCCESS {
+			add(d.index, MetricSMClockMHz, float64(c))
+		}
+		if m, ret := d.h.GetMemoryInfo(); ret == nvml.SUCCESS {
+			add(d.index, MetricMemUsed, float64(m.Used))
+		}
+	}
+	return b
+}
+
+// gpm reads the metrics between the previous snapshot and a new one.
+func (s *Sampler) gpm(d *device, add func(int, string, float64)) {
+	if ret := d.cur.Get(d.h); ret != nvml.SUCCESS {
+		return
+	}
+	if d.havePrev {
+		metrics := gpmMetrics()
+		if d.req == nil {
+			d.req = &nvml.GpmMetricsGetType{}
+		}
+		req := d.req
+		*req = nvml.GpmMetricsGetType{NumMetrics: uint32(len(metrics)), Sample1: d.prev, Sample2: d.cur}
+		for i, m := range metrics {
+			req.Metrics[i].MetricId = uint32(m.id)
+		}
+		if ret := s.lib.GpmMetricsGet(req); ret == nvml.SUCCESS {
+			for i, m := range metrics {
+				if req.Metrics[i].NvmlReturn != uint32(nvml.SUCCESS) {
+					continue
+				}
+				v := req.Metrics[i].Value * m.scale
+				add(d.index, m.name, v)
+				if d.links > 0 && (m.name == MetricLinkTXBytes || m.name == MetricLinkRXBytes) {
+					util := backends.MetricLinkTXUtil
+					if m.name == MetricLinkRXBytes {
+						util = backends.MetricLinkRXUtil
+					}
+					add(d.index, util, v/(float64(d.links)*nvlinkLaneBytes))
+				}
+			}
+		}
+	}
+	d.prev, d.cur = d.cur, d.prev
+	d.havePrev = true
+}
+
+// Run samples every Interval until ctx ends, sending each batch to out. A
+// consumer that falls behind loses batches rather than slowing sampling
+// (the count of dropped batches is returned).
+func (s *Sampler) Run(ctx context.Context, out chan<- Batch) (dropped int) {
+	tick := time.NewTicker(s.cfg.Interval)
+	defer tick.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return dropped
+		case now := <-tick.C:
+			b := s.Tick(now)
+			select {
+			case out <- b:
+			default:
+				dropped++
+			}
+		}
+	}
+}
+
+// Close frees the GPM snapshots and shuts NVML down.
+func (s *Sampler) Close() error {
+	var errs []error
+	for _, d := range s.devs {
+		if d.gpm {
+			if ret := s.lib.GpmSampleFree(d.prev); ret != nvml.SUCCESS {
+				errs = append(errs, fmt.Errorf("freeing a GPM sample: %v", ret))
+			}
+			if ret := s.lib.GpmSampleFree(d.cur); ret != nvml.SUCCESS {
+				errs = append(errs, fmt.Errorf("freeing a GPM sample: %v", ret))
+			}
+		}
+	}
+	s.devs = nil
+	if ret := s.lib.Shutdown(); ret != nvml.SUCCESS {
+		errs = append(errs, fmt.Errorf("NVML shutdown: %v", ret))
+	}
+	return errors.Join(errs...)
+}
