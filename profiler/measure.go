@@ -24,6 +24,41 @@ type Options struct {
 	// IsolatedOnly skips the concurrent run: only T_comp, T_comm, the class
 	// and the bandwidths are filled in (what listing a suite needs).
 	IsolatedOnly bool
+	// Baseline, when it matches the scenario and the strategy's isolated
+	// form, stands in for the isolated runs: only the concurrent run is
+	// made (what live mode does between strategy changes).
+	Baseline *Baseline
+}
+
+// Baseline is the isolated half of a measurement, reusable while the
+// scenario and the collective's implementation stay the same.
+type Baseline struct {
+	Scenario scenarios.Scenario `json:"-"`
+	Isolated scenarios.Strategy `json:"isolated_strategy"`
+	TComp    Stat               `json:"t_comp"`
+	TComm    Stat               `json:"t_comm"`
+	Explain  map[backends.Mode][]backends.OpExplanation
+}
+
+// Baseline returns the result's isolated half.
+func (r Result) Baseline() Baseline {
+	ex := map[backends.Mode][]backends.OpExplanation{}
+	for _, m := range []backends.Mode{backends.ModeCompute, backends.ModeComm} {
+		if e, ok := r.Explain[m]; ok {
+			ex[m] = e
+		}
+	}
+	return Baseline{Scenario: r.Scenario, Isolated: r.Strategy.Isolated(), TComp: r.TComp, TComm: r.TComm, Explain: ex}
+}
+
+// matches reports whether the baseline holds for a scenario and strategy.
+func (bl *Baseline) matches(sc scenarios.Scenario, st scenarios.Strategy) bool {
+	if bl == nil {
+		return false
+	}
+	a, b := bl.Scenario, sc
+	a.Strategy, b.Strategy = scenarios.Strategy{}, scenarios.Strategy{}
+	return a == b && bl.Isolated == st.Isolated()
 }
 
 // Protocol defaults.
@@ -117,8 +152,12 @@ func Measure(ctx context.Context, b backends.Backend, sc scenarios.Scenario, st 
 	rounds = min(rounds, reps)
 
 	modes := []backends.Mode{backends.ModeCompute, backends.ModeComm, backends.ModeConcurrent}
-	if opt.IsolatedOnly {
+	reuse := !opt.IsolatedOnly && opt.Baseline.matches(sc, st)
+	switch {
+	case opt.IsolatedOnly:
 		modes = modes[:2]
+	case reuse:
+		modes = modes[2:]
 	}
 	got := map[backends.Mode][]backends.Rep{}
 	explain := map[backends.Mode][]backends.OpExplanation{}
@@ -172,6 +211,12 @@ func Measure(ctx context.Context, b backends.Backend, sc scenarios.Scenario, st 
 		TCompInC3: Summarize(pick(got[backends.ModeConcurrent], func(r backends.Rep) int64 { return r.Compute })),
 		TCommInC3: Summarize(pick(got[backends.ModeConcurrent], func(r backends.Rep) int64 { return r.Comm })),
 		Explain:   explain,
+	}
+	if reuse {
+		r.TComp, r.TComm = opt.Baseline.TComp, opt.Baseline.TComm
+		for m, e := range opt.Baseline.Explain {
+			r.Explain[m] = e
+		}
 	}
 	r.Timeline, r.Samples = lastRep(lastC3)
 	r.derive()
