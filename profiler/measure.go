@@ -38,17 +38,20 @@ type Baseline struct {
 	TComp    Stat               `json:"t_comp"`
 	TComm    Stat               `json:"t_comm"`
 	Explain  map[backends.Mode][]backends.OpExplanation
+	Reps     map[backends.Mode][]backends.Rep
 }
 
 // Baseline returns the result's isolated half.
 func (r Result) Baseline() Baseline {
 	ex := map[backends.Mode][]backends.OpExplanation{}
+	reps := map[backends.Mode][]backends.Rep{}
 	for _, m := range []backends.Mode{backends.ModeCompute, backends.ModeComm} {
 		if e, ok := r.Explain[m]; ok {
 			ex[m] = e
 		}
+		reps[m] = r.Reps[m]
 	}
-	return Baseline{Scenario: r.Scenario, Isolated: r.Strategy.Isolated(), TComp: r.TComp, TComm: r.TComm, Explain: ex}
+	return Baseline{Scenario: r.Scenario, Isolated: r.Strategy.Isolated(), TComp: r.TComp, TComm: r.TComm, Explain: ex, Reps: reps}
 }
 
 // matches reports whether the baseline holds for a scenario and strategy.
@@ -102,6 +105,9 @@ type Result struct {
 
 	// Explain holds, per mode, what bounded each op (when the backend can tell).
 	Explain map[backends.Mode][]backends.OpExplanation `json:"explain,omitempty"`
+	// Reps are the raw repetition times per mode, as the backend reported
+	// them (the stats above derive from them; replays feed them back).
+	Reps map[backends.Mode][]backends.Rep `json:"reps,omitempty"`
 	// Timeline and Samples are the spans and telemetry of one concurrent repetition.
 	Timeline []backends.Span   `json:"timeline,omitempty"`
 	Samples  []backends.Sample `json:"samples,omitempty"`
@@ -211,9 +217,13 @@ func Measure(ctx context.Context, b backends.Backend, sc scenarios.Scenario, st 
 		TCompInC3: Summarize(pick(got[backends.ModeConcurrent], func(r backends.Rep) int64 { return r.Compute })),
 		TCommInC3: Summarize(pick(got[backends.ModeConcurrent], func(r backends.Rep) int64 { return r.Comm })),
 		Explain:   explain,
+		Reps:      got,
 	}
 	if reuse {
 		r.TComp, r.TComm = opt.Baseline.TComp, opt.Baseline.TComm
+		for _, m := range []backends.Mode{backends.ModeCompute, backends.ModeComm} {
+			r.Reps[m] = opt.Baseline.Reps[m]
+		}
 		for m, e := range opt.Baseline.Explain {
 			r.Explain[m] = e
 		}

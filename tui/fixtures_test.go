@@ -277,6 +277,10 @@ func fixtureResult(sc scenarios.Scenario, st scenarios.Strategy) profiler.Result
 	r.AlgBW = profiler.AlgBW(sc.Comm.SizeBytes(sc.GPUs), r.TComm.Median/1e9)
 	r.BusBW = profiler.BusBW(sc.Comm.Collective, sc.GPUs, r.AlgBW)
 	r.AchievedTFLOPs = sc.Compute.FLOPs() / (r.TComp.Median / 1e9) / 1e12
+	// The fake node knows its HBM bandwidth (4 TB/s), so the bound shows.
+	if b, ok := profiler.ComputeBound(sc, r.TComp.Median, r.TComm.Median, r.RealizedSpeedup, 4e12); ok {
+		r.Bound = &b
+	}
 	return r
 }
 

@@ -8,8 +8,8 @@ import (
 
 // Line counts of the metrics panel in its two forms.
 const (
-	metricsTwoColLines = 6
-	metricsOneColLines = 11
+	metricsTwoColLines = 7
+	metricsOneColLines = 12
 )
 
 // metricsTitle names the result the panel shows, so a stale result is not
@@ -47,6 +47,13 @@ func metricsLines(st Styles, r *profiler.Result, w int) []string {
 	if fok {
 		gaugeFrac = math.Max(frac, 0)
 	}
+	// The bound: what is physically reachable when both ops share HBM.
+	boundText, boundFrac, boundStyle := "n/a (no HBM bandwidth known)", 0.0, st.Dim
+	if b := r.Bound; b != nil && b.FractionOfBound != nil {
+		boundFrac = math.Max(*b.FractionOfBound, 0)
+		boundText = fmtPct(*b.FractionOfBound) + " of " + fmtX(b.SBound) + " (" + b.By + ")"
+		boundStyle = st.Value
+	}
 	slow := val(fmtX(r.CompSlowdown)) + st.Dim.Render(" compute · ") + val(fmtX(r.CommSlowdown)) + st.Dim.Render(" comm")
 	bw := val(fmtBW(r.BusBW)) + st.Dim.Render(" busbw · ") + val(fmtTFLOPs(r.AchievedTFLOPs))
 
@@ -61,6 +68,7 @@ func metricsLines(st Styles, r *profiler.Result, w int) []string {
 			row("T_comm", val(fmtDur(r.TComm.Median)), "realized", val(fmtX(r.RealizedSpeedup))),
 			row("T_c3", val(fmtDur(r.TC3.Median)), "class", val(string(r.Class))),
 			lab("% of ideal", 11) + styledBar(st, fracStyle, gaugeFrac, gw) + " " + fracStyle.Render(fracText),
+			lab("% of bound", 11) + styledBar(st, boundStyle, boundFrac, max(w-11-len(boundText)-1, 4)) + " " + boundStyle.Render(boundText),
 			lab("slowdown", 9) + slow,
 			lab("isolated", 9) + bw,
 		}
@@ -73,6 +81,7 @@ func metricsLines(st Styles, r *profiler.Result, w int) []string {
 		lab("realized", 12) + val(fmtX(r.RealizedSpeedup)),
 		lab("% of ideal", 12) + fracStyle.Render(fracText),
 		styledBar(st, fracStyle, gaugeFrac, w),
+		lab("% of bound", 12) + boundStyle.Render(boundText),
 		lab("slowdown", 12) + val(fmtX(r.CompSlowdown)) + st.Dim.Render(" comp · ") + val(fmtX(r.CommSlowdown)) + st.Dim.Render(" comm"),
 		lab("class", 12) + val(string(r.Class)),
 		lab("busbw", 12) + val(fmtBW(r.BusBW)),
