@@ -30,6 +30,18 @@ func DefaultGrid() []NamedStrategy {
 	}
 }
 
+// CopyEngineGrid holds named copy-engine strategies a sweep can ask for by
+// name (not part of the default grid: backends without copy-engine
+// reductions refuse them for reduce-scatter and all-reduce).
+func CopyEngineGrid() []NamedStrategy {
+	return []NamedStrategy{
+		{"dma", scenarios.Strategy{CommEngine: scenarios.EngineDMA}},
+		{"dma-1ce", scenarios.Strategy{CommEngine: scenarios.EngineDMA, CopyEngines: 1}},
+		{"dma-chunk-8m", scenarios.Strategy{CommEngine: scenarios.EngineDMA, ChunkBytes: 8 << 20}},
+		{"dma-comm-first", scenarios.Strategy{CommEngine: scenarios.EngineDMA, Launch: scenarios.CommFirst}},
+	}
+}
+
 // SweepEntry is one (scenario, strategy) measurement. Err is set instead of
 // Result when the measurement failed; a sweep goes on past failures.
 type SweepEntry struct {
@@ -142,12 +154,13 @@ func SummarizeSweep(entries []SweepEntry, grid []NamedStrategy) []StrategySummar
 	return out
 }
 
-// ParseGrid picks named strategies from DefaultGrid, in the given order.
+// ParseGrid picks named strategies from DefaultGrid and CopyEngineGrid,
+// in the given order; no names means DefaultGrid.
 func ParseGrid(names []string) ([]NamedStrategy, error) {
-	all := DefaultGrid()
 	if len(names) == 0 {
-		return all, nil
+		return DefaultGrid(), nil
 	}
+	all := append(DefaultGrid(), CopyEngineGrid()...)
 	var out []NamedStrategy
 	for _, n := range names {
 		i := slices.IndexFunc(all, func(ns NamedStrategy) bool { return ns.Name == n })

@@ -35,6 +35,13 @@ type Options struct {
 	// RepTimeoutNanos bounds one repetition; a collective that hangs past it
 	// is aborted. 0 means DefaultRepTimeout.
 	RepTimeoutNanos int64
+	// Gate holds every GPU's streams at a device-memory flag until all ops
+	// of a timed repetition are enqueued, then releases them together: the
+	// host's launch latency leaves the timing window and all GPUs start at
+	// once. Warm-up repetitions run ungated, so every kernel is loaded
+	// before a gated one (lazy module loading blocked gated launches).
+	// Experimental: off until validated on hardware (NOTES.md).
+	Gate bool
 }
 
 // DefaultRepTimeout is how long one repetition may take before the backend

@@ -322,3 +322,31 @@ type corruptingCopies struct{ *fakeGPU }
 func (c *corruptingCopies) CopyPeer(dst bufID, dstOff int64, src bufID, srcOff int64, n int64, s streamID) error {
 	return c.fakeGPU.CopyPeer(dst, dstOff, src, srcOff, n-1, s)
 }
+
+// With the gate, timed repetitions hold every GPU's first stream at a flag
+// until all ops are enqueued; warm-up repetitions run ungated.
+func TestGatedRepetitions(t *testing.T) {
+	f := newFakeGPU(2)
+	b := fakeBackend(t, f, Options{Gate: true})
+	sc := smallGEMM(scenarios.AllGather)
+	if _, err := b.Run(context.Background(), backends.Experiment{Scenario: sc, Mode: backends.ModeConcurrent, Reps: 2, Warmup: 1}, nil); err != nil {
+		t.Fatal(err)
+	}
+	var seq []string
+	for _, l := range f.log {
+		for _, k := range []string{"wait-flag", "set-flag", "gemm", "collective"} {
+			if strings.HasPrefix(l, k) {
+				seq = append(seq, k)
+			}
+		}
+	}
+	// verification (gemm x2, collective), one ungated warm-up, then two
+	// gated reps: wait-flag x2, gemm x2, collective, set-flag x2.
+	want := []string{"gemm", "gemm", "collective", "gemm", "gemm", "collective"}
+	for range 2 {
+		want = append(want, "wait-flag", "wait-flag", "gemm", "gemm", "collective", "set-flag", "set-flag")
+	}
+	if strings.Join(seq, " ") != strings.Join(want, " ") {
+		t.Errorf("call order\n got %v\nwant %v", seq, want)
+	}
+}

@@ -25,6 +25,11 @@ type prepared struct {
 	ev [][5]eventID
 	// copyDone[dev][engine] mark copy-engine transfers done.
 	copyDone [][]eventID
+	// gate holds each GPU's streams until a gated repetition is enqueued;
+	// control streams release it (only with Options.Gate).
+	gate    []bufID
+	control []streamID
+	gateVal uint32
 }
 
 const (
@@ -154,6 +159,18 @@ func (b *Backend) prepare(sc scenarios.Scenario) (*prepared, error) {
 			}
 		}
 		p.ev = append(p.ev, ev)
+		if b.opts.Gate {
+			gate, err := alloc(dev, 4, make([]byte, 4))
+			if err != nil {
+				return nil, err
+			}
+			p.gate = append(p.gate, gate)
+			ctl, err := b.stream(dev, "control", streamSpec{Priority: b.devs[dev].PriorityGreatest})
+			if err != nil {
+				return nil, err
+			}
+			p.control = append(p.control, ctl)
+		}
 	}
 	return p, nil
 }
@@ -166,7 +183,7 @@ func (b *Backend) release() error {
 		return nil
 	}
 	var errs []error
-	for _, ids := range [][]bufID{p.a, p.bm, p.d, p.send, p.recv} {
+	for _, ids := range [][]bufID{p.a, p.bm, p.d, p.send, p.recv, p.gate} {
 		for _, id := range ids {
 			errs = append(errs, b.g.Free(id))
 		}
@@ -336,7 +353,7 @@ func (b *Backend) run(ctx context.Context, ex backends.Experiment, sink backends
 		if err := ctx.Err(); err != nil {
 			return backends.RunResult{}, err
 		}
-		rep, spans, err := b.rep(ctx, p, pl, ex)
+		rep, spans, err := b.rep(ctx, p, pl, ex, b.opts.Gate && i >= 0)
 		if err != nil {
 			return backends.RunResult{}, err
 		}
@@ -365,18 +382,27 @@ func (b *Backend) run(ctx context.Context, ex backends.Experiment, sink backends
 //
 // The start event fires as soon as it is enqueued, so the host's time to
 // launch the first op (tens of microseconds for a cuBLASLt call) falls
-// inside the times. Holding the streams at a gate until every op is
-// enqueued removes that, but deadlocked on the H200 node in concurrent and
-// partitioned runs (see backends/cuda/NOTES.md); it is not used yet.
-func (b *Backend) rep(ctx context.Context, p *prepared, pl plan, ex backends.Experiment) (backends.Rep, []backends.Span, error) {
+// inside the times. With Options.Gate the first stream of every GPU waits
+// on a device flag before the start event, and the flags are set once all
+// ops are enqueued; that takes the launch latency out and starts all GPUs
+// together (experimental, see Options.Gate).
+func (b *Backend) rep(ctx context.Context, p *prepared, pl plan, ex backends.Experiment, gated bool) (backends.Rep, []backends.Span, error) {
 	runCompute := ex.Mode != backends.ModeComm
 	runComm := ex.Mode != backends.ModeCompute
 	commFirst := ex.Strategy.Normalize().Launch == scenarios.CommFirst || !runCompute
 	g := b.g
+	if gated {
+		p.gateVal++
+	}
 	for dev := range p.gpus {
 		first, second := pl.computeStreams[dev], pl.commStreams[dev]
 		if commFirst {
 			first, second = second, first
+		}
+		if gated {
+			if err := g.WaitFlag(first, p.gate[dev], p.gateVal); err != nil {
+				return backends.Rep{}, nil, err
+			}
 		}
 		if err := g.Record(p.ev[dev][evStart], first); err != nil {
 			return backends.Rep{}, nil, err
@@ -440,6 +466,14 @@ func (b *Backend) rep(ctx context.Context, p *prepared, pl plan, ex backends.Exp
 	}
 	for _, s := range steps {
 		if err := s(); err != nil {
+			if gated {
+				b.openGates(p) // release what was enqueued, then report
+			}
+			return backends.Rep{}, nil, err
+		}
+	}
+	if gated {
+		if err := b.openGates(p); err != nil {
 			return backends.Rep{}, nil, err
 		}
 	}
@@ -473,6 +507,16 @@ func (b *Backend) rep(ctx context.Context, p *prepared, pl plan, ex backends.Exp
 	}
 	rep.Wall = max(rep.Compute, rep.Comm)
 	return rep, spans, nil
+}
+
+// openGates releases every GPU's held streams.
+func (b *Backend) openGates(p *prepared) error {
+	for dev := range p.gpus {
+		if err := b.g.SetFlag(p.control[dev], p.gate[dev], p.gateVal); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // span reads an op's start and end relative to the shared start event.

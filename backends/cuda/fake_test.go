@@ -121,6 +121,17 @@ func (f *fakeGPU) Elapsed(from, to eventID) (int64, error) {
 	return f.events[to].t - f.events[from].t, nil
 }
 
+func (f *fakeGPU) WaitFlag(s streamID, b bufID, v uint32) error {
+	f.logf("wait-flag dev%d %d", f.streams[s].dev, v)
+	return nil
+}
+
+func (f *fakeGPU) SetFlag(s streamID, b bufID, v uint32) error {
+	f.logf("set-flag dev%d %d", f.streams[s].dev, v)
+	binary.LittleEndian.PutUint32(f.bufs[b].data, v)
+	return nil
+}
+
 // fakeCopyBytesPerNs is the fake copy engines' speed (400 GB/s).
 const fakeCopyBytesPerNs = 400
 

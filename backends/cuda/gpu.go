@@ -93,6 +93,10 @@ type gpu interface {
 	Done(e eventID) (bool, error)
 	// Elapsed returns the nanoseconds between two recorded events of one device.
 	Elapsed(from, to eventID) (int64, error)
+	// WaitFlag holds stream s until the 32-bit word in b is at least v;
+	// SetFlag makes stream s write v there. Neither uses an SM.
+	WaitFlag(s streamID, b bufID, v uint32) error
+	SetFlag(s streamID, b bufID, v uint32) error
 	// CopyPeer enqueues a copy of n bytes from src+srcOff to dst+dstOff on
 	// stream s; the buffers may live on different GPUs (a copy engine moves
 	// the data; no SM is used).

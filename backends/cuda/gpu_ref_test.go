@@ -159,3 +159,36 @@ func (b *Backend) bareGEMM(n int) ([]int64, error) {
 	}
 	return out, nil
 }
+
+// TestGPUGatedProtocol runs the cases that deadlocked the first gated
+// protocol (a GEMM in a fresh 16-SM partition, a concurrent run) with the
+// gate on, and measures its overhead like TestGPUHarnessOverhead. Run it
+// with -test.timeout: a deadlock shows as a timeout.
+func TestGPUGatedProtocol(t *testing.T) {
+	b, err := Open(Options{Gate: true, RepTimeoutNanos: 20e9})
+	if err != nil {
+		if IsMissingDriver(err) {
+			t.Skipf("no NVIDIA driver or GPU on this machine: %v", err)
+		}
+		t.Fatal(err)
+	}
+	defer b.Close()
+	needGPUs(t, b, 2)
+	ctx := context.Background()
+	sc := gpuScenario(scenarios.AllGather, 256<<20)
+	for _, st := range []scenarios.Strategy{{ComputeSMs: 16}, {}, {CommSMs: 32}, {Launch: scenarios.CommFirst, CommPriority: -5}} {
+		r, err := profiler.Measure(ctx, b, sc, st, profiler.Options{Reps: 10})
+		if err != nil {
+			t.Fatalf("%s: %v", st, err)
+		}
+		f, _ := r.Fraction()
+		t.Logf("gated %-22s T_comp %7.1f µs T_comm %7.1f µs T_c3 %7.1f µs F %5.1f%%", st, r.TComp.Median/1e3, r.TComm.Median/1e3, r.TC3.Median/1e3, f*100)
+	}
+	small := gpuScenario(scenarios.AllGather, 16<<20)
+	small.Compute = scenarios.ComputeOp{Kind: scenarios.GEMM, M: 64, N: 28672, K: 8192, DType: scenarios.BF16}
+	r, err := profiler.Measure(ctx, b, small, scenarios.Strategy{}, profiler.Options{Reps: 50, IsolatedOnly: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("gated %s: %.1f µs (torch.matmul measured 121 µs on this node)", small.Compute, r.TComp.Median/1e3)
+}

@@ -339,6 +339,22 @@ func (g *nativeGPU) Elapsed(from, to eventID) (int64, error) {
 	return g.l.drv.Elapsed(a.e, b.e)
 }
 
+func (g *nativeGPU) WaitFlag(s streamID, b bufID, v uint32) error {
+	st := g.streams[s]
+	if err := g.current(st.dev); err != nil {
+		return err
+	}
+	return g.l.drv.WaitValue32(st.s, g.bufs[b].p, v, native.StreamWaitValueGEQ)
+}
+
+func (g *nativeGPU) SetFlag(s streamID, b bufID, v uint32) error {
+	st := g.streams[s]
+	if err := g.current(st.dev); err != nil {
+		return err
+	}
+	return g.l.drv.WriteValue32(st.s, g.bufs[b].p, v)
+}
+
 func (g *nativeGPU) CopyPeer(dst bufID, dstOff int64, src bufID, srcOff int64, n int64, s streamID) error {
 	st, d, sb := g.streams[s], g.bufs[dst], g.bufs[src]
 	if dstOff+n > d.bytes || srcOff+n > sb.bytes {

@@ -4,6 +4,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"os"
 
 	"github.com/c3lab/c3lab/backends"
 	"github.com/c3lab/c3lab/backends/cuda"
@@ -21,7 +22,7 @@ func (b *backendFlag) register(fs *flag.FlagSet) {
 func (b *backendFlag) open() (backends.Backend, string, error) {
 	switch b.name {
 	case "auto":
-		be, err := cuda.Open(cuda.Options{})
+		be, err := cuda.Open(cudaOptions())
 		if err == nil {
 			return be, "", nil
 		}
@@ -33,13 +34,19 @@ func (b *backendFlag) open() (backends.Backend, string, error) {
 	case "sim":
 		return sim.New(sim.H200()), "", nil
 	case "cuda":
-		be, err := cuda.Open(cuda.Options{})
+		be, err := cuda.Open(cudaOptions())
 		if err != nil {
 			return nil, "", fmt.Errorf("the cuda backend cannot start: %w (c3lab doctor says more; --backend sim runs the simulator)", err)
 		}
 		return be, "", nil
 	}
 	return nil, "", badInput("unknown backend %q; allowed auto, cuda, sim", b.name)
+}
+
+// cudaOptions reads the cuda backend's experimental switches from the
+// environment: C3LAB_CUDA_GATE=1 turns on the gated timing protocol.
+func cudaOptions() cuda.Options {
+	return cuda.Options{Gate: os.Getenv("C3LAB_CUDA_GATE") == "1"}
 }
 
 // openTelling opens the backend and tells the user on w why it was chosen,
