@@ -1,5 +1,15 @@
-// Package recordings will hold c3lab's session file format, its crash-safe
-// recorder and reader, and sample recordings taken on real H200 GPUs.
+// Package recordings holds c3lab's session file format, its crash-safe
+// recorder and its reader.
 //
-// It is empty in this build: recording and replay arrive with issue 6.
+// A recording is a small preamble (magic and schema version), a header
+// frame describing where the session ran, and an append-only stream of
+// checksummed frames, one per event: scenario and strategy changes,
+// iteration results, span and telemetry batches, user markers and errors.
+// FORMAT.md describes the bytes.
+//
+// A Recorder takes events off the caller's path (each call queues and
+// returns) and writes them from its own goroutine, at least once a second.
+// A crash leaves a readable prefix; a write failure stops the recorder, not
+// the run. A Reader returns every complete frame before any damage and then
+// says where the damage is, as a *DamageError.
 package recordings
