@@ -72,7 +72,10 @@ type Progress func(done, total int, current string, eta time.Duration)
 // Sweep measures every scenario under every strategy on b, each with the
 // full protocol of Measure (isolated baselines interleaved with the
 // concurrent runs, so drift touches them alike).
-func Sweep(ctx context.Context, b backends.Backend, suite []scenarios.Scenario, grid []NamedStrategy, opt Options, progress Progress) ([]SweepEntry, error) {
+//
+// onEntry, when not nil, gets every entry as soon as it is measured (a
+// recorder keeps what was done even if the sweep is cut short).
+func Sweep(ctx context.Context, b backends.Backend, suite []scenarios.Scenario, grid []NamedStrategy, opt Options, progress Progress, onEntry func(SweepEntry)) ([]SweepEntry, error) {
 	total := len(suite) * len(grid)
 	var out []SweepEntry
 	start := time.Now()
@@ -101,6 +104,9 @@ func Sweep(ctx context.Context, b backends.Backend, suite []scenarios.Scenario, 
 				e.Result = &r
 			}
 			out = append(out, e)
+			if onEntry != nil {
+				onEntry(e)
+			}
 		}
 	}
 	if progress != nil {

@@ -21,7 +21,7 @@ func TestSweepAndSummary(t *testing.T) {
 			t.Errorf("total %d, want 4", total)
 		}
 		calls = append(calls, done)
-	})
+	}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -43,7 +43,11 @@ func TestSweepAndSummary(t *testing.T) {
 
 func TestSweepKeepsGoingPastFailures(t *testing.T) {
 	fb := &fakeBackend{caps: backends.Capabilities{Limits: limits()}, fail: backends.ModeConcurrent}
-	entries, err := Sweep(context.Background(), fb, []scenarios.Scenario{scenario()}, DefaultGrid()[:1], Options{}, nil)
+	var seen []SweepEntry
+	entries, err := Sweep(context.Background(), fb, []scenarios.Scenario{scenario()}, DefaultGrid()[:1], Options{}, nil, func(e SweepEntry) { seen = append(seen, e) })
+	if len(seen) != 1 || seen[0].Err == "" {
+		t.Errorf("onEntry saw %+v", seen)
+	}
 	if err != nil || len(entries) != 1 || entries[0].Err == "" {
 		t.Fatalf("entries %+v, err %v", entries, err)
 	}

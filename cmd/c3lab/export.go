@@ -6,13 +6,14 @@ import (
 	"io"
 	"os"
 
+	"github.com/c3lab/c3lab/backends/replay"
 	"github.com/c3lab/c3lab/profiler"
 	"github.com/c3lab/c3lab/profiler/export"
 	"github.com/c3lab/c3lab/scenarios"
 )
 
 func runExport(ctx context.Context, args []string, s stdio) error {
-	fs := newFlags("export", "export [--scenario NAME|FILE] [--backend auto|cuda|sim] [strategy flags] [--pprof F] [--perfetto F] [--chrome F] [--force]", s)
+	fs := newFlags("export", "export [--scenario NAME|FILE] [--backend auto|cuda|sim] [strategy flags] | --from RECORDING [--index N]; [--pprof F] [--perfetto F] [--chrome F] [--force]", s)
 	var be backendFlag
 	var sf strategyFlags
 	be.register(fs)
@@ -23,6 +24,8 @@ func runExport(ctx context.Context, args []string, s stdio) error {
 	perfettoPath := fs.String("perfetto", "", "write the timeline and telemetry as a native Perfetto trace (.pftrace)")
 	chromePath := fs.String("chrome", "", "write the timeline and telemetry as Chrome trace JSON")
 	force := fs.Bool("force", false, "overwrite output files that exist")
+	from := fs.String("from", "", "export a recorded measurement from this recording instead of measuring")
+	index := fs.Int("index", -1, "with --from, which recorded measurement (c3lab replay --text numbers them); default the last")
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
@@ -46,22 +49,41 @@ func runExport(ctx context.Context, args []string, s stdio) error {
 	if *reps < 0 {
 		return badInput("--reps is %d; want 0 (the scenario's own) or more", *reps)
 	}
-	b, err := be.openTelling(s.errOut, false)
-	if err != nil {
-		return err
-	}
-	defer b.Close()
-	sc, err := resolveScenario(*scenarioArg, b.Capabilities().Limits)
-	if err != nil {
-		return err
-	}
-	st := sf.apply(sc.Strategy)
-	if errs := scenarios.ValidateStrategy(st, b.Capabilities().Limits); len(errs) > 0 {
-		return badInput("strategy: %s", fieldErrors(errs))
-	}
-	r, err := profiler.Measure(ctx, b, sc, st, profiler.Options{Reps: *reps})
-	if err != nil {
-		return fmt.Errorf("measuring %s: %w", sc.Name, err)
+	var r profiler.Result
+	if *from != "" {
+		rb, err := replay.Open(*from)
+		if err != nil {
+			return usageError{fmt.Errorf("reading %s: %w", *from, err)}
+		}
+		results := rb.Results()
+		if len(results) == 0 {
+			return fmt.Errorf("%s holds no measurement to export", *from)
+		}
+		i := *index
+		if i < 0 {
+			i = len(results) - 1
+		}
+		if i >= len(results) {
+			return badInput("--index %d: %s holds %d measurements (0..%d)", i, *from, len(results), len(results)-1)
+		}
+		r = results[i]
+	} else {
+		b, err := be.openTelling(s.errOut, false)
+		if err != nil {
+			return err
+		}
+		defer b.Close()
+		sc, err := resolveScenario(*scenarioArg, b.Capabilities().Limits)
+		if err != nil {
+			return err
+		}
+		st := sf.apply(sc.Strategy)
+		if errs := scenarios.ValidateStrategy(st, b.Capabilities().Limits); len(errs) > 0 {
+			return badInput("strategy: %s", fieldErrors(errs))
+		}
+		if r, err = profiler.Measure(ctx, b, sc, st, profiler.Options{Reps: *reps}); err != nil {
+			return fmt.Errorf("measuring %s: %w", sc.Name, err)
+		}
 	}
 	tr := export.FromResult(r)
 	for _, o := range outputs {

@@ -49,6 +49,7 @@ func commands() []command {
 		{"lab", "open the interactive lab (the default when no command is given)", runLab},
 		{"run", "run one scenario under one strategy and print the C3 metrics", runRun},
 		{"sweep", "run scenarios under a grid of strategies and write the results", runSweep},
+		{"replay", "play a recording back: its results, or the lab fed by it", runReplay},
 		{"export", "measure a scenario and write its timeline as pprof, Perfetto or Chrome trace", runExport},
 		{"scenarios", "list the built-in scenarios with their class, or show one as YAML", runScenarios},
 		{"doctor", "report the driver, libraries, GPUs, links and what c3lab can use here", runDoctor},

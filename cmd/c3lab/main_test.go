@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -233,5 +234,54 @@ func TestExport(t *testing.T) {
 	}
 	if code, _, errOut := call(t, "export", "--backend", "sim", "--chrome", filepath.Join(dir, "no", "such", "dir.json")); code != 1 || !strings.Contains(errOut, "dir.json") {
 		t.Errorf("unwritable path: exit %d, %q", code, errOut)
+	}
+}
+
+// A session recorded with --record replays to the same numbers and exports.
+func TestRecordReplayExport(t *testing.T) {
+	dir := t.TempDir()
+	rec := filepath.Join(dir, "s.c3rec")
+	code, runOut, errOut := call(t, "run", "--backend", "sim", "--comm-priority", "-5", "--record", rec, "--json")
+	if code != 0 {
+		t.Fatalf("run --record: exit %d: %s", code, errOut)
+	}
+	var ran map[string]any
+	if err := json.Unmarshal([]byte(runOut), &ran); err != nil {
+		t.Fatal(err)
+	}
+	code, out, errOut := call(t, "replay", rec, "--json")
+	if code != 0 {
+		t.Fatalf("replay: exit %d: %s", code, errOut)
+	}
+	var rep struct {
+		Complete bool             `json:"complete"`
+		Results  []map[string]any `json:"results"`
+	}
+	if err := json.Unmarshal([]byte(out), &rep); err != nil {
+		t.Fatal(err)
+	}
+	if !rep.Complete || len(rep.Results) != 1 {
+		t.Fatalf("replay: complete %v, %d results", rep.Complete, len(rep.Results))
+	}
+	for _, k := range []string{"fraction_of_ideal", "t_c3", "realized_speedup"} {
+		if a, b := fmt.Sprint(ran[k]), fmt.Sprint(rep.Results[0][k]); a != b {
+			t.Errorf("%s: run %s, replay %s", k, a, b)
+		}
+	}
+	code, text, _ := call(t, "replay", rec)
+	if code != 0 || !strings.Contains(text, "prio=-5") {
+		t.Errorf("replay as text: exit %d\n%s", code, text)
+	}
+	pf := filepath.Join(dir, "r.pftrace")
+	if code, _, errOut := call(t, "export", "--from", rec, "--perfetto", pf); code != 0 {
+		t.Errorf("export --from: exit %d: %s", code, errOut)
+	}
+	if code, _, errOut := call(t, "run", "--backend", "sim", "--record", rec); code != 2 || !strings.Contains(errOut, "exists") {
+		t.Errorf("recording over an existing file: exit %d, %q", code, errOut)
+	}
+	garbage := filepath.Join(dir, "junk")
+	os.WriteFile(garbage, []byte("not a recording at all"), 0o644)
+	if code, _, errOut := call(t, "replay", garbage); code != 2 || strings.Count(strings.TrimSpace(errOut), "\n") > 0 {
+		t.Errorf("replaying junk: exit %d, %q", code, errOut)
 	}
 }

@@ -18,8 +18,10 @@ func runRun(ctx context.Context, args []string, s stdio) error {
 	fs := newFlags("run", "run [--scenario NAME|FILE] [--backend auto|sim] [strategy flags] [--reps N] [--json]", s)
 	var be backendFlag
 	var sf strategyFlags
+	var rf recordFlags
 	be.register(fs)
 	sf.register(fs)
+	rf.register(fs)
 	scenarioArg := fs.String("scenario", "", "a built-in scenario name (c3lab scenarios lists them) or a YAML file; default: the first built-in")
 	reps := fs.Int("reps", 0, "timed repetitions per run; 0 = the scenario's own (default 20)")
 	timeline := fs.Bool("timeline", false, "with --json, include the spans and telemetry samples of one concurrent repetition")
@@ -29,6 +31,9 @@ func runRun(ctx context.Context, args []string, s stdio) error {
 	}
 	if *reps < 0 {
 		return badInput("--reps is %d; want 0 (the scenario's own) or more", *reps)
+	}
+	if err := rf.check(); err != nil {
+		return err
 	}
 	b, err := be.openTelling(s.errOut, *asJSON)
 	if err != nil {
@@ -43,9 +48,21 @@ func runRun(ctx context.Context, args []string, s stdio) error {
 	if errs := scenarios.ValidateStrategy(st, b.Capabilities().Limits); len(errs) > 0 {
 		return badInput("strategy: %s", fieldErrors(errs))
 	}
+	rec, err := rf.open(b, sc.GPUs)
+	if err != nil {
+		return err
+	}
+	rec.Scenario(sc)
+	rec.Strategy(st)
 	r, err := profiler.Measure(ctx, b, sc, st, profiler.Options{Reps: *reps})
 	if err != nil {
+		rec.Error(err.Error())
+		closeRecorder(rec, s.errOut)
 		return fmt.Errorf("measuring %s: %w", sc.Name, err)
+	}
+	rec.Result(r)
+	if err := closeRecorder(rec, s.errOut); err != nil {
+		return err
 	}
 	if *asJSON {
 		if !*timeline {

@@ -35,7 +35,9 @@ type sweepFile struct {
 func runSweep(ctx context.Context, args []string, s stdio) error {
 	fs := newFlags("sweep", "sweep [--backend auto|cuda|sim] [--suite default] [--scenarios A,B] [--strategies X,Y] [--reps N] --out FILE.json [--force] [--json]", s)
 	var be backendFlag
+	var rf recordFlags
 	be.register(fs)
+	rf.register(fs)
 	suite := fs.String("suite", "default", "the scenario suite: default (the built-in suite)")
 	only := fs.String("scenarios", "", "comma-separated scenario names to run instead of the whole suite")
 	strategies := fs.String("strategies", "", "comma-separated strategies: baseline, comm-first+prio, comm-sms-16, comm-sms-32, comm-sms-64, ctas-8, ctas-16 (the default grid), dma, dma-1ce, dma-chunk-8m, dma-comm-first")
@@ -48,6 +50,9 @@ func runSweep(ctx context.Context, args []string, s stdio) error {
 	}
 	if *suite != "default" {
 		return badInput("unknown suite %q; allowed default", *suite)
+	}
+	if err := rf.check(); err != nil {
+		return err
 	}
 	if *out != "" && !*force {
 		if _, err := os.Stat(*out); err == nil {
@@ -94,7 +99,26 @@ func runSweep(ctx context.Context, args []string, s stdio) error {
 			}
 		}
 	}
-	entries, runErr := profiler.Sweep(ctx, b, list, grid, profiler.Options{Reps: *reps}, progress)
+	gpus := 0
+	for _, sc := range list {
+		gpus = max(gpus, sc.GPUs)
+	}
+	rec, err := rf.open(b, gpus)
+	if err != nil {
+		return err
+	}
+	entries, runErr := profiler.Sweep(ctx, b, list, grid, profiler.Options{Reps: *reps}, progress, func(e profiler.SweepEntry) {
+		if e.Result != nil {
+			rec.Scenario(e.Result.Scenario)
+			rec.Strategy(e.Result.Strategy)
+			rec.Result(*e.Result)
+		} else {
+			rec.Error(e.Scenario + " · " + e.Strategy + ": " + e.Err)
+		}
+	})
+	if err := closeRecorder(rec, s.errOut); err != nil {
+		return err
+	}
 	f := sweepFile{
 		Tool: "c3lab sweep", Version: currentVersion(), Date: time.Now().UTC().Format(time.RFC3339),
 		Backend: b.Name(), Devices: b.Devices(), Reps: *reps, Grid: grid,

@@ -1,0 +1,181 @@
+// Package replay is a backend that plays a recording back: an experiment is
+// answered with the repetitions recorded for the same scenario, strategy and
+// mode, and the recorded spans and telemetry are re-emitted, so the
+// profiler, the lab and the exporters cannot tell a replay from the run it
+// came from. It needs no GPU.
+package replay
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/c3lab/c3lab/backends"
+	"github.com/c3lab/c3lab/profiler"
+	"github.com/c3lab/c3lab/recordings"
+	"github.com/c3lab/c3lab/scenarios"
+)
+
+// Backend replays one recording.
+type Backend struct {
+	rec     *recordings.Recording
+	results []profiler.Result
+}
+
+// Open reads a recording and returns a backend replaying it. A damaged
+// tail is fine (its intact events replay); Damage says where it starts.
+func Open(path string) (*Backend, error) {
+	rec, err := recordings.ReadAll(path)
+	if err != nil {
+		return nil, err
+	}
+	return New(rec), nil
+}
+
+// New replays a recording already in memory.
+func New(rec *recordings.Recording) *Backend {
+	b := &Backend{rec: rec}
+	for _, e := range rec.Events {
+		if e.Kind == recordings.KindResult && e.Result != nil {
+			b.results = append(b.results, *e.Result)
+		}
+	}
+	return b
+}
+
+// Recording returns the recording being replayed.
+func (b *Backend) Recording() *recordings.Recording { return b.rec }
+
+// Results returns every recorded measurement, in recording order.
+func (b *Backend) Results() []profiler.Result { return b.results }
+
+// Scenarios returns the recorded scenarios, first appearance first.
+func (b *Backend) Scenarios() []scenarios.Scenario {
+	var out []scenarios.Scenario
+	seen := map[string]bool{}
+	for _, r := range b.results {
+		if !seen[r.Scenario.Name] {
+			seen[r.Scenario.Name] = true
+			out = append(out, r.Scenario)
+		}
+	}
+	return out
+}
+
+// Name implements backends.Backend.
+func (b *Backend) Name() string { return "replay" }
+
+// Devices implements backends.Backend: the recorded devices.
+func (b *Backend) Devices() []backends.DeviceInfo { return b.rec.Header.DeviceInfos() }
+
+// Capabilities implements backends.Backend. Every knob is accepted; Run
+// says so when the recording holds no run under the strategy asked for.
+func (b *Backend) Capabilities() backends.Capabilities {
+	lim := scenarios.Limits{Device: "recorded device", SMs: 132, SMStep: 8, MaxGPUs: max(len(b.rec.Header.Devices), 2), CopyEngines: 3, HighestPriority: -5}
+	if d := b.rec.Header.Devices; len(d) > 0 {
+		lim.Device, lim.SMs, lim.CopyEngines = d[0].Name, d[0].SMs, d[0].CopyEngines
+	}
+	for _, r := range b.results {
+		lim.HighestPriority = min(lim.HighestPriority, r.Strategy.CommPriority)
+		lim.MaxGPUs = max(lim.MaxGPUs, r.Scenario.GPUs)
+	}
+	var hbm float64
+	for _, r := range b.results {
+		if r.Bound != nil {
+			hbm = r.Bound.HBMBandwidth
+		}
+	}
+	return backends.Capabilities{
+		Limits:   lim,
+		Priority: true, SMPartition: true, CommCTACap: true, GEMMSMTarget: true, DMA: true, DMAReductions: true,
+		Explains: true, Deterministic: true, HBMBandwidth: hbm,
+	}
+}
+
+// Close implements backends.Backend.
+func (b *Backend) Close() error { return nil }
+
+// sameScenario compares the ops of two scenarios (not their strategies or
+// repetition counts).
+func sameScenario(a, c scenarios.Scenario) bool {
+	return a.Name == c.Name && a.GPUs == c.GPUs && a.Compute == c.Compute && a.Comm == c.Comm
+}
+
+// find returns the latest recorded result that answers the experiment.
+func (b *Backend) find(ex backends.Experiment) (*profiler.Result, error) {
+	want := ex.Strategy.Normalize()
+	for i := len(b.results) - 1; i >= 0; i-- {
+		r := &b.results[i]
+		if !sameScenario(r.Scenario, ex.Scenario) || len(r.Reps[ex.Mode]) == 0 {
+			continue
+		}
+		got := r.Strategy.Normalize()
+		if ex.Mode == backends.ModeConcurrent && got == want ||
+			ex.Mode != backends.ModeConcurrent && got.Isolated() == want.Isolated() {
+			return r, nil
+		}
+	}
+	var have []string
+	for _, r := range b.results {
+		if sameScenario(r.Scenario, ex.Scenario) {
+			have = append(have, r.Strategy.String())
+		}
+	}
+	if len(have) == 0 {
+		return nil, fmt.Errorf("the recording has no run of %s (recorded: %s)", ex.Scenario.Name, strings.Join(b.scenarioNames(), ", "))
+	}
+	slices.Sort(have)
+	have = slices.Compact(have)
+	return nil, fmt.Errorf("the recording has no %s run of %s under %s (recorded strategies: %s)", ex.Mode, ex.Scenario.Name, want, strings.Join(have, "; "))
+}
+
+func (b *Backend) scenarioNames() []string {
+	var out []string
+	for _, sc := range b.Scenarios() {
+		out = append(out, sc.Name)
+	}
+	return out
+}
+
+// Run implements backends.Backend: the recorded repetitions of the
+// matching run (cycled when more are asked for than were recorded), its
+// explanation, and, for the concurrent mode, its timeline and telemetry as
+// the last repetition's events.
+func (b *Backend) Run(ctx context.Context, ex backends.Experiment, sink backends.EventSink) (backends.RunResult, error) {
+	if ex.Reps < 1 {
+		return backends.RunResult{}, fmt.Errorf("reps is %d; want at least 1", ex.Reps)
+	}
+	if err := ctx.Err(); err != nil {
+		return backends.RunResult{}, err
+	}
+	r, err := b.find(ex)
+	if err != nil {
+		return backends.RunResult{}, err
+	}
+	rec := r.Reps[ex.Mode]
+	res := backends.RunResult{Mode: ex.Mode, Explain: r.Explain[ex.Mode]}
+	for i := range ex.Reps {
+		res.Reps = append(res.Reps, rec[i%len(rec)])
+	}
+	if sink != nil && ex.Mode == backends.ModeConcurrent {
+		last := ex.Reps - 1
+		spans := slices.Clone(r.Timeline)
+		for i := range spans {
+			spans[i].Rep = last
+		}
+		samples := slices.Clone(r.Samples)
+		for i := range samples {
+			samples[i].Rep = last
+		}
+		sink.Spans(spans)
+		sink.Samples(samples)
+	}
+	return res, nil
+}
+
+// RecordedReps is the repetition count of a recorded measurement, for a
+// replay that should reproduce its numbers exactly.
+func RecordedReps(r profiler.Result) int {
+	return len(r.Reps[backends.ModeConcurrent])
+}

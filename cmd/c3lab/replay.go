@@ -1,0 +1,73 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"text/tabwriter"
+
+	"github.com/c3lab/c3lab/backends/replay"
+	"github.com/c3lab/c3lab/profiler"
+	"github.com/c3lab/c3lab/tui"
+)
+
+// replayReport is `c3lab replay --json`.
+type replayReport struct {
+	Header   any               `json:"header"`
+	Complete bool              `json:"complete"`
+	Damage   string            `json:"damage,omitempty"`
+	Results  []profiler.Result `json:"results"`
+}
+
+func runReplay(ctx context.Context, args []string, s stdio) error {
+	fs := newFlags("replay", "replay FILE [--json | --text]", s)
+	asJSON := fs.Bool("json", false, "print the recorded results as JSON")
+	asText := fs.Bool("text", false, "print the recorded results as a table instead of opening the lab")
+	var file string
+	if len(args) > 0 && len(args[0]) > 0 && args[0][0] != '-' {
+		file, args = args[0], args[1:]
+	}
+	if err := parseFlags(fs, args); err != nil {
+		return err
+	}
+	if file == "" {
+		return badInput("replay needs a recording file (c3lab run --record FILE makes one)")
+	}
+	b, err := replay.Open(file)
+	if err != nil {
+		return usageError{fmt.Errorf("reading %s: %w", file, err)}
+	}
+	rec := b.Recording()
+	damage := ""
+	if rec.Damage != nil {
+		damage = rec.Damage.Error()
+		if !*asJSON {
+			fmt.Fprintf(s.errOut, "c3lab: %s is damaged from byte %d on (%s); replaying what came before\n", file, rec.Damage.Offset, rec.Damage.Reason)
+		}
+	}
+	results := b.Results()
+	if *asJSON {
+		for i := range results {
+			results[i].Timeline, results[i].Samples = nil, nil
+		}
+		return writeJSON(s.out, replayReport{Header: rec.Header, Complete: rec.Complete, Damage: damage, Results: results})
+	}
+	if len(results) == 0 {
+		return fmt.Errorf("%s holds no measurement to replay", file)
+	}
+	if *asText || !s.terminal {
+		h := rec.Header
+		fmt.Fprintf(s.out, "recording  %s: c3lab %s on %s, backend %s, %s, started %s\n", file, h.Version, h.Host, h.Backend, deviceSummary(h.DeviceInfos()), h.Created.Format("2006-01-02 15:04:05 MST"))
+		tw := tabwriter.NewWriter(s.out, 0, 0, 2, ' ', 0)
+		fmt.Fprintln(tw, "#\tSCENARIO\tSTRATEGY\tT_COMP\tT_COMM\tT_C3\t% IDEAL")
+		for i, r := range results {
+			frac := "n/a"
+			if f, ok := r.Fraction(); ok {
+				frac = fmt.Sprintf("%.1f", f*100)
+			}
+			fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\t%s\t%s\n", i, r.Scenario.Name, r.Strategy, dur(r.TComp.Median), dur(r.TComm.Median), dur(r.TC3.Median), frac)
+		}
+		return tw.Flush()
+	}
+	first := results[0]
+	return tui.Run(ctx, tui.Config{Backend: b, Suite: b.Scenarios(), Start: first.Scenario.Name, Strategy: first.Strategy})
+}
