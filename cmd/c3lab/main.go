@@ -48,6 +48,7 @@ func commands() []command {
 	return []command{
 		{"lab", "open the interactive lab (the default when no command is given)", runLab},
 		{"run", "run one scenario under one strategy and print the C3 metrics", runRun},
+		{"advise", "suggest a strategy for a scenario, with reasons; --tune measures the candidates", runAdvise},
 		{"sweep", "run scenarios under a grid of strategies and write the results", runSweep},
 		{"replay", "play a recording back: its results, or the lab fed by it", runReplay},
 		{"export", "measure a scenario and write its timeline as pprof, Perfetto or Chrome trace", runExport},

@@ -285,3 +285,20 @@ func TestRecordReplayExport(t *testing.T) {
 		t.Errorf("replaying junk: exit %d, %q", code, errOut)
 	}
 }
+
+func TestAdvise(t *testing.T) {
+	code, out, errOut := call(t, "advise", "--backend", "sim", "--scenario", "llama3-70b-fsdp2-ffn-up-ag-224m", "--tune", "--reps", "3")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	for _, want := range []string{"advice    comm-first prio=-5 dma", "copy engines", "<- best", "baseline"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("output lacks %q:\n%s", want, out)
+		}
+	}
+	code, out, _ = call(t, "advise", "--backend", "sim", "--json")
+	var rep adviseReport
+	if err := json.Unmarshal([]byte(out), &rep); code != 0 || err != nil || len(rep.Advice.Reasons) == 0 {
+		t.Errorf("exit %d, err %v, report %+v", code, err, rep)
+	}
+}

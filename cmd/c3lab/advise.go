@@ -1,0 +1,78 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"text/tabwriter"
+
+	"github.com/c3lab/c3lab/heuristics"
+	"github.com/c3lab/c3lab/profiler"
+)
+
+// adviseReport is `c3lab advise --json`.
+type adviseReport struct {
+	Scenario string             `json:"scenario"`
+	Advice   heuristics.Advice  `json:"advice"`
+	Trials   []heuristics.Trial `json:"trials,omitempty"`
+	Best     string             `json:"best,omitempty"`
+}
+
+func runAdvise(ctx context.Context, args []string, s stdio) error {
+	fs := newFlags("advise", "advise [--scenario NAME|FILE] [--backend auto|cuda|sim] [--tune] [--reps N] [--json]", s)
+	var be backendFlag
+	be.register(fs)
+	scenarioArg := fs.String("scenario", "", "a built-in scenario name or a YAML file; default: the first built-in")
+	tune := fs.Bool("tune", false, "measure the advice against the other candidate strategies and report the best")
+	reps := fs.Int("reps", 0, "with --tune, timed repetitions per run; 0 = the scenario's own")
+	asJSON := fs.Bool("json", false, "print the advice as JSON")
+	if err := parseFlags(fs, args); err != nil {
+		return err
+	}
+	b, err := be.openTelling(s.errOut, *asJSON)
+	if err != nil {
+		return err
+	}
+	defer b.Close()
+	sc, err := resolveScenario(*scenarioArg, b.Capabilities().Limits)
+	if err != nil {
+		return err
+	}
+	rep := adviseReport{Scenario: sc.Name, Advice: heuristics.Advise(sc, b.Capabilities())}
+	best := -1
+	if *tune {
+		rep.Trials, best, err = heuristics.Tune(ctx, b, sc, rep.Advice.Candidates, profiler.Options{Reps: *reps})
+		if err != nil {
+			return err
+		}
+		if best >= 0 {
+			rep.Best = rep.Trials[best].Name
+		}
+	}
+	if *asJSON {
+		return writeJSON(s.out, rep)
+	}
+	fmt.Fprintf(s.out, "scenario  %s (%s + %s)\nadvice    %s\n", sc.Name, sc.Compute, sc.Comm, rep.Advice.Strategy)
+	for _, r := range rep.Advice.Reasons {
+		fmt.Fprintf(s.out, "  - %s\n", r)
+	}
+	if *tune {
+		fmt.Fprintf(s.out, "\nmeasured on %s:\n", b.Name())
+		tw := tabwriter.NewWriter(s.out, 0, 0, 2, ' ', 0)
+		fmt.Fprintln(tw, "CANDIDATE\tSTRATEGY\tT_C3\t% IDEAL\t")
+		for i, t := range rep.Trials {
+			frac, mark := "n/a", ""
+			if t.Fraction != nil {
+				frac = fmt.Sprintf("%.1f", *t.Fraction*100)
+			}
+			if t.Err != "" {
+				frac = "failed: " + t.Err
+			}
+			if i == best {
+				mark = "<- best"
+			}
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", t.Name, t.Strategy, dur(t.TC3), frac, mark)
+		}
+		tw.Flush()
+	}
+	return nil
+}

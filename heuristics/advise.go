@@ -1,0 +1,178 @@
+// Package heuristics holds c3lab's strategy rules and its tuner. The rules
+// come from the ConCCL paper and from c3lab's own runs on H200s (the sweep
+// in backends/cuda/results/2026-11-30-h200x2): launch the collective first
+// at top priority, move pure-copy collectives to the copy engines when the
+// messages are large enough, give an SM collective a partition only where
+// the GEMM can afford it. The tuner measures candidate strategies on any
+// backend and keeps the best.
+package heuristics
+
+import (
+	"context"
+	"fmt"
+	"math"
+
+	"github.com/c3lab/c3lab/backends"
+	"github.com/c3lab/c3lab/profiler"
+	"github.com/c3lab/c3lab/scenarios"
+)
+
+// Advice is a suggested strategy with the reasons for it.
+type Advice struct {
+	Strategy scenarios.Strategy `json:"strategy"`
+	Reasons  []string           `json:"reasons"`
+	// Candidates are strategies worth measuring against the advice.
+	Candidates []profiler.NamedStrategy `json:"candidates"`
+}
+
+// dmaMinBytes is the per-rank message below which copy engines are not
+// advised: their launch and synchronization overhead dominates small
+// transfers (the paper's follow-up measured them several times slower than
+// kernels at KB sizes, even from tens of MB).
+const dmaMinBytes = 16 << 20
+
+// machineBalance is roughly the FLOP per HBM byte at which a GEMM of the
+// element type turns from memory-bound to compute-bound on a Hopper GPU
+// (dense tensor peak over ~4 TB/s of HBM).
+func machineBalance(d scenarios.DType) float64 {
+	switch d {
+	case scenarios.FP8:
+		return 495
+	case scenarios.FP32:
+		return 17
+	}
+	return 247
+}
+
+// MemoryBound reports whether the compute op is limited by HBM rather than
+// by arithmetic, from its shape: its arithmetic intensity (FLOP per byte
+// it must move at the least) against the machine balance.
+func MemoryBound(c scenarios.ComputeOp) bool {
+	if c.Kind != scenarios.GEMM {
+		return true
+	}
+	hbm, _ := profiler.HBMBytes(scenarios.Scenario{Compute: c})
+	return c.FLOPs()/hbm < machineBalance(c.DType)
+}
+
+// Advise suggests a strategy for a scenario on a backend with the given
+// capabilities. It measures nothing; Tune does.
+func Advise(sc scenarios.Scenario, caps backends.Capabilities) Advice {
+	var a Advice
+	st := scenarios.Strategy{}
+	say := func(f string, v ...any) { a.Reasons = append(a.Reasons, fmt.Sprintf(f, v...)) }
+	coll := sc.Comm.Collective
+	memBound := MemoryBound(sc.Compute)
+
+	if caps.Priority {
+		st.Launch, st.CommPriority = scenarios.CommFirst, caps.Limits.HighestPriority
+		say("launch the collective first at priority %d: a GEMM enqueued first keeps every SM until its last wave, and the collective waits (on 2 x H200, plain C3 reached 2.9 %% of the ideal uplift on average, comm-first with priority 62 %%)", st.CommPriority)
+	} else {
+		st.Launch = scenarios.CommFirst
+		say("launch the collective first: it then holds its SMs before the GEMM fills the GPU")
+	}
+
+	useDMA := caps.DMA && coll.IsPureCopy() && int64(sc.Comm.Bytes) >= dmaMinBytes
+	if useDMA {
+		st.CommEngine = scenarios.EngineDMA
+		say("run the %s on the copy engines: it is a pure copy, needs no SM, and at %s per rank the engines' launch overhead is small", coll, sc.Comm.Bytes)
+	} else {
+		switch {
+		case coll.IsPureCopy() && int64(sc.Comm.Bytes) < dmaMinBytes:
+			say("keep the %s on the SMs: at %s per rank the copy engines' launch and synchronization overhead outweighs what they save", coll, sc.Comm.Bytes)
+		case !coll.IsPureCopy() && caps.DMAReductions:
+			st.CommEngine = scenarios.EngineDMA
+			if caps.SMPartition {
+				st.CommSMs = 16
+			}
+			say("move the %s's data on the copy engines and reduce on a small partition of %d SMs: copy engines cannot add", coll, st.CommSMs)
+		case !coll.IsPureCopy():
+			say("keep the %s on the SMs: copy engines cannot add, and this backend has no copy-engine reduction", coll)
+		}
+	}
+	if st.CommEngine != scenarios.EngineDMA && caps.SMPartition {
+		// Only a memory-bound op can give SMs away cheaply.
+		if memBound {
+			st.CommSMs = 32
+			say("give the collective a 32-SM partition (its saturation point for NCCL on NVLink): the compute op is memory-bound, so losing SMs costs it little")
+		} else {
+			say("no SM partition: the GEMM is compute-bound and loses speed in proportion to the SMs it gives up for its whole run (on H200, 32-SM partitions cost GEMM-long scenarios more than they gained)")
+		}
+	}
+	if memBound {
+		say("the compute op is memory-bound: both ops share HBM, so the ideal speedup may be out of physical reach; judge the result against the bound")
+	}
+	a.Strategy = st
+	a.Candidates = candidates(st, caps, coll)
+	return a
+}
+
+// candidates are the advice and the strategies it is worth comparing with.
+func candidates(advice scenarios.Strategy, caps backends.Capabilities, coll scenarios.Collective) []profiler.NamedStrategy {
+	out := []profiler.NamedStrategy{{Name: "advice", Strategy: advice}, {Name: "baseline", Strategy: scenarios.Strategy{}}}
+	add := func(name string, st scenarios.Strategy) {
+		for _, c := range out {
+			if c.Strategy.Normalize() == st.Normalize() {
+				return
+			}
+		}
+		out = append(out, profiler.NamedStrategy{Name: name, Strategy: st})
+	}
+	first := scenarios.Strategy{Launch: scenarios.CommFirst}
+	if caps.Priority {
+		first.CommPriority = caps.Limits.HighestPriority
+	}
+	add("comm-first+prio", first)
+	if caps.SMPartition {
+		for _, n := range []int{16, 32, 64} {
+			if n <= caps.Limits.SMs-caps.Limits.SMStep {
+				p := first
+				p.CommSMs = n
+				add(fmt.Sprintf("comm-first+prio+sms-%d", n), p)
+			}
+		}
+	}
+	if caps.DMA && (coll.IsPureCopy() || caps.DMAReductions) {
+		d := first
+		d.CommEngine = scenarios.EngineDMA
+		if !coll.IsPureCopy() && caps.SMPartition {
+			d.CommSMs = 16
+		}
+		add("dma", d)
+	}
+	return out
+}
+
+// Trial is one candidate's measurement in a tuning run.
+type Trial struct {
+	Name     string             `json:"name"`
+	Strategy scenarios.Strategy `json:"strategy"`
+	Fraction *float64           `json:"fraction_of_ideal"`
+	TC3      float64            `json:"t_c3_ns"`
+	Err      string             `json:"error,omitempty"`
+}
+
+// Tune measures every candidate on b and returns the trials and the index
+// of the best (the shortest concurrent time, which is the highest realized
+// speedup; -1 when all failed).
+func Tune(ctx context.Context, b backends.Backend, sc scenarios.Scenario, cands []profiler.NamedStrategy, opt profiler.Options) ([]Trial, int, error) {
+	best, bestT := -1, math.Inf(1)
+	var trials []Trial
+	for _, c := range cands {
+		if err := ctx.Err(); err != nil {
+			return trials, best, err
+		}
+		t := Trial{Name: c.Name, Strategy: c.Strategy}
+		r, err := profiler.Measure(ctx, b, sc, c.Strategy, opt)
+		if err != nil {
+			t.Err = err.Error()
+		} else {
+			t.Fraction, t.TC3 = r.FractionOfIdeal, r.TC3.Median
+			if t.TC3 < bestT {
+				best, bestT = len(trials), t.TC3
+			}
+		}
+		trials = append(trials, t)
+	}
+	return trials, best, nil
+}

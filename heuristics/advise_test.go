@@ -1,0 +1,108 @@
+package heuristics
+
+import (
+	"context"
+	"strings"
+	"testing"
+
+	"github.com/c3lab/c3lab/backends"
+	"github.com/c3lab/c3lab/backends/sim"
+	"github.com/c3lab/c3lab/profiler"
+	"github.com/c3lab/c3lab/scenarios"
+)
+
+func scenario(compute scenarios.ComputeOp, coll scenarios.Collective, bytes scenarios.ByteSize) scenarios.Scenario {
+	return scenarios.Scenario{Name: "s", GPUs: 2, Compute: compute, Comm: scenarios.CommOp{Collective: coll, Bytes: bytes}}
+}
+
+var (
+	bigGEMM   = scenarios.ComputeOp{Kind: scenarios.GEMM, M: 8192, N: 8192, K: 8192, DType: scenarios.BF16}
+	smallMGEM = scenarios.ComputeOp{Kind: scenarios.GEMM, M: 64, N: 28672, K: 8192, DType: scenarios.BF16}
+)
+
+func TestMemoryBound(t *testing.T) {
+	for _, tc := range []struct {
+		c    scenarios.ComputeOp
+		want bool
+	}{
+		{bigGEMM, false},
+		{smallMGEM, true},
+		{scenarios.ComputeOp{Kind: scenarios.GEMM, M: 256, N: 32768, K: 6144, DType: scenarios.FP8}, true},
+		{scenarios.ComputeOp{Kind: scenarios.Stream, Bytes: 1 << 30}, true},
+		{scenarios.ComputeOp{Kind: scenarios.GEMM, M: 2048, N: 2048, K: 2048, DType: scenarios.FP32}, false},
+	} {
+		if got := MemoryBound(tc.c); got != tc.want {
+			t.Errorf("%s: memory-bound %v, want %v", tc.c, got, tc.want)
+		}
+	}
+}
+
+func TestAdvise(t *testing.T) {
+	simCaps := sim.New(sim.H200()).Capabilities()
+	noDMAReductions := simCaps
+	noDMAReductions.DMAReductions = false
+	for _, tc := range []struct {
+		name   string
+		sc     scenarios.Scenario
+		caps   backends.Capabilities
+		want   scenarios.Strategy
+		reason string
+	}{
+		{"large all-gather goes to the copy engines", scenario(bigGEMM, scenarios.AllGather, 224<<20), simCaps,
+			scenarios.Strategy{Launch: scenarios.CommFirst, CommPriority: -5, CommEngine: scenarios.EngineDMA}, "copy engines"},
+		{"small all-gather stays on the SMs, no partition next to a compute-bound GEMM", scenario(bigGEMM, scenarios.AllGather, 4<<20), simCaps,
+			scenarios.Strategy{Launch: scenarios.CommFirst, CommPriority: -5}, "overhead"},
+		{"a memory-bound GEMM can give SMs to the collective", scenario(smallMGEM, scenarios.AllGather, 4<<20), simCaps,
+			scenarios.Strategy{Launch: scenarios.CommFirst, CommPriority: -5, CommSMs: 32}, "memory-bound"},
+		{"reduce-scatter reduces on a small partition", scenario(bigGEMM, scenarios.ReduceScatter, 224<<20), simCaps,
+			scenarios.Strategy{Launch: scenarios.CommFirst, CommPriority: -5, CommEngine: scenarios.EngineDMA, CommSMs: 16}, "cannot add"},
+		{"no copy-engine reductions: reduce-scatter stays on the SMs", scenario(bigGEMM, scenarios.ReduceScatter, 224<<20), noDMAReductions,
+			scenarios.Strategy{Launch: scenarios.CommFirst, CommPriority: -5}, "no copy-engine reduction"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			a := Advise(tc.sc, tc.caps)
+			if a.Strategy.Normalize() != tc.want.Normalize() {
+				t.Errorf("advice %s, want %s", a.Strategy, tc.want)
+			}
+			if !strings.Contains(strings.Join(a.Reasons, " "), tc.reason) {
+				t.Errorf("reasons lack %q: %v", tc.reason, a.Reasons)
+			}
+			if errs := scenarios.ValidateStrategy(a.Strategy, tc.caps.Limits); len(errs) > 0 {
+				t.Errorf("advice is not a valid strategy: %v", errs)
+			}
+			if len(a.Candidates) < 3 || a.Candidates[0].Name != "advice" {
+				t.Errorf("candidates %v", a.Candidates)
+			}
+		})
+	}
+}
+
+// On the simulator the advice beats plain C3 on a balanced scenario, and
+// the tuner finds a strategy at least as good as the advice.
+func TestTuneOnTheSimulator(t *testing.T) {
+	b := sim.New(sim.H200())
+	sc, err := scenarios.Find("llama3-70b-fsdp2-ffn-up-ag-224m")
+	if err != nil {
+		t.Fatal(err)
+	}
+	a := Advise(sc, b.Capabilities())
+	trials, best, err := Tune(context.Background(), b, sc, a.Candidates, profiler.Options{Reps: 3})
+	if err != nil || best < 0 {
+		t.Fatalf("tune: best %d, %v", best, err)
+	}
+	frac := func(name string) float64 {
+		for _, tr := range trials {
+			if tr.Name == name && tr.Fraction != nil {
+				return *tr.Fraction
+			}
+		}
+		t.Fatalf("no trial %s", name)
+		return 0
+	}
+	if frac("advice") <= frac("baseline") {
+		t.Errorf("advice %.2f does not beat baseline %.2f", frac("advice"), frac("baseline"))
+	}
+	if trials[best].TC3 > trials[0].TC3 {
+		t.Errorf("the best trial is slower than the advice")
+	}
+}
