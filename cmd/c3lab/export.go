@@ -9,7 +9,6 @@ import (
 	"github.com/c3lab/c3lab/backends/replay"
 	"github.com/c3lab/c3lab/profiler"
 	"github.com/c3lab/c3lab/profiler/export"
-	"github.com/c3lab/c3lab/scenarios"
 )
 
 func runExport(ctx context.Context, args []string, s stdio) error {
@@ -73,13 +72,9 @@ func runExport(ctx context.Context, args []string, s stdio) error {
 			return err
 		}
 		defer b.Close()
-		sc, err := resolveScenario(*scenarioArg, b.Capabilities().Limits)
+		sc, st, err := sf.experiment(*scenarioArg, b.Capabilities().Limits)
 		if err != nil {
 			return err
-		}
-		st := sf.apply(sc.Strategy)
-		if errs := scenarios.ValidateStrategy(st, b.Capabilities().Limits); len(errs) > 0 {
-			return badInput("strategy: %s", fieldErrors(errs))
 		}
 		if r, err = profiler.Measure(ctx, b, sc, st, profiler.Options{Reps: *reps}); err != nil {
 			return fmt.Errorf("measuring %s: %w", sc.Name, err)

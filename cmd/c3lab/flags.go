@@ -64,6 +64,20 @@ func (s *strategyFlags) apply(base scenarios.Strategy) scenarios.Strategy {
 	return base
 }
 
+// experiment resolves --scenario and applies the strategy flags on top of
+// the scenario's own strategy, checking the result against the limits.
+func (s *strategyFlags) experiment(scenarioArg string, lim scenarios.Limits) (scenarios.Scenario, scenarios.Strategy, error) {
+	sc, err := resolveScenario(scenarioArg, lim)
+	if err != nil {
+		return sc, scenarios.Strategy{}, err
+	}
+	st := s.apply(sc.Strategy)
+	if errs := scenarios.ValidateStrategy(st, lim); len(errs) > 0 {
+		return sc, st, badInput("strategy: %s", fieldErrors(errs))
+	}
+	return sc, st, nil
+}
+
 // resolveScenario finds a scenario by built-in name or loads it from a file.
 // An argument that names an existing file, or ends in .yaml/.yml, is a file.
 func resolveScenario(arg string, lim scenarios.Limits) (scenarios.Scenario, error) {

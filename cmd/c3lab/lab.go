@@ -32,7 +32,7 @@ func runLab(ctx context.Context, args []string, s stdio) error {
 		return err
 	}
 	defer b.Close()
-	sc, err := resolveScenario(*scenarioArg, b.Capabilities().Limits)
+	sc, st, err := sf.experiment(*scenarioArg, b.Capabilities().Limits)
 	if err != nil {
 		return err
 	}
@@ -40,7 +40,7 @@ func runLab(ctx context.Context, args []string, s stdio) error {
 	if !contains(suite, sc.Name) {
 		suite = append([]scenarios.Scenario{sc}, suite...)
 	}
-	return tui.Run(ctx, tui.Config{Backend: b, Suite: suite, Start: sc.Name, Strategy: sf.apply(sc.Strategy)})
+	return tui.Run(ctx, tui.Config{Backend: b, Suite: suite, Start: sc.Name, Strategy: st})
 }
 
 func contains(suite []scenarios.Scenario, name string) bool {

@@ -40,13 +40,9 @@ func runRun(ctx context.Context, args []string, s stdio) error {
 		return err
 	}
 	defer b.Close()
-	sc, err := resolveScenario(*scenarioArg, b.Capabilities().Limits)
+	sc, st, err := sf.experiment(*scenarioArg, b.Capabilities().Limits)
 	if err != nil {
 		return err
-	}
-	st := sf.apply(sc.Strategy)
-	if errs := scenarios.ValidateStrategy(st, b.Capabilities().Limits); len(errs) > 0 {
-		return badInput("strategy: %s", fieldErrors(errs))
 	}
 	rec, err := rf.open(b, sc.GPUs)
 	if err != nil {

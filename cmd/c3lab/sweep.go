@@ -2,15 +2,15 @@ package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
+	"io"
 	"os"
-	"path/filepath"
 	"strings"
 	"time"
 
 	"github.com/c3lab/c3lab/backends/cuda"
 	"github.com/c3lab/c3lab/profiler"
+	"github.com/c3lab/c3lab/profiler/export"
 	"github.com/c3lab/c3lab/scenarios"
 )
 
@@ -133,7 +133,7 @@ func runSweep(ctx context.Context, args []string, s stdio) error {
 		f.Incomplete = runErr.Error()
 	}
 	if *out != "" {
-		if err := writeFileAtomic(*out, f); err != nil {
+		if err := export.WriteFile(*out, func(w io.Writer) error { return writeJSON(w, f) }); err != nil {
 			return err
 		}
 	}
@@ -173,26 +173,6 @@ func writeSummary(s stdio, f sweepFile) {
 		}
 		fmt.Fprintf(s.out, "%-18s %8s %s  %s / %s / %s, %d runs%s\n", x.Strategy, mean, bound, cls(profiler.GEMMLong), cls(profiler.Balanced), cls(profiler.CommLong), x.N, failed)
 	}
-}
-
-// writeFileAtomic writes v as JSON to a temporary file beside path and
-// renames it into place, so no half-written file is ever left under path.
-func writeFileAtomic(path string, v any) error {
-	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".*")
-	if err != nil {
-		return fmt.Errorf("writing %s: %w", path, err)
-	}
-	werr := writeJSON(tmp, v)
-	cerr := tmp.Close()
-	if err := errors.Join(werr, cerr); err != nil {
-		os.Remove(tmp.Name())
-		return fmt.Errorf("writing %s: %w", path, err)
-	}
-	if err := os.Rename(tmp.Name(), path); err != nil {
-		os.Remove(tmp.Name())
-		return fmt.Errorf("writing %s: %w", path, err)
-	}
-	return nil
 }
 
 func splitList(s string) []string {
