@@ -74,8 +74,8 @@ func TestPanelGolden(t *testing.T) {
 		{"util_dma", utilTitle(&dma), func(w int) []string { return utilLinesFor(st, &dma, newTelemetry(&dma, 0), w) }},
 		{"timeline", timelineTitle(&base), func(w int) []string { return timelineLines(st, &base, tracks, w) }},
 		{"timeline_dma", timelineTitle(&dma), func(w int) []string { return timelineLines(st, &dma, tracks, w) }},
-		{"why", whyTitle(), func(w int) []string { return whyLines(st, &base, w, "fake") }},
-		{"why_dma", whyTitle(), func(w int) []string { return whyLines(st, &dma, w, "fake") }},
+		{"why", whyTitle(), func(w int) []string { return whyLines(st, &base, w, "fake", h200Caps()) }},
+		{"why_dma", whyTitle(), func(w int) []string { return whyLines(st, &dma, w, "fake", h200Caps()) }},
 		{"list", listTitle(2, len(suite)), func(w int) []string { return listLines(st, suite, sums, 2, 0, 0, w, len(suite)) }},
 		{"help_overlay", "Help", func(w int) []string {
 			return helpOverlayLines(st, helpGroups(DefaultKeyMap(), dmaStrategy(), caps, "fake"), w, 40)

@@ -24,10 +24,11 @@ type KeyMap struct {
 	DMA      key.Binding
 	CEs      key.Binding
 
-	Rerun key.Binding
-	Help  key.Binding
-	Close key.Binding
-	Quit  key.Binding
+	Advice key.Binding
+	Rerun  key.Binding
+	Help   key.Binding
+	Close  key.Binding
+	Quit   key.Binding
 }
 
 // DefaultKeyMap returns the lab's default bindings.
@@ -44,6 +45,7 @@ func DefaultKeyMap() KeyMap {
 		CTAs:      key.NewBinding(key.WithKeys("c"), key.WithHelp("c", "CTAs")),
 		DMA:       key.NewBinding(key.WithKeys("d"), key.WithHelp("d", "dma")),
 		CEs:       key.NewBinding(key.WithKeys("e"), key.WithHelp("e", "CEs")),
+		Advice:    key.NewBinding(key.WithKeys("a"), key.WithHelp("a", "apply advice")),
 		Rerun:     key.NewBinding(key.WithKeys("r"), key.WithHelp("r", "rerun")),
 		Help:      key.NewBinding(key.WithKeys("?"), key.WithHelp("?", "help")),
 		Close:     key.NewBinding(key.WithKeys("esc"), key.WithHelp("esc", "close help")),
@@ -84,6 +86,6 @@ func (k KeyMap) FullHelp() [][]key.Binding {
 	return [][]key.Binding{
 		{k.Up, k.Down, k.Pick, k.NextPanel},
 		{k.Launch, k.Priority, k.SMsDown, k.SMsUp, k.CTAs, k.DMA, k.CEs},
-		{k.Rerun, k.Help, k.Close, k.Quit},
+		{k.Advice, k.Rerun, k.Help, k.Close, k.Quit},
 	}
 }

@@ -4,6 +4,9 @@ import (
 	"strings"
 	"testing"
 
+	tea "charm.land/bubbletea/v2"
+
+	"github.com/c3lab/c3lab/heuristics"
 	"github.com/c3lab/c3lab/scenarios"
 )
 
@@ -82,5 +85,21 @@ func TestFitStrategy(t *testing.T) {
 	st, note = fitStrategy(scenarios.Strategy{CommEngine: scenarios.EngineDMA}, scenarios.AllToAll, h200Caps(), "fake")
 	if st.CommEngine != scenarios.EngineDMA || note != "" {
 		t.Errorf("an all-to-all lost dma: %s %q", st, note)
+	}
+}
+
+// The a key applies the heuristics' advice and measures it.
+func TestAdviceKey(t *testing.T) {
+	m := New(Config{Backend: newFake(), Suite: testSuite(), Start: "ag-gemm-balanced"})
+	m.cancel()
+	m.running = false // no measurement in flight: the key starts one
+	want := heuristics.Advise(m.suite[m.active], m.caps).Strategy
+	if m.strategy == want {
+		t.Fatal("the fixture already runs the advised strategy")
+	}
+	nm, cmd := m.Update(tea.KeyPressMsg{Code: 'a', Text: "a"})
+	m = nm.(Model)
+	if m.strategy != want || cmd == nil || !strings.Contains(m.status.text, "applied the advice") {
+		t.Errorf("after a: strategy %s (want %s), cmd %v, status %q", m.strategy, want, cmd != nil, m.status.text)
 	}
 }

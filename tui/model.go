@@ -13,6 +13,7 @@ import (
 	tea "charm.land/bubbletea/v2"
 
 	"github.com/c3lab/c3lab/backends"
+	"github.com/c3lab/c3lab/heuristics"
 	"github.com/c3lab/c3lab/profiler"
 	"github.com/c3lab/c3lab/scenarios"
 )
@@ -310,6 +311,13 @@ func (m Model) onKey(msg tea.KeyPressMsg) (tea.Model, tea.Cmd) {
 			m.status = status{statusInfo, "all panels are on screen"}
 			m.renderFooter()
 		}
+	case key.Matches(msg, k.Advice):
+		a := heuristics.Advise(m.suite[m.active], m.caps)
+		m.strategy = a.Strategy
+		m.status = status{statusInfo, "applied the advice: " + a.Strategy.String()}
+		cmd := m.request()
+		m.renderFooter()
+		return m, cmd
 	case key.Matches(msg, k.Rerun):
 		m.status = status{statusInfo, "measuring again"}
 		cmd := m.request()

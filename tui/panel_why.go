@@ -6,6 +6,7 @@ import (
 	"github.com/charmbracelet/x/ansi"
 
 	"github.com/c3lab/c3lab/backends"
+	"github.com/c3lab/c3lab/heuristics"
 	"github.com/c3lab/c3lab/profiler"
 )
 
@@ -61,7 +62,7 @@ func whyTitle() string { return "Why · what bounded each op in the concurrent r
 // whyLines lists, per op of the concurrent run, each bounding resource with
 // its time, its share of the op's time and the backend's detail; then the
 // isolated runs' main bounds, one line per op.
-func whyLines(st Styles, r *profiler.Result, w int, backend string) []string {
+func whyLines(st Styles, r *profiler.Result, w int, backend string, caps backends.Capabilities) []string {
 	if r == nil {
 		return []string{st.Dim.Render("no measurement yet")}
 	}
@@ -123,6 +124,32 @@ func whyLines(st Styles, r *profiler.Result, w int, backend string) []string {
 				parts = append(parts, resourceLabel(b.Resource)+" "+fmtPct0(float64(b.Nanos)/total))
 			}
 			out = append(out, st.Label.Render(fit("alone", 6))+st.Dim.Render(fit(string(e.Op), 9))+strings.Join(parts, " · "))
+		}
+	}
+	return append(out, adviceLines(st, r, w, caps)...)
+}
+
+// adviceLines is the heuristics' suggestion for the result's scenario and
+// its first reasons, wrapped to the panel.
+func adviceLines(st Styles, r *profiler.Result, w int, caps backends.Capabilities) []string {
+	a := heuristics.Advise(r.Scenario, caps)
+	head := st.Label.Render(fit("advice", 9)) + st.Value.Render(a.Strategy.String())
+	if a.Strategy.Normalize() == r.Strategy.Normalize() {
+		head += st.Dim.Render(" (in force)")
+	} else {
+		head += st.Dim.Render(" (a applies it)")
+	}
+	out := []string{head}
+	for i, reason := range a.Reasons {
+		if i == 2 {
+			break
+		}
+		for j, line := range strings.Split(ansi.Wrap(reason, max(w-11, 20), " "), "\n") {
+			prefix := "         "
+			if j == 0 {
+				prefix = "       · "
+			}
+			out = append(out, st.Dim.Render(prefix+line))
 		}
 	}
 	return out

@@ -107,7 +107,7 @@ func (m *Model) renderDetail(d detail, rc rect, tabbed bool) []string {
 	case detailTimeline:
 		title, lines = timelineTitle(r), timelineLines(st, r, timelineTracks(r, m.tracks-2), w)
 	default:
-		title, lines = whyTitle(), whyLines(st, r, w, m.name)
+		title, lines = whyTitle(), whyLines(st, r, w, m.name, m.caps)
 	}
 	if tabbed {
 		title = "[tab " + [...]string{"1/3 utilization", "2/3 timeline", "3/3 why"}[d] + "] " + title
