@@ -19,6 +19,11 @@ const (
 	StreamKernel         = "c3_stream"
 	StreamThreads        = 256
 	StreamWordsPerThread = 8
+	// ReduceKernel sums up to ReduceMaxSources bf16 inputs (reduce.cu),
+	// ReduceThreads threads per CTA, grid-stride.
+	ReduceKernel     = "c3_reduce_bf16"
+	ReduceThreads    = 256
+	ReduceMaxSources = 8
 )
 
 // KernelSource returns the CUDA C source of one of c3lab's kernel files

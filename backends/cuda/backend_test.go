@@ -134,7 +134,7 @@ func TestRefusesWhatItCannotDo(t *testing.T) {
 		st   scenarios.Strategy
 		want string
 	}{
-		{"dma reduction", smallGEMM(scenarios.ReduceScatter), scenarios.Strategy{CommEngine: scenarios.EngineDMA}, "copy engines cannot add"},
+		{"dma all-reduce that does not split", func() scenarios.Scenario { s := smallGEMM(scenarios.AllReduce); s.Comm.Bytes = 4098; return s }(), scenarios.Strategy{CommEngine: scenarios.EngineDMA}, "do not split evenly"},
 		{"both partitions", smallGEMM(scenarios.AllGather), scenarios.Strategy{CommSMs: 32, ComputeSMs: 64}, "compute_sms"},
 		{"too many GPUs", func() scenarios.Scenario { s := smallGEMM(scenarios.AllGather); s.GPUs = 4; return s }(), scenarios.Strategy{}, "at most 2"},
 		{"odd bytes", func() scenarios.Scenario { s := smallGEMM(scenarios.AllGather); s.Comm.Bytes = 4097; return s }(), scenarios.Strategy{}, "odd"},
@@ -287,6 +287,8 @@ func TestCopyEngineCollectives(t *testing.T) {
 		{"all-gather, 2 engines", scenarios.AllGather, scenarios.Strategy{CommEngine: scenarios.EngineDMA, CopyEngines: 2}, 2},
 		{"all-gather, 64 KiB chunks", scenarios.AllGather, scenarios.Strategy{CommEngine: scenarios.EngineDMA, ChunkBytes: 64 << 10}, 4},
 		{"all-to-all", scenarios.AllToAll, scenarios.Strategy{CommEngine: scenarios.EngineDMA}, 4},
+		{"reduce-scatter", scenarios.ReduceScatter, scenarios.Strategy{CommEngine: scenarios.EngineDMA, CommSMs: 16}, 3},
+		{"all-reduce", scenarios.AllReduce, scenarios.Strategy{CommEngine: scenarios.EngineDMA, CommSMs: 16}, 6},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			f := newFakeGPU(2)
@@ -348,5 +350,21 @@ func TestGatedRepetitions(t *testing.T) {
 	}
 	if strings.Join(seq, " ") != strings.Join(want, " ") {
 		t.Errorf("call order\n got %v\nwant %v", seq, want)
+	}
+}
+
+// Copy-engine reductions on 4 GPUs add 4 blocks per rank, correctly.
+func TestCopyEngineReductionsOnFourGPUs(t *testing.T) {
+	for _, coll := range []scenarios.Collective{scenarios.ReduceScatter, scenarios.AllReduce} {
+		f := newFakeGPU(4)
+		b := fakeBackend(t, f, Options{})
+		sc := smallGEMM(coll)
+		sc.GPUs, sc.Comm.Bytes = 4, 256<<10
+		if _, err := run(t, b, sc, scenarios.Strategy{CommEngine: scenarios.EngineDMA}, backends.ModeComm); err != nil {
+			t.Fatalf("%s: %v", coll, err)
+		}
+		if !f.logHas("reduce dev3 4 sources") || f.colls != 0 {
+			t.Errorf("%s: no 4-source reduction, or NCCL was called (%d)", coll, f.colls)
+		}
 	}
 }

@@ -6,10 +6,13 @@ import (
 	"github.com/c3lab/c3lab/scenarios"
 )
 
-// dmaPlan runs a pure-copy collective on the copy engines (the paper's
-// ConCCL): every transfer is a peer copy, spread over one stream per engine
-// in use on each GPU, ordered across GPUs with events. No kernel of c3lab's
-// runs on the SMs.
+// dmaPlan runs a collective on the copy engines (the paper's ConCCL): every
+// transfer is a peer copy, spread over one stream per engine in use on each
+// GPU, ordered across GPUs with events. All-gather and all-to-all run no
+// kernel at all. Reduce-scatter and all-reduce (beyond the paper) copy the
+// peers' blocks into a staging buffer and add them with a small kernel on
+// the comm stream, which a comm partition confines to a few SMs; all-reduce
+// then all-gathers the reduced blocks on the copy engines.
 type dmaPlan struct {
 	engines int
 	chunk   int64 // bytes per copy; 0 = one piece per engine
@@ -37,6 +40,17 @@ func (b *Backend) dmaSetup(p *prepared, st scenarios.Strategy) (*dmaPlan, error)
 		return nil, fmt.Errorf("GPU 0 reports %d copy engines; copy-engine collectives need at least one", b.devs[0].CopyEngines)
 	}
 	d := &dmaPlan{engines: engines, chunk: int64(st.ChunkBytes)}
+	if !p.coll.Kind.IsPureCopy() {
+		if p.gpus > 8 {
+			return nil, fmt.Errorf("a copy-engine %s adds at most 8 blocks per rank; %d GPUs need %d", p.coll.Kind, p.gpus, p.gpus)
+		}
+		if p.coll.Kind == scenarios.AllReduce && p.coll.Count%int64(p.gpus) != 0 {
+			return nil, fmt.Errorf("a copy-engine all-reduce splits the buffer into %d blocks; %d bf16 elements do not split evenly", p.gpus, p.coll.Count)
+		}
+		if err := b.reductionSetup(p); err != nil {
+			return nil, err
+		}
+	}
 	for dev := range p.gpus {
 		var ss []streamID
 		for e := range engines {
@@ -62,6 +76,45 @@ func (b *Backend) dmaSetup(p *prepared, st scenarios.Strategy) (*dmaPlan, error)
 	return d, nil
 }
 
+// reductionSetup allocates (once per prepared scenario) each rank's staging
+// buffer for the peers' blocks and its reduction-done event.
+func (b *Backend) reductionSetup(p *prepared) error {
+	if len(p.staging) == p.gpus {
+		return nil
+	}
+	block := 2 * reduceBlock(p.coll, p.gpus)
+	for dev := range p.gpus {
+		s, err := b.g.Alloc(dev, int64(p.gpus-1)*block)
+		if err != nil {
+			return fmt.Errorf("allocating the staging buffer on GPU %d: %w", dev, err)
+		}
+		p.staging = append(p.staging, s)
+		ev, err := b.g.Event(dev)
+		if err != nil {
+			return err
+		}
+		p.reduceDone = append(p.reduceDone, ev)
+	}
+	return nil
+}
+
+// reduceBlock is the element count of one rank's block of a reduction: the
+// reduce-scatter's result, or 1/N of the all-reduce's buffer.
+func reduceBlock(c collective, ranks int) int64 {
+	if c.Kind == scenarios.AllReduce {
+		return c.Count / int64(ranks)
+	}
+	return c.Count
+}
+
+// stagingSlot is where rank q's block lands in rank r's staging buffer.
+func stagingSlot(q, r int) int {
+	if q > r {
+		return q - 1
+	}
+	return q
+}
+
 // transfer is one rank's copy into a peer's buffer.
 type transfer struct {
 	dst, src       bufID
@@ -71,7 +124,8 @@ type transfer struct {
 
 // dmaTransfers lists what rank q sends: for an in-place all-gather its shard
 // to every peer's output; for an all-to-all block p of its input to rank
-// p's output (its own block too, a local copy).
+// p's output (its own block too, a local copy); for a reduction block r of
+// its input to its slot in rank r's staging buffer.
 func dmaTransfers(c collective, p *prepared, q int) []transfer {
 	n := 2 * c.Count
 	var out []transfer
@@ -83,27 +137,91 @@ func dmaTransfers(c collective, p *prepared, q int) []transfer {
 			}
 		case scenarios.AllToAll:
 			out = append(out, transfer{dst: p.recv[r], dstOff: int64(q) * n, src: p.send[q], srcOff: int64(r) * n, bytes: n})
+		case scenarios.ReduceScatter, scenarios.AllReduce:
+			if r != q {
+				blk := 2 * reduceBlock(c, p.gpus)
+				out = append(out, transfer{dst: p.staging[r], dstOff: int64(stagingSlot(q, r)) * blk, src: p.send[q], srcOff: int64(r) * blk, bytes: blk})
+			}
 		}
 	}
 	return out
 }
 
-// collective enqueues the plan's collective: NCCL on the SMs, or copies.
+// gatherReduced lists rank q's copies of its reduced block of an
+// all-reduce to every peer.
+func gatherReduced(c collective, p *prepared, q int) []transfer {
+	blk := 2 * reduceBlock(c, p.gpus)
+	var out []transfer
+	for r := range p.gpus {
+		if r != q {
+			out = append(out, transfer{dst: p.recv[r], dstOff: int64(q) * blk, src: p.recv[q], srcOff: int64(q) * blk, bytes: blk})
+		}
+	}
+	return out
+}
+
+// collective enqueues the plan's collective: NCCL on the SMs, or copies
+// (and, for reductions, the reduction kernel).
 func (b *Backend) collective(p *prepared, pl plan) error {
 	if pl.dma == nil {
 		return b.g.Collective(pl.coll, p.send, p.recv, pl.commStreams)
 	}
-	d, g := pl.dma, b.g
+	d := pl.dma
+	start := make([]eventID, p.gpus)
 	for q := range p.gpus {
-		// The copies start where the collective starts on this GPU's comm stream.
+		start[q] = p.ev[q][evCommStart]
+	}
+	if err := b.copyPhase(p, d, start, func(q int) []transfer { return dmaTransfers(pl.coll, p, q) }); err != nil {
+		return err
+	}
+	if err := b.joinCopies(p, pl); err != nil {
+		return err
+	}
+	if pl.coll.Kind.IsPureCopy() {
+		return nil
+	}
+	// Each rank adds its own block and the peers' staged ones.
+	n := reduceBlock(pl.coll, p.gpus)
+	for r := range p.gpus {
+		srcs := []bufRef{{p.send[r], int64(r) * 2 * n}}
+		for q := range p.gpus {
+			if q != r {
+				srcs = append(srcs, bufRef{p.staging[r], int64(stagingSlot(q, r)) * 2 * n})
+			}
+		}
+		outOff := int64(0)
+		if pl.coll.Kind == scenarios.AllReduce {
+			outOff = int64(r) * 2 * n
+		}
+		if err := b.g.Reduce(pl.commStreams[r], p.recv[r], outOff, srcs, n); err != nil {
+			return err
+		}
+		if err := b.g.Record(p.reduceDone[r], pl.commStreams[r]); err != nil {
+			return err
+		}
+	}
+	if pl.coll.Kind != scenarios.AllReduce {
+		return nil
+	}
+	// All-reduce: all-gather the reduced blocks on the copy engines.
+	if err := b.copyPhase(p, d, p.reduceDone, func(q int) []transfer { return gatherReduced(pl.coll, p, q) }); err != nil {
+		return err
+	}
+	return b.joinCopies(p, pl)
+}
+
+// copyPhase enqueues every rank's transfers on its copy streams, after its
+// event `after`, cut so every engine gets a piece (or into chunk_bytes),
+// and records each copy stream's done event.
+func (b *Backend) copyPhase(p *prepared, d *dmaPlan, after []eventID, transfers func(q int) []transfer) error {
+	g := b.g
+	for q := range p.gpus {
 		for _, s := range d.copyStreams[q] {
-			if err := g.Wait(s, p.ev[q][evCommStart]); err != nil {
+			if err := g.Wait(s, after[q]); err != nil {
 				return err
 			}
 		}
-		ts := dmaTransfers(pl.coll, p, q)
-		// Cut the transfers into pieces so every engine has work: the
-		// chunk size asked for, or by default one piece per engine.
+		ts := transfers(q)
 		chunk := d.chunk
 		if chunk <= 0 && len(ts) > 0 {
 			pieces := max(1, (d.engines+len(ts)-1)/len(ts))
@@ -126,12 +244,17 @@ func (b *Backend) collective(p *prepared, pl plan) error {
 			}
 		}
 	}
-	// A rank's collective is complete when every rank's copies are: its
-	// comm stream waits for all of them (cross-GPU event waits, no SM).
+	return nil
+}
+
+// joinCopies makes every rank's comm stream wait for every rank's copies
+// (cross-GPU event waits, no SM): a rank's part is complete when all data
+// bound for it has landed.
+func (b *Backend) joinCopies(p *prepared, pl plan) error {
 	for r := range p.gpus {
 		for q := range p.gpus {
-			for _, ev := range d.done[q] {
-				if err := g.Wait(pl.commStreams[r], ev); err != nil {
+			for _, ev := range pl.dma.done[q] {
+				if err := b.g.Wait(pl.commStreams[r], ev); err != nil {
 					return err
 				}
 			}

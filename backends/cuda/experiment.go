@@ -23,8 +23,12 @@ type prepared struct {
 	streamOp   int64 // bytes of the stream op (0 for a GEMM)
 	// events per device: start, compute start/end, comm start/end.
 	ev [][5]eventID
-	// copyDone[dev][engine] mark copy-engine transfers done.
-	copyDone [][]eventID
+	// copyDone[dev][engine] mark copy-engine transfers done; reduceDone[dev]
+	// marks a copy-engine reduction's kernel done.
+	copyDone   [][]eventID
+	reduceDone []eventID
+	// staging[dev] receives the peers' blocks of a copy-engine reduction.
+	staging []bufID
 	// gate holds each GPU's streams until a gated repetition is enqueued;
 	// control streams release it (only with Options.Gate).
 	gate    []bufID
@@ -183,7 +187,7 @@ func (b *Backend) release() error {
 		return nil
 	}
 	var errs []error
-	for _, ids := range [][]bufID{p.a, p.bm, p.d, p.send, p.recv, p.gate} {
+	for _, ids := range [][]bufID{p.a, p.bm, p.d, p.send, p.recv, p.gate, p.staging} {
 		for _, id := range ids {
 			errs = append(errs, b.g.Free(id))
 		}
@@ -205,9 +209,6 @@ type plan struct {
 func (b *Backend) strategyPlan(p *prepared, st scenarios.Strategy) (plan, error) {
 	st = st.Normalize()
 	sms := b.devs[0].SMs
-	if st.CommEngine == scenarios.EngineDMA && !p.coll.Kind.IsPureCopy() {
-		return plan{}, fmt.Errorf("copy engines cannot add: a copy-engine %s needs a reduction kernel, which the cuda backend does not have yet; use comm_engine sm", p.coll.Kind)
-	}
 	var compPart, commPart partition
 	switch {
 	case st.CommSMs > 0:

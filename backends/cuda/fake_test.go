@@ -32,6 +32,7 @@ type fakeGPU struct {
 	gemms    int
 	colls    int
 	copies   int
+	reduces  int
 }
 
 type fakeBuf struct {
@@ -129,6 +130,21 @@ func (f *fakeGPU) WaitFlag(s streamID, b bufID, v uint32) error {
 func (f *fakeGPU) SetFlag(s streamID, b bufID, v uint32) error {
 	f.logf("set-flag dev%d %d", f.streams[s].dev, v)
 	binary.LittleEndian.PutUint32(f.bufs[b].data, v)
+	return nil
+}
+
+func (f *fakeGPU) Reduce(s streamID, out bufID, outOff int64, srcs []bufRef, n int64) error {
+	st := f.streams[s]
+	f.reduces++
+	f.logf("reduce dev%d %d sources", st.dev, len(srcs))
+	for i := range n {
+		sum := 0
+		for _, src := range srcs {
+			sum += int(decodeAny(scenarios.BF16, f.bufs[src.b].data[src.off+2*i:]))
+		}
+		binary.LittleEndian.PutUint16(f.bufs[out].data[outOff+2*i:], bf16Int(sum))
+	}
+	st.clock += n / 100
 	return nil
 }
 

@@ -21,6 +21,12 @@ type (
 	eventID  int
 )
 
+// bufRef is a place in a device buffer (a byte offset).
+type bufRef struct {
+	b   bufID
+	off int64
+}
+
 // devInfo is what the backend needs to know of one GPU.
 type devInfo struct {
 	Name        string
@@ -97,6 +103,10 @@ type gpu interface {
 	// SetFlag makes stream s write v there. Neither uses an SM.
 	WaitFlag(s streamID, b bufID, v uint32) error
 	SetFlag(s streamID, b bufID, v uint32) error
+	// Reduce enqueues out[outOff:] = the element-wise bf16 sum of n
+	// elements of every source, on stream s (a small kernel on the stream's
+	// SMs). At most 8 sources.
+	Reduce(s streamID, out bufID, outOff int64, srcs []bufRef, n int64) error
 	// CopyPeer enqueues a copy of n bytes from src+srcOff to dst+dstOff on
 	// stream s; the buffers may live on different GPUs (a copy engine moves
 	// the data; no SM is used).

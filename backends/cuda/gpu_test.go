@@ -170,4 +170,15 @@ func TestGPUCopyEngineCollectives(t *testing.T) {
 			}
 		}
 	}
+	// Reductions: copies plus a reduction kernel on a 16-SM partition.
+	for _, coll := range []scenarios.Collective{scenarios.ReduceScatter, scenarios.AllReduce} {
+		st := scenarios.Strategy{CommEngine: scenarios.EngineDMA, CommSMs: 16, Launch: scenarios.CommFirst}
+		r, err := profiler.Measure(context.Background(), b, gpuScenario(coll, 256<<20), st, profiler.Options{Reps: 10})
+		if err != nil {
+			t.Fatalf("%s %s: %v", coll, st, err)
+		}
+		f, _ := r.Fraction()
+		t.Logf("%-14s %-36s T_comm %7.1f µs busbw %5.0f GB/s  T_c3 %7.1f µs  F %5.1f%%  slowdowns %.2f / %.2f",
+			coll, st, r.TComm.Median/1e3, r.BusBW/1e9, r.TC3.Median/1e3, f*100, r.CompSlowdown, r.CommSlowdown)
+	}
 }

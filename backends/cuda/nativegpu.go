@@ -46,6 +46,9 @@ type device struct {
 	blas   native.BLASHandle
 	stream native.Function // c3lab's streaming kernel
 	module native.Module
+	// reduce is compiled on first use (only copy-engine reductions need it).
+	reduce       native.Function
+	reduceModule native.Module
 	// green partitions by group size: [0] the group, [1] the rest.
 	green map[int][2]native.GreenContext
 	plans map[gemmSpec]*native.GEMMPlan
@@ -355,6 +358,51 @@ func (g *nativeGPU) SetFlag(s streamID, b bufID, v uint32) error {
 	return g.l.drv.WriteValue32(st.s, g.bufs[b].p, v)
 }
 
+// reduceKernel compiles (once per device) and returns the reduction kernel.
+func (g *nativeGPU) reduceKernel(dev int) (native.Function, error) {
+	d := g.devs[dev]
+	if d.reduceModule != (native.Module{}) {
+		return d.reduce, nil
+	}
+	arch := fmt.Sprintf("sm_%d%d", d.info.CCMajor, d.info.CCMinor)
+	cubin, err := g.l.nvrtc.CompileCached("reduce.cu", arch, kernelCacheDir())
+	if err != nil {
+		return native.Function{}, fmt.Errorf("compiling the reduction kernel for %s: %w", arch, err)
+	}
+	m, err := g.l.drv.LoadModule(cubin)
+	if err != nil {
+		return native.Function{}, err
+	}
+	f, err := g.l.drv.Function(m, native.ReduceKernel)
+	if err != nil {
+		g.l.drv.UnloadModule(m)
+		return native.Function{}, err
+	}
+	d.reduceModule, d.reduce = m, f
+	return f, nil
+}
+
+func (g *nativeGPU) Reduce(s streamID, out bufID, outOff int64, srcs []bufRef, n int64) error {
+	st := g.streams[s]
+	if len(srcs) < 1 || len(srcs) > native.ReduceMaxSources {
+		return fmt.Errorf("a reduction of %d sources; 1..%d allowed", len(srcs), native.ReduceMaxSources)
+	}
+	if err := g.current(st.dev); err != nil {
+		return err
+	}
+	f, err := g.reduceKernel(st.dev)
+	if err != nil {
+		return err
+	}
+	args := []uint64{uint64(g.bufs[out].p) + uint64(outOff), uint64(n), uint64(len(srcs))}
+	for i := range native.ReduceMaxSources {
+		src := srcs[min(i, len(srcs)-1)] // unused slots repeat a valid pointer
+		args = append(args, uint64(g.bufs[src.b].p)+uint64(src.off))
+	}
+	grid := min((n+native.ReduceThreads-1)/native.ReduceThreads, int64(4*g.devs[st.dev].info.SMs))
+	return g.l.drv.Launch(f, uint32(max(grid, 1)), native.ReduceThreads, st.s, args...)
+}
+
 func (g *nativeGPU) CopyPeer(dst bufID, dstOff int64, src bufID, srcOff int64, n int64, s streamID) error {
 	st, d, sb := g.streams[s], g.bufs[dst], g.bufs[src]
 	if dstOff+n > d.bytes || srcOff+n > sb.bytes {
@@ -574,6 +622,9 @@ func (g *nativeGPU) Close() error {
 		}
 		if d.module != (native.Module{}) {
 			errs = append(errs, drv.UnloadModule(d.module))
+		}
+		if d.reduceModule != (native.Module{}) {
+			errs = append(errs, drv.UnloadModule(d.reduceModule))
 		}
 		g.l.blas.DestroyHandle(d.blas)
 		errs = append(errs, drv.ReleasePrimaryContext(d.handle))
