@@ -3,8 +3,6 @@ package recordings
 import (
 	"bytes"
 	"encoding/binary"
-	"errors"
-	"io"
 	"math"
 	"os"
 	"path/filepath"
@@ -251,24 +249,7 @@ func readBytes(b []byte) (*Recording, error) {
 		return nil, err
 	}
 	defer r.Close()
-	rec := &Recording{Header: r.Header()}
-	for {
-		ev, err := r.Next()
-		if err == nil {
-			rec.Events = append(rec.Events, ev)
-			continue
-		}
-		var d *DamageError
-		switch {
-		case errors.Is(err, io.EOF):
-		case errors.As(err, &d):
-			rec.Damage = d
-		default:
-			return nil, err
-		}
-		rec.Complete = r.Complete()
-		return rec, nil
-	}
+	return readAll(r)
 }
 
 // frameSpan is where one top-level frame lies in a file.

@@ -54,6 +54,16 @@ func ReadAll(path string) (*Recording, error) {
 		return nil, err
 	}
 	defer r.Close()
+	rec, err := readAll(r)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	return rec, nil
+}
+
+// readAll reads every event of an open reader: up to its end, or up to the
+// damage, which it records in the result rather than returning.
+func readAll(r *Reader) (*Recording, error) {
 	rec := &Recording{Header: r.Header()}
 	for {
 		ev, err := r.Next()
@@ -67,12 +77,11 @@ func ReadAll(path string) (*Recording, error) {
 		case errors.As(err, &d):
 			rec.Damage = d
 		default:
-			return nil, fmt.Errorf("%s: %w", path, err)
+			return nil, err
 		}
-		break
+		rec.Complete = r.Complete()
+		return rec, nil
 	}
-	rec.Complete = r.Complete()
-	return rec, nil
 }
 
 // Open opens the recording at path and reads its header.
