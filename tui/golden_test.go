@@ -67,9 +67,9 @@ func TestPanelGolden(t *testing.T) {
 		lines func(w int) []string
 	}
 	panels := []panel{
-		{"metrics", metricsTitle(&base), func(w int) []string { return metricsLines(st, &base, w) }},
-		{"metrics_dma", metricsTitle(&dma), func(w int) []string { return metricsLines(st, &dma, w) }},
-		{"metrics_empty", metricsTitle(nil), func(w int) []string { return metricsLines(st, nil, w) }},
+		{"metrics", metricsTitle(&base), func(w int) []string { return metricsLines(st, &base, testTrail(), w) }},
+		{"metrics_dma", metricsTitle(&dma), func(w int) []string { return metricsLines(st, &dma, nil, w) }},
+		{"metrics_empty", metricsTitle(nil), func(w int) []string { return metricsLines(st, nil, nil, w) }},
 		{"util", utilTitle(&base), func(w int) []string { return utilLinesFor(st, &base, newTelemetry(&base, 0), w) }},
 		{"util_dma", utilTitle(&dma), func(w int) []string { return utilLinesFor(st, &dma, newTelemetry(&dma, 0), w) }},
 		{"timeline", timelineTitle(&base), func(w int) []string { return timelineLines(st, &base, tracks, w) }},
@@ -209,4 +209,9 @@ func TestScreenFitsEverySize(t *testing.T) {
 			}
 		}
 	}
+}
+
+// testTrail is a scenario's history of three strategies.
+func testTrail() []trailPoint {
+	return []trailPoint{{"baseline", 0.17, true}, {"prio=-5", 0.74, true}, {"comm-first prio=-5 dma", 0.981, true}}
 }

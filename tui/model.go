@@ -60,6 +60,8 @@ type Model struct {
 	result *profiler.Result
 	tel    telemetry
 	sums   map[string]summary
+	// trail keeps each scenario's last measurements, oldest first.
+	trail  map[string][]trailPoint
 	took   time.Duration
 	failed bool // the last measurement failed
 	status status
@@ -91,6 +93,7 @@ func newModel(ctx context.Context, cfg Config) Model {
 		help:   help.New(),
 		spin:   spinner.New(spinner.WithSpinner(spinner.MiniDot)),
 		sums:   map[string]summary{},
+		trail:  map[string][]trailPoint{},
 		tracks: 5,
 	}
 	m.spin.Style = m.styles.Spinner
@@ -262,6 +265,11 @@ func (m *Model) setResult(r profiler.Result) {
 	m.tel = newTelemetry(m.result, 0)
 	f, ok := r.Fraction()
 	m.sums[r.Scenario.Name] = summary{class: r.Class, fraction: f, ok: ok}
+	t := append(m.trail[r.Scenario.Name], trailPoint{strategy: r.Strategy.String(), fraction: f, ok: ok})
+	if len(t) > maxTrail {
+		t = t[len(t)-maxTrail:]
+	}
+	m.trail[r.Scenario.Name] = t
 }
 
 // onKey handles one key press.

@@ -2,14 +2,17 @@ package tui
 
 import (
 	"math"
+	"strings"
+
+	"github.com/charmbracelet/x/ansi"
 
 	"github.com/c3lab/c3lab/profiler"
 )
 
 // Line counts of the metrics panel in its two forms.
 const (
-	metricsTwoColLines = 7
-	metricsOneColLines = 12
+	metricsTwoColLines = 8
+	metricsOneColLines = 13
 )
 
 // metricsTitle names the result the panel shows, so a stale result is not
@@ -21,8 +24,41 @@ func metricsTitle(r *profiler.Result) string {
 	return "Metrics · " + r.Scenario.Name + " · " + r.Strategy.String()
 }
 
-// metricsLines renders the paper's figures for r at inner width w.
-func metricsLines(st Styles, r *profiler.Result, w int) []string {
+// trailPoint is one past measurement of a scenario: its strategy and the
+// fraction of ideal it reached.
+type trailPoint struct {
+	strategy string
+	fraction float64
+	ok       bool
+}
+
+// maxTrail is how many past measurements of a scenario the lab keeps.
+const maxTrail = 8
+
+// trailLine shows how the fraction of ideal moved as the strategy changed,
+// newest last, dropping the oldest points that do not fit in w cells.
+func trailLine(st Styles, trail []trailPoint, labelW, w int) string {
+	label := st.Label.Render(fit("trail", labelW))
+	if len(trail) < 2 {
+		return label + st.Dim.Render("flip a knob to compare strategies")
+	}
+	parts := make([]string, len(trail))
+	for i, p := range trail {
+		f := "n/a"
+		if p.ok {
+			f = fmtPct0(p.fraction)
+		}
+		parts[i] = p.strategy + " " + f
+	}
+	for len(parts) > 1 && labelW+ansiWidth(strings.Join(parts, " → ")) > w {
+		parts = parts[1:]
+	}
+	return label + st.Dim.Render(fit(strings.Join(parts, " → "), w-labelW))
+}
+
+// metricsLines renders the paper's figures for r at inner width w, with the
+// trail of the scenario's past measurements.
+func metricsLines(st Styles, r *profiler.Result, trail []trailPoint, w int) []string {
 	if r == nil {
 		return []string{st.Dim.Render("no measurement yet: pick a scenario (enter) or rerun (r)")}
 	}
@@ -71,6 +107,7 @@ func metricsLines(st Styles, r *profiler.Result, w int) []string {
 			lab("% of bound", 11) + styledBar(st, boundStyle, boundFrac, max(w-11-len(boundText)-1, 4)) + " " + boundStyle.Render(boundText),
 			lab("slowdown", 9) + slow,
 			lab("isolated", 9) + bw,
+			trailLine(st, trail, 9, w),
 		}
 	}
 	return []string{
@@ -86,5 +123,8 @@ func metricsLines(st Styles, r *profiler.Result, w int) []string {
 		lab("class", 12) + val(string(r.Class)),
 		lab("busbw", 12) + val(fmtBW(r.BusBW)),
 		lab("compute", 12) + val(fmtTFLOPs(r.AchievedTFLOPs)),
+		trailLine(st, trail, 12, w),
 	}
 }
+
+func ansiWidth(s string) int { return ansi.StringWidth(s) }

@@ -81,7 +81,7 @@ func (m *Model) renderList() {
 func (m *Model) renderResultPanels() {
 	st, r, l := m.styles, m.result, m.lay
 	if l.metrics.visible() {
-		m.view.metrics = box(st, metricsTitle(r), metricsLines(st, r, l.metrics.W-2), l.metrics.W, l.metrics.H)
+		m.view.metrics = box(st, metricsTitle(r), metricsLines(st, r, m.trail[m.suite[m.active].Name], l.metrics.W-2), l.metrics.W, l.metrics.H)
 	}
 	if l.tabbed {
 		m.view.detail = m.renderDetail(m.detail, l.detail, true)
