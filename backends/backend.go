@@ -54,6 +54,7 @@ type Capabilities struct {
 	GEMMSMTarget   bool
 	DMA            bool
 	DMAReductions  bool
+	NCCLCopyEngine bool // NCCL's own copy-engine collectives (comm_engine nccl-ce)
 	Explains       bool // reports which resource bounded each op
 	Deterministic  bool // identical runs give identical numbers
 	TelemetryNames []string

@@ -170,3 +170,64 @@ func (n *NCCL) AlltoAll(send, recv DevPtr, count int64, elemBytes int64, dtype i
 	}
 	return n.GroupEnd()
 }
+
+// Window is a registered symmetric memory window (ncclWindow_t).
+type Window struct{ p unsafe.Pointer }
+
+// HasWindows reports whether the library offers symmetric memory and
+// windows (NCCL 2.27+), which its copy-engine collectives need.
+func (n *NCCL) HasWindows() bool { return C.c3n_has_windows(n.t) != 0 }
+
+// MemAlloc allocates memory NCCL can register as a symmetric window (on
+// the current device).
+func (n *NCCL) MemAlloc(bytes int64) (DevPtr, error) {
+	var p C.CUdeviceptr
+	err := n.check(fmt.Sprintf("ncclMemAlloc(%d bytes)", bytes), C.c3n_mem_alloc(n.t, &p, C.size_t(bytes)))
+	return DevPtr(p), err
+}
+
+// MemFree frees memory from MemAlloc.
+func (n *NCCL) MemFree(p DevPtr) error {
+	return n.check("ncclMemFree", C.c3n_mem_free(n.t, C.CUdeviceptr(p)))
+}
+
+// RegisterWindows registers one buffer per rank as a symmetric window of
+// the ranks' communicators, in one group (NCCL writes the handles at the
+// group's end, so they live in C memory until then). setCurrent makes a
+// rank's device current before its call.
+func (n *NCCL) RegisterWindows(comms []Comm, ptrs []DevPtr, bytes int64, setCurrent func(rank int) error) ([]Window, error) {
+	if len(comms) != len(ptrs) {
+		return nil, fmt.Errorf("%d communicators for %d buffers", len(comms), len(ptrs))
+	}
+	slots := (*unsafe.Pointer)(C.calloc(C.size_t(len(comms)), C.size_t(unsafe.Sizeof(unsafe.Pointer(nil)))))
+	defer C.free(unsafe.Pointer(slots))
+	handles := unsafe.Slice(slots, len(comms))
+	if err := n.GroupStart(); err != nil {
+		return nil, err
+	}
+	var regErr error
+	for r, c := range comms {
+		if regErr = setCurrent(r); regErr != nil {
+			break
+		}
+		if regErr = n.check("ncclCommWindowRegister", C.c3n_window_register(n.t, c.p, C.CUdeviceptr(ptrs[r]), C.size_t(bytes), &handles[r])); regErr != nil {
+			break
+		}
+	}
+	if err := n.GroupEnd(); err != nil && regErr == nil {
+		regErr = err
+	}
+	if regErr != nil {
+		return nil, regErr
+	}
+	out := make([]Window, len(comms))
+	for r := range out {
+		out[r] = Window{handles[r]}
+	}
+	return out, nil
+}
+
+// DeregisterWindow removes a window.
+func (n *NCCL) DeregisterWindow(c Comm, w Window) error {
+	return n.check("ncclCommWindowDeregister", C.c3n_window_deregister(n.t, c.p, w.p))
+}

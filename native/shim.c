@@ -211,6 +211,10 @@ int c3_nccl_open(c3_nccl *t, char *err, size_t errlen) {
 	SYM(t, ncclGroupStart, "ncclGroupStart");
 	SYM(t, ncclGroupEnd, "ncclGroupEnd");
 	OPT(t, ncclAlltoAll, "ncclAlltoAll");
+	OPT(t, ncclMemAlloc, "ncclMemAlloc");
+	OPT(t, ncclMemFree, "ncclMemFree");
+	OPT(t, ncclCommWindowRegister, "ncclCommWindowRegister");
+	OPT(t, ncclCommWindowDeregister, "ncclCommWindowDeregister");
 	return 0;
 }
 

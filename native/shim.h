@@ -173,6 +173,11 @@ typedef struct {
 	int (*ncclRecv)(void *, size_t, int, int, ncclComm_t, CUstream);
 	int (*ncclGroupStart)(void);
 	int (*ncclGroupEnd)(void);
+	// Symmetric memory and windows (2.27+/2.28, optional: NULL when absent).
+	int (*ncclMemAlloc)(void **, size_t);
+	int (*ncclMemFree)(void *);
+	int (*ncclCommWindowRegister)(ncclComm_t, void *, size_t, void **, int);
+	int (*ncclCommWindowDeregister)(ncclComm_t, void *);
 } c3_nccl;
 
 int c3_nccl_open(c3_nccl *t, char *err, size_t errlen);
@@ -285,6 +290,22 @@ static inline int c3_nvrtcGetProgramLog(const c3_nvrtc *t, nvrtcProgram a0, char
 static inline int c3_nvrtcGetCUBINSize(const c3_nvrtc *t, nvrtcProgram a0, size_t * a1) { return t->nvrtcGetCUBINSize(a0, a1); }
 static inline int c3_nvrtcGetCUBIN(const c3_nvrtc *t, nvrtcProgram a0, char * a1) { return t->nvrtcGetCUBIN(a0, a1); }
 static inline int c3_nvrtcDestroyProgram(const c3_nvrtc *t, nvrtcProgram * a0) { return t->nvrtcDestroyProgram(a0); }
+static inline int c3n_has_windows(const c3_nccl *t) {
+	return t->ncclMemAlloc && t->ncclMemFree && t->ncclCommWindowRegister && t->ncclCommWindowDeregister;
+}
+static inline int c3n_mem_alloc(const c3_nccl *t, CUdeviceptr *p, size_t n) {
+	void *v = NULL;
+	int r = t->ncclMemAlloc(&v, n);
+	*p = (CUdeviceptr)v;
+	return r;
+}
+static inline int c3n_mem_free(const c3_nccl *t, CUdeviceptr p) { return t->ncclMemFree((void *)p); }
+static inline int c3n_window_register(const c3_nccl *t, ncclComm_t c, CUdeviceptr p, size_t n, void **win) {
+	return t->ncclCommWindowRegister(c, (void *)p, n, win, 1); // NCCL_WIN_COLL_SYMMETRIC
+}
+static inline int c3n_window_deregister(const c3_nccl *t, ncclComm_t c, void *win) {
+	return t->ncclCommWindowDeregister(c, win);
+}
 static inline unsigned c3_res_sm_count(const CUdevResource *r) { return r->u.sm.smCount; }
 
 #endif

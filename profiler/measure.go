@@ -276,6 +276,7 @@ func checkKnobs(st scenarios.Strategy, c backends.Capabilities) error {
 		{st.CommCTAs != 0, c.CommCTACap, "comm CTA cap"},
 		{st.GEMMSMTarget != 0, c.GEMMSMTarget, "GEMM SM target"},
 		{st.CommEngine == scenarios.EngineDMA, c.DMA, "DMA (copy-engine) collectives"},
+		{st.CommEngine == scenarios.EngineNCCLCE, c.NCCLCopyEngine, "NCCL's copy-engine collectives"},
 	} {
 		if k.set && !k.can {
 			return fmt.Errorf("this backend cannot apply %s; leave it unset or pick another backend", k.name)

@@ -39,6 +39,7 @@ func CopyEngineGrid() []NamedStrategy {
 		{"dma-1ce", scenarios.Strategy{CommEngine: scenarios.EngineDMA, CopyEngines: 1}},
 		{"dma-chunk-8m", scenarios.Strategy{CommEngine: scenarios.EngineDMA, ChunkBytes: 8 << 20}},
 		{"dma-comm-first", scenarios.Strategy{CommEngine: scenarios.EngineDMA, Launch: scenarios.CommFirst}},
+		{"nccl-ce", scenarios.Strategy{CommEngine: scenarios.EngineNCCLCE}},
 	}
 }
 

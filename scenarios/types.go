@@ -160,6 +160,9 @@ const (
 	EngineSM CommEngine = "sm"
 	// EngineDMA runs the collective on the copy engines (the paper's ConCCL).
 	EngineDMA CommEngine = "dma"
+	// EngineNCCLCE runs it on NCCL's own copy-engine path (NCCL 2.28+: CTA
+	// policy 2 on symmetric memory windows), for all-gather and all-to-all.
+	EngineNCCLCE CommEngine = "nccl-ce"
 )
 
 // Strategy is the set of knobs applied to a concurrent run. The zero value

@@ -78,6 +78,9 @@ func Validate(sc Scenario, lim Limits) error {
 	}
 	errs = append(errs, validateCompute(sc.Compute, lim)...)
 	errs = append(errs, validateComm(sc.Comm, sc.GPUs)...)
+	if sc.Strategy.CommEngine == EngineNCCLCE && !sc.Comm.Collective.IsPureCopy() && sc.Comm.Collective != "" {
+		errs = append(errs, FieldError{"$.strategy.comm_engine", fmt.Sprintf("NCCL's copy-engine path covers all-gather and all-to-all, not %s; allowed sm or dma", sc.Comm.Collective)})
+	}
 	for _, e := range ValidateStrategy(sc.Strategy, lim) {
 		e.Path = "$.strategy" + strings.TrimPrefix(e.Path, "$")
 		errs = append(errs, e)
@@ -200,7 +203,7 @@ func ValidateStrategy(s Strategy, lim Limits) []FieldError {
 		add("$.gemm_sm_target", "gemm_sm_target is %d; allowed 0 (off) or 1..%d", s.GEMMSMTarget, lim.SMs)
 	}
 	switch s.CommEngine {
-	case EngineSM:
+	case EngineSM, EngineNCCLCE:
 		// Report at the field that is set, which is in the file; comm_engine
 		// may well be absent (sm is the default).
 		if s.CopyEngines != 0 {
@@ -217,7 +220,7 @@ func ValidateStrategy(s Strategy, lim Limits) []FieldError {
 			add("$.chunk_bytes", "chunk_bytes is %d; allowed 0 (no chunking) or at least 64KiB", int64(s.ChunkBytes))
 		}
 	default:
-		add("$.comm_engine", "comm_engine %q is unknown; allowed sm, dma", s.CommEngine)
+		add("$.comm_engine", "comm_engine %q is unknown; allowed sm, dma, nccl-ce", s.CommEngine)
 	}
 	return errs
 }

@@ -28,6 +28,7 @@ type Backend struct {
 	streams  map[streamKey]streamID
 	verified map[string]bool
 	opts     Options
+	ncclCE   bool // NCCL has symmetric windows (2.28's copy-engine path)
 }
 
 // Options tune the backend.
@@ -75,6 +76,7 @@ func Open(opts Options) (*Backend, error) {
 			return
 		}
 		b.attach(g)
+		b.ncclCE = l.nccl.HasWindows() && l.nccl.Version() >= 22800
 	})
 	if err != nil {
 		b.stop()

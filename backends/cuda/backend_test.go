@@ -368,3 +368,39 @@ func TestCopyEngineReductionsOnFourGPUs(t *testing.T) {
 		}
 	}
 }
+
+// NCCL's copy-engine path: symmetric buffers registered as windows once per
+// communicator config, a communicator with CTA policy 2, results verified.
+func TestNCCLCopyEnginePath(t *testing.T) {
+	f := newFakeGPU(2)
+	b := fakeBackend(t, f, Options{})
+	st := scenarios.Strategy{CommEngine: scenarios.EngineNCCLCE}
+	for _, coll := range []scenarios.Collective{scenarios.AllGather, scenarios.AllToAll} {
+		sc := smallGEMM(coll)
+		for range 2 {
+			if _, err := run(t, b, sc, st, backends.ModeConcurrent); err != nil {
+				t.Fatalf("%s: %v", coll, err)
+			}
+		}
+	}
+	windows, policy2 := 0, 0
+	for _, l := range f.log {
+		if strings.HasPrefix(l, "windows policy=2 ranks=2") {
+			windows++
+		}
+		if strings.HasPrefix(l, "collective") && strings.HasSuffix(l, "policy=2") {
+			policy2++
+		}
+	}
+	// Two scenarios x (send, recv) windows; every collective on policy 2.
+	if windows != 4 || policy2 == 0 || policy2 != f.colls {
+		t.Errorf("%d window registrations (want 4), %d of %d collectives on CTA policy 2", windows, policy2, f.colls)
+	}
+	if !f.logHas("alloc-symmetric") {
+		t.Error("no symmetric memory allocated")
+	}
+	_, err := run(t, b, smallGEMM(scenarios.ReduceScatter), st, backends.ModeComm)
+	if err == nil || !strings.Contains(err.Error(), "all-gather and all-to-all") {
+		t.Errorf("reduce-scatter on NCCL's copy engines: %v", err)
+	}
+}

@@ -164,7 +164,7 @@ func gatherReduced(c collective, p *prepared, q int) []transfer {
 // (and, for reductions, the reduction kernel).
 func (b *Backend) collective(p *prepared, pl plan) error {
 	if pl.dma == nil {
-		return b.g.Collective(pl.coll, p.send, p.recv, pl.commStreams)
+		return b.g.Collective(pl.coll, pl.send, pl.recv, pl.commStreams)
 	}
 	d := pl.dma
 	start := make([]eventID, p.gpus)

@@ -29,6 +29,11 @@ type prepared struct {
 	reduceDone []eventID
 	// staging[dev] receives the peers' blocks of a copy-engine reduction.
 	staging []bufID
+	// ceSend, ceRecv are symmetric-memory copies of the collective's
+	// buffers for NCCL's copy-engine path; ceWindows says for which
+	// communicator configs they are registered.
+	ceSend, ceRecv []bufID
+	ceWindows      map[commSpec]bool
 	// gate holds each GPU's streams until a gated repetition is enqueued;
 	// control streams release it (only with Options.Gate).
 	gate    []bufID
@@ -187,7 +192,7 @@ func (b *Backend) release() error {
 		return nil
 	}
 	var errs []error
-	for _, ids := range [][]bufID{p.a, p.bm, p.d, p.send, p.recv, p.gate, p.staging} {
+	for _, ids := range [][]bufID{p.a, p.bm, p.d, p.send, p.recv, p.gate, p.staging, p.ceSend, p.ceRecv} {
 		for _, id := range ids {
 			errs = append(errs, b.g.Free(id))
 		}
@@ -202,6 +207,9 @@ type plan struct {
 	coll                        collective
 	// dma is set when the collective runs on the copy engines.
 	dma *dmaPlan
+	// send and recv are the collective's buffers per rank (symmetric-memory
+	// ones for NCCL's copy-engine path).
+	send, recv []bufID
 }
 
 // strategyPlan applies a strategy: stream priorities, SM partitions (green
@@ -220,8 +228,18 @@ func (b *Backend) strategyPlan(p *prepared, st scenarios.Strategy) (plan, error)
 	case st.ComputeSMs > 0:
 		compPart = partition{GroupSMs: st.ComputeSMs}
 	}
-	pl := plan{gemm: p.gemm, coll: p.coll}
+	pl := plan{gemm: p.gemm, coll: p.coll, send: p.send, recv: p.recv}
 	pl.coll.Comm = commSpec{MaxCTAs: st.CommCTAs, Ranks: p.gpus}
+	if st.CommEngine == scenarios.EngineNCCLCE {
+		if !p.coll.Kind.IsPureCopy() {
+			return plan{}, fmt.Errorf("NCCL's copy-engine path covers all-gather and all-to-all, not %s", p.coll.Kind)
+		}
+		pl.coll.Comm.CTAPolicy = 2
+		if err := b.symmetricSetup(p, pl.coll.Comm); err != nil {
+			return plan{}, err
+		}
+		pl.send, pl.recv = p.ceSend, p.ceRecv
+	}
 	pl.gemm.SMTarget = st.GEMMSMTarget
 	if pl.gemm.SMTarget == 0 {
 		// A GEMM confined to a partition is planned for the SMs it has.
@@ -252,6 +270,42 @@ func (b *Backend) strategyPlan(p *prepared, st scenarios.Strategy) (plan, error)
 		pl.dma = d
 	}
 	return pl, nil
+}
+
+// symmetricSetup allocates (once per scenario) the symmetric-memory copies
+// of the collective's buffers, fills the send side, and registers both as
+// windows of the communicators of spec (once per spec).
+func (b *Backend) symmetricSetup(p *prepared, spec commSpec) error {
+	if len(p.ceSend) == 0 {
+		sendN, recvN := sendElems(p.coll, p.gpus), recvElems(p.coll, p.gpus)
+		for dev := range p.gpus {
+			s, err := b.g.AllocSymmetric(dev, 2*sendN)
+			if err != nil {
+				return fmt.Errorf("symmetric memory on GPU %d: %w", dev, err)
+			}
+			p.ceSend = append(p.ceSend, s)
+			if err := b.g.Upload(s, sendBytes(dev, sendN)); err != nil {
+				return err
+			}
+			r, err := b.g.AllocSymmetric(dev, 2*recvN)
+			if err != nil {
+				return fmt.Errorf("symmetric memory on GPU %d: %w", dev, err)
+			}
+			p.ceRecv = append(p.ceRecv, r)
+		}
+	}
+	if p.ceWindows == nil {
+		p.ceWindows = map[commSpec]bool{}
+	}
+	if !p.ceWindows[spec] {
+		for _, bufs := range [][]bufID{p.ceSend, p.ceRecv} {
+			if err := b.g.RegisterWindows(spec, bufs); err != nil {
+				return err
+			}
+		}
+		p.ceWindows[spec] = true
+	}
+	return nil
 }
 
 // stream returns (creating once) a stream of a given spec.
@@ -323,7 +377,7 @@ func (b *Backend) verify(p *prepared, pl plan, mode backends.Mode) error {
 			}
 			out := make([]byte, 2*recvElems(pl.coll, p.gpus))
 			for dev := range p.gpus {
-				if err := b.g.Download(p.recv[dev], out); err != nil {
+				if err := b.g.Download(pl.recv[dev], out); err != nil {
 					return err
 				}
 				if err := checkCollective(pl.coll, p.gpus, dev, out); err != nil {
@@ -556,6 +610,9 @@ func (b *Backend) wait(ctx context.Context, p *prepared, compute, comm bool) err
 			}
 			if time.Now().After(deadline) {
 				abortErr := b.g.Abort()
+				if p.ceWindows != nil {
+					clear(p.ceWindows) // the aborted communicators took their windows along
+				}
 				return errors.Join(fmt.Errorf("a repetition did not finish within %v: the collective's communicators were aborted", time.Duration(b.opts.RepTimeoutNanos)), abortErr)
 			}
 			time.Sleep(20 * time.Microsecond)

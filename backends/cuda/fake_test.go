@@ -76,6 +76,16 @@ func (f *fakeGPU) Alloc(dev int, bytes int64) (bufID, error) {
 	return id, nil
 }
 
+func (f *fakeGPU) AllocSymmetric(dev int, bytes int64) (bufID, error) {
+	f.logf("alloc-symmetric dev%d %d", dev, bytes)
+	return f.Alloc(dev, bytes)
+}
+
+func (f *fakeGPU) RegisterWindows(spec commSpec, bufs []bufID) error {
+	f.logf("windows policy=%d ranks=%d", spec.CTAPolicy, len(bufs))
+	return nil
+}
+
 func (f *fakeGPU) Free(b bufID) error {
 	if _, ok := f.bufs[b]; !ok {
 		return fmt.Errorf("double free of %d", b)
@@ -189,7 +199,7 @@ func (f *fakeGPU) StreamOp(s streamID, in, out bufID, bytes int64) error {
 
 func (f *fakeGPU) Collective(c collective, send, recv []bufID, streams []streamID) error {
 	f.colls++
-	f.logf("collective %s count=%d ctas=%d ranks=%d", c.Kind, c.Count, c.Comm.MaxCTAs, len(send))
+	f.logf("collective %s count=%d ctas=%d ranks=%d policy=%d", c.Kind, c.Count, c.Comm.MaxCTAs, len(send), c.Comm.CTAPolicy)
 	ranks := len(send)
 	var start int64
 	for _, s := range streams {

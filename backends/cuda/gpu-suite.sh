@@ -35,7 +35,7 @@ timeout 420 .gpu/c3lab sweep --backend cuda --out "$OUT/sweep.json" > "$OUT/swee
 cat "$OUT/sweep.txt"
 
 step "sweep (copy engines against NCCL)"
-timeout 300 .gpu/c3lab sweep --backend cuda --strategies baseline,comm-first+prio,dma,dma-1ce,dma-chunk-8m,dma-comm-first \
+timeout 300 .gpu/c3lab sweep --backend cuda --strategies baseline,comm-first+prio,dma,dma-1ce,dma-chunk-8m,dma-comm-first,nccl-ce \
   --out "$OUT/sweep-dma.json" > "$OUT/sweep-dma.txt" 2> "$OUT/sweep-dma.err"
 cat "$OUT/sweep-dma.txt"
 step done

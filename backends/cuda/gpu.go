@@ -69,6 +69,9 @@ type gemmSpec struct {
 type commSpec struct {
 	MaxCTAs int // 0: NCCL's default
 	Ranks   int // the communicator spans GPUs 0..Ranks-1
+	// CTAPolicy 2 asks NCCL 2.28+ for its copy-engine collectives (on
+	// symmetric windows); 0 is NCCL's default.
+	CTAPolicy int
 }
 
 // collective is one collective call across all ranks.
@@ -88,6 +91,12 @@ type gpu interface {
 	// FreeMemory returns a device's free memory in bytes.
 	FreeMemory(dev int) (int64, error)
 	Alloc(dev int, bytes int64) (bufID, error)
+	// AllocSymmetric allocates memory NCCL can register as a symmetric
+	// window (ncclMemAlloc); Free frees it and drops its windows.
+	AllocSymmetric(dev int, bytes int64) (bufID, error)
+	// RegisterWindows registers one buffer per rank as a symmetric window
+	// of the communicators of spec (created if needed).
+	RegisterWindows(spec commSpec, bufs []bufID) error
 	Free(b bufID) error
 	Upload(b bufID, data []byte) error
 	Download(b bufID, out []byte) error

@@ -156,7 +156,7 @@ func TestGPUCopyEngineCollectives(t *testing.T) {
 	b := openGPU(t)
 	needGPUs(t, b, 2)
 	for _, coll := range []scenarios.Collective{scenarios.AllGather, scenarios.AllToAll} {
-		for _, st := range []scenarios.Strategy{{CommEngine: scenarios.EngineDMA}, {CommEngine: scenarios.EngineDMA, CopyEngines: 1}, {CommEngine: scenarios.EngineDMA, ChunkBytes: 8 << 20}} {
+		for _, st := range []scenarios.Strategy{{CommEngine: scenarios.EngineDMA}, {CommEngine: scenarios.EngineDMA, CopyEngines: 1}, {CommEngine: scenarios.EngineDMA, ChunkBytes: 8 << 20}, {CommEngine: scenarios.EngineNCCLCE}} {
 			sc := gpuScenario(coll, 256<<20)
 			r, err := profiler.Measure(context.Background(), b, sc, st, profiler.Options{Reps: 10})
 			if err != nil {

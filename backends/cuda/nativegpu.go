@@ -67,9 +67,12 @@ type nativeGPU struct {
 }
 
 type nbuf struct {
-	dev   int
-	p     native.DevPtr
-	bytes int64
+	dev       int
+	p         native.DevPtr
+	bytes     int64
+	symmetric bool // from ncclMemAlloc
+	// windows registered on this buffer, by communicator config.
+	windows map[commSpec]native.Window
 }
 
 type nstream struct {
@@ -211,7 +214,7 @@ func (g *nativeGPU) Alloc(dev int, bytes int64) (bufID, error) {
 		return 0, err
 	}
 	id := bufID(g.id())
-	g.bufs[id] = nbuf{dev, p, bytes}
+	g.bufs[id] = nbuf{dev: dev, p: p, bytes: bytes}
 	return id, nil
 }
 
@@ -224,7 +227,59 @@ func (g *nativeGPU) Free(b bufID) error {
 	if err := g.current(nb.dev); err != nil {
 		return err
 	}
-	return g.l.drv.Free(nb.p)
+	var errs []error
+	for spec, w := range nb.windows {
+		if comms, ok := g.comms[spec]; ok && nb.dev < len(comms) {
+			errs = append(errs, g.l.nccl.DeregisterWindow(comms[nb.dev], w))
+		}
+	}
+	if nb.symmetric {
+		return errors.Join(append(errs, g.l.nccl.MemFree(nb.p))...)
+	}
+	return errors.Join(append(errs, g.l.drv.Free(nb.p))...)
+}
+
+func (g *nativeGPU) AllocSymmetric(dev int, bytes int64) (bufID, error) {
+	if !g.l.nccl.HasWindows() {
+		return 0, &native.MissingLibraryError{Library: "libnccl.so.2", NeededFor: "NCCL's copy-engine collectives", Detail: "this NCCL has no ncclMemAlloc / window registration (needs 2.28+)"}
+	}
+	if err := g.current(dev); err != nil {
+		return 0, err
+	}
+	p, err := g.l.nccl.MemAlloc(bytes)
+	if err != nil {
+		return 0, err
+	}
+	id := bufID(g.id())
+	g.bufs[id] = nbuf{dev: dev, p: p, bytes: bytes, symmetric: true, windows: map[commSpec]native.Window{}}
+	return id, nil
+}
+
+func (g *nativeGPU) RegisterWindows(spec commSpec, bufs []bufID) error {
+	comms, err := g.communicators(spec)
+	if err != nil {
+		return err
+	}
+	if len(bufs) != len(comms) {
+		return fmt.Errorf("%d buffers for %d ranks", len(bufs), len(comms))
+	}
+	ptrs := make([]native.DevPtr, len(bufs))
+	var size int64
+	for r, b := range bufs {
+		nb := g.bufs[b]
+		if !nb.symmetric {
+			return fmt.Errorf("buffer %d is not symmetric memory (ncclMemAlloc)", b)
+		}
+		ptrs[r], size = nb.p, nb.bytes
+	}
+	wins, err := g.l.nccl.RegisterWindows(comms, ptrs, size, g.current)
+	if err != nil {
+		return fmt.Errorf("registering NCCL windows: %w", err)
+	}
+	for r, b := range bufs {
+		g.bufs[b].windows[spec] = wins[r]
+	}
+	return nil
 }
 
 func (g *nativeGPU) Upload(b bufID, data []byte) error {
@@ -478,6 +533,9 @@ func (g *nativeGPU) communicators(spec commSpec) ([]native.Comm, error) {
 		return nil, err
 	}
 	cfg := native.CommConfig{MaxCTAs: spec.MaxCTAs, CTAPolicy: -1}
+	if spec.CTAPolicy > 0 {
+		cfg.CTAPolicy = spec.CTAPolicy
+	}
 	if spec.MaxCTAs > 0 {
 		cfg.MinCTAs = min(spec.MaxCTAs, 1)
 	}
@@ -577,6 +635,10 @@ func (g *nativeGPU) Close() error {
 			errs = append(errs, drv.Synchronize())
 		}
 	}
+	// Buffers first: freeing one drops its windows, which needs its communicator.
+	for id := range g.bufs {
+		errs = append(errs, g.Free(id))
+	}
 	for spec, comms := range g.comms {
 		for r, c := range comms {
 			if g.current(r) == nil {
@@ -596,12 +658,6 @@ func (g *nativeGPU) Close() error {
 			errs = append(errs, drv.DestroyStream(s.s))
 		}
 		delete(g.streams, id)
-	}
-	for id, b := range g.bufs {
-		if g.current(b.dev) == nil {
-			errs = append(errs, drv.Free(b.p))
-		}
-		delete(g.bufs, id)
 	}
 	for i, d := range g.devs {
 		if g.current(i) != nil {

@@ -219,8 +219,11 @@ func commJobs(p Profile, sc scenarios.Scenario, st scenarios.Strategy, dom []int
 	coll := sc.Comm.Collective
 	n := sc.GPUs
 	payload := sc.Comm.LinkBytes(n)
-	if st.CommEngine == scenarios.EngineDMA {
+	switch st.CommEngine {
+	case scenarios.EngineDMA:
 		return dmaJobs(p, sc, st, dom, at, order, payload)
+	case scenarios.EngineNCCLCE:
+		return ncclCEJobs(p, sc, at, order, payload), 0
 	}
 	ctas := p.CommCTAs[coll]
 	if st.CommCTAs > 0 {
@@ -307,6 +310,25 @@ func dmaJobs(p Profile, sc scenarios.Scenario, st scenarios.Strategy, dom []int,
 		tail = redChunk * p.ReductionBytesPerLinkByte / (float64(ctas) * p.SMHBMBandwidth)
 	}
 	return jobs, tail
+}
+
+// ncclCEJobs models NCCL's own copy-engine collectives: the same copies on
+// every engine, with NCCL's launch cost on top of the copies' and, for an
+// out-of-place all-gather, the rank's own shard copied locally too.
+func ncclCEJobs(p Profile, sc scenarios.Scenario, at float64, order int, payload float64) []*job {
+	coll := sc.Comm.Collective
+	hbm := p.DMAHBMPerLinkByte[coll]
+	if coll == scenarios.AllGather {
+		hbm += 2 * float64(sc.Comm.Bytes) / payload
+	}
+	overhead := p.CommLaunchOverhead + p.CopySyncOverhead
+	engines := min(p.CopyEngines, max(1, sc.GPUs-1)*p.CopyEngines)
+	return []*job{{
+		name: "nccl-ce " + sc.Comm.String(), op: backends.OpComm, track: "ce",
+		copy: true, enqueued: at, launch: at + overhead, order: order,
+		remaining: payload, copyRate: float64(engines) * p.CopyEngineBandwidth, engines: engines,
+		privRes: backends.ResCopyEngines, hbm: hbm, link: 1 / p.LinkEfficiencyCE,
+	}}
 }
 
 func ceilDiv(a, b int) int { return (a + b - 1) / b }

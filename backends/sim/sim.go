@@ -44,7 +44,7 @@ func (b *Backend) Capabilities() backends.Capabilities {
 	return backends.Capabilities{
 		Limits:   b.p.Limits(),
 		Priority: true, SMPartition: true, CommCTACap: true, GEMMSMTarget: true,
-		DMA: true, DMAReductions: true, Explains: true, Deterministic: true,
+		DMA: true, DMAReductions: true, NCCLCopyEngine: true, Explains: true, Deterministic: true,
 		HBMBandwidth: b.p.HBMBandwidth,
 		TelemetryNames: []string{
 			backends.MetricSMUtil, backends.MetricSMsCompute, backends.MetricSMsComm,

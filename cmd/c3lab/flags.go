@@ -29,7 +29,7 @@ func (s *strategyFlags) register(fs *flag.FlagSet) {
 	fs.IntVar(&v.ComputeSMs, "compute-sms", 0, "confine the compute op to an SM partition of this size; 0 = the rest")
 	fs.IntVar(&v.CommCTAs, "comm-ctas", 0, "cap the collective's CTAs (NCCL channels); 0 = library default")
 	fs.IntVar(&v.GEMMSMTarget, "gemm-sm-target", 0, "size the GEMM for this many SMs (cuBLASLt SM count target); 0 = off")
-	fs.Func("comm-engine", "what carries the collective: sm (kernels) or dma (copy engines)", func(x string) error {
+	fs.Func("comm-engine", "what carries the collective: sm (NCCL kernels), dma (c3lab's copy-engine collectives) or nccl-ce (NCCL 2.28's copy-engine path; all-gather, all-to-all)", func(x string) error {
 		v.CommEngine = scenarios.CommEngine(x)
 		return nil
 	})
@@ -74,6 +74,13 @@ func (s *strategyFlags) experiment(scenarioArg string, lim scenarios.Limits) (sc
 	st := s.apply(sc.Strategy)
 	if errs := scenarios.ValidateStrategy(st, lim); len(errs) > 0 {
 		return sc, st, badInput("strategy: %s", fieldErrors(errs))
+	}
+	// Knobs that depend on the scenario (the collective) are checked too.
+	withSt := sc
+	withSt.Strategy = st
+	var ve *scenarios.ValidationError
+	if err := scenarios.Validate(withSt, lim); errors.As(err, &ve) {
+		return sc, st, badInput("strategy: %s", fieldErrors(ve.Fields))
 	}
 	return sc, st, nil
 }
