@@ -5,8 +5,11 @@ import (
 	"testing"
 
 	tea "charm.land/bubbletea/v2"
+	"github.com/charmbracelet/x/ansi"
 
+	"github.com/c3lab/c3lab/backends"
 	"github.com/c3lab/c3lab/heuristics"
+	nvtel "github.com/c3lab/c3lab/profiler/telemetry"
 	"github.com/c3lab/c3lab/scenarios"
 )
 
@@ -101,5 +104,41 @@ func TestAdviceKey(t *testing.T) {
 	m = nm.(Model)
 	if m.strategy != want || cmd == nil || !strings.Contains(m.status.text, "applied the advice") {
 		t.Errorf("after a: strategy %s (want %s), cmd %v, status %q", m.strategy, want, cmd != nil, m.status.text)
+	}
+}
+
+// Live NVML batches fill the utilization panel when the result carries no
+// telemetry of its own (the cuda backend), and leave it alone otherwise.
+func TestLiveTelemetry(t *testing.T) {
+	m := New(Config{Backend: newFake(), Suite: testSuite(), Start: "ag-gemm-balanced"})
+	m.cancel()
+	m.running = false
+	r := fixtureResult(m.suite[0], scenarios.Strategy{})
+	r.Samples = nil
+	m.setResult(r)
+	nm, _ := m.Update(tea.WindowSizeMsg{Width: 160, Height: 50})
+	m = nm.(Model)
+	for i := range 3 {
+		b := nvtel.Batch{Samples: []backends.Sample{
+			{Device: 0, Metric: backends.MetricSMUtil, Time: int64(i) * 100e6, Value: 0.9},
+			{Device: 0, Metric: backends.MetricLinkTXUtil, Time: int64(i) * 100e6, Value: 0.5},
+		}}
+		nm, _ = m.Update(liveMsg{b})
+		m = nm.(Model)
+	}
+	if !m.tel.live {
+		t.Fatal("live telemetry did not reach the panel")
+	}
+	if v, ok := m.tel.avg(backends.MetricSMUtil); !ok || v < 0.89 || v > 0.91 {
+		t.Errorf("live sm_util average %v %v, want 0.9", v, ok)
+	}
+	screen := ansi.Strip(m.View().Content)
+	if !strings.Contains(screen, "live NVML") {
+		t.Error("the utilization panel does not say its numbers are live NVML telemetry")
+	}
+	// A result with its own telemetry keeps it.
+	m.setResult(fixtureResult(m.suite[0], scenarios.Strategy{}))
+	if m.tel.live {
+		t.Error("live telemetry replaced a result's own")
 	}
 }

@@ -15,6 +15,7 @@ import (
 	"github.com/c3lab/c3lab/backends"
 	"github.com/c3lab/c3lab/heuristics"
 	"github.com/c3lab/c3lab/profiler"
+	nvtel "github.com/c3lab/c3lab/profiler/telemetry"
 	"github.com/c3lab/c3lab/scenarios"
 )
 
@@ -30,7 +31,20 @@ type Config struct {
 	// start scenario's own strategy. The knobs change it afterwards, and it
 	// carries over when another scenario is picked.
 	Strategy scenarios.Strategy
+	// Telemetry, when set, streams live NVML batches (a GPU node); the
+	// utilization panel shows them when a result carries no telemetry of
+	// its own.
+	Telemetry <-chan nvtel.Batch
+	// Note is shown in the status line at start (why telemetry is off, say).
+	Note string
 }
+
+// liveMsg carries one batch of live telemetry.
+type liveMsg struct{ batch nvtel.Batch }
+
+// liveHistory is how many live samples per series the lab keeps (at 10 Hz,
+// the last 12 seconds).
+const liveHistory = 120
 
 // Model is the lab's bubbletea model. Build it with New.
 type Model struct {
@@ -61,7 +75,10 @@ type Model struct {
 	tel    telemetry
 	sums   map[string]summary
 	// trail keeps each scenario's last measurements, oldest first.
-	trail  map[string][]trailPoint
+	trail map[string][]trailPoint
+	// live holds live NVML telemetry; liveOn says some arrived.
+	live   *nvtel.History
+	liveOn bool
 	took   time.Duration
 	failed bool // the last measurement failed
 	status status
@@ -95,6 +112,7 @@ func newModel(ctx context.Context, cfg Config) Model {
 		sums:   map[string]summary{},
 		trail:  map[string][]trailPoint{},
 		tracks: 5,
+		live:   nvtel.NewHistory(liveHistory),
 	}
 	m.spin.Style = m.styles.Spinner
 	if cfg.Backend == nil {
@@ -131,6 +149,9 @@ func newModel(ctx context.Context, cfg Config) Model {
 	m.strategy = cfg.Strategy
 	if m.strategy == (scenarios.Strategy{}) {
 		m.strategy = cfg.Suite[m.active].Strategy
+	}
+	if cfg.Note != "" {
+		m.status = status{statusInfo, cfg.Note}
 	}
 	var note string
 	m.strategy, note = fitStrategy(m.strategy, m.suite[m.active].Comm.Collective, m.caps, m.name)
@@ -200,6 +221,15 @@ func (m Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 	case resultMsg:
 		return m.onResult(msg)
 
+	case liveMsg:
+		m.live.Add(msg.batch)
+		m.liveOn = true
+		if m.result != nil && len(m.result.Samples) == 0 {
+			m.tel = liveTelemetry(m.live, 0)
+			m.renderResultPanels()
+		}
+		return m, nil
+
 	case spinner.TickMsg:
 		if !m.running {
 			return m, nil
@@ -263,6 +293,9 @@ func fracText(r profiler.Result) string {
 func (m *Model) setResult(r profiler.Result) {
 	m.result = &r
 	m.tel = newTelemetry(m.result, 0)
+	if len(r.Samples) == 0 && m.liveOn {
+		m.tel = liveTelemetry(m.live, 0)
+	}
 	f, ok := r.Fraction()
 	m.sums[r.Scenario.Name] = summary{class: r.Class, fraction: f, ok: ok}
 	t := append(m.trail[r.Scenario.Name], trailPoint{strategy: r.Strategy.String(), fraction: f, ok: ok})

@@ -27,9 +27,12 @@ func utilRows() []utilRow {
 }
 
 // utilTitle names the panel and the run it shows.
-func utilTitle(r *profiler.Result) string {
-	if r == nil {
+func utilTitle(r *profiler.Result, live bool) string {
+	switch {
+	case r == nil:
 		return "Utilization"
+	case live:
+		return "Utilization · GPU 0 · live NVML: average, then over time"
 	}
 	return "Utilization · GPU 0 · concurrent run: average, then over time"
 }

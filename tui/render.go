@@ -103,7 +103,7 @@ func (m *Model) renderDetail(d detail, rc rect, tabbed bool) []string {
 	var lines []string
 	switch d {
 	case detailUtil:
-		title, lines = utilTitle(r), utilLinesFor(st, r, m.tel, w)
+		title, lines = utilTitle(r, m.tel.live), utilLinesFor(st, r, m.tel, w)
 	case detailTimeline:
 		title, lines = timelineTitle(r), timelineLines(st, r, timelineTracks(r, m.tracks-2), w)
 	default:

@@ -36,7 +36,15 @@ func Run(ctx context.Context, cfg Config) error {
 		}
 	}
 	m := newModel(ctx, cfg)
-	final, err := tea.NewProgram(m, tea.WithContext(ctx)).Run()
+	p := tea.NewProgram(m, tea.WithContext(ctx))
+	if cfg.Telemetry != nil {
+		go func() {
+			for b := range cfg.Telemetry {
+				p.Send(liveMsg{b})
+			}
+		}()
+	}
+	final, err := p.Run()
 	if fm, ok := final.(Model); ok && fm.cancel != nil {
 		fm.cancel()
 	} else if m.cancel != nil {

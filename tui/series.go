@@ -7,6 +7,7 @@ import (
 
 	"github.com/c3lab/c3lab/backends"
 	"github.com/c3lab/c3lab/profiler"
+	nvtel "github.com/c3lab/c3lab/profiler/telemetry"
 )
 
 // series is one telemetry metric of one device as a step function: each
@@ -59,6 +60,8 @@ func (s series) resample(end int64, n int) []float64 {
 type telemetry struct {
 	end    int64
 	series map[string]series
+	// live is set when the series are live NVML telemetry, not the run's own.
+	live bool
 }
 
 // newTelemetry gathers device dev's samples of r. The repetition ends at
@@ -102,4 +105,34 @@ func (t telemetry) avg(metric string) (float64, bool) {
 		return math.NaN(), false
 	}
 	return s.mean(0, t.end), true
+}
+
+// liveTelemetry turns device dev's live history into the same step
+// functions, over the time the history covers.
+func liveTelemetry(h *nvtel.History, dev int) telemetry {
+	tel := telemetry{series: map[string]series{}}
+	var start int64 = math.MaxInt64
+	for _, row := range utilRows() {
+		for _, x := range h.Series(dev, row.metric) {
+			start = min(start, x.Time)
+		}
+	}
+	for _, row := range utilRows() {
+		list := h.Series(dev, row.metric)
+		if len(list) == 0 {
+			continue
+		}
+		var s series
+		for _, x := range list {
+			s.t = append(s.t, x.Time-start)
+			s.v = append(s.v, x.Value)
+			tel.end = max(tel.end, x.Time-start)
+		}
+		tel.series[row.metric] = s
+	}
+	if tel.end <= 0 {
+		tel.end = 1
+	}
+	tel.live = true
+	return tel
 }

@@ -6,6 +6,9 @@ import (
 
 	"github.com/charmbracelet/x/term"
 
+	"github.com/NVIDIA/go-nvml/pkg/nvml"
+
+	"github.com/c3lab/c3lab/profiler/telemetry"
 	"github.com/c3lab/c3lab/scenarios"
 	"github.com/c3lab/c3lab/tui"
 )
@@ -40,7 +43,31 @@ func runLab(ctx context.Context, args []string, s stdio) error {
 	if !contains(suite, sc.Name) {
 		suite = append([]scenarios.Scenario{sc}, suite...)
 	}
-	return tui.Run(ctx, tui.Config{Backend: b, Suite: suite, Start: sc.Name, Strategy: st})
+	cfg := tui.Config{Backend: b, Suite: suite, Start: sc.Name, Strategy: st}
+	if b.Name() == "cuda" {
+		// Live engine telemetry from NVML while the lab runs on the GPUs.
+		sampler, err := telemetry.Open(nvml.New(), telemetry.Config{})
+		if err != nil {
+			cfg.Note = "live telemetry off: " + err.Error()
+		} else {
+			live := make(chan telemetry.Batch, 4)
+			done := make(chan struct{})
+			sctx, stop := context.WithCancel(ctx)
+			go func() {
+				defer close(done)
+				defer close(live)
+				sampler.Run(sctx, live)
+			}()
+			// After the lab: stop sampling, wait for the sampler, then free it.
+			defer func() {
+				stop()
+				<-done
+				sampler.Close()
+			}()
+			cfg.Telemetry = live
+		}
+	}
+	return tui.Run(ctx, cfg)
 }
 
 func contains(suite []scenarios.Scenario, name string) bool {
