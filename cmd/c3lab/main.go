@@ -20,6 +20,8 @@ const (
 	exitOK      = 0
 	exitFailure = 1 // the run failed
 	exitUsage   = 2 // bad input: flags, scenario files, strategies
+	// exitInterrupted is the shell's code for a run stopped by Ctrl-C.
+	exitInterrupted = 130
 )
 
 // usageError marks errors caused by the user's input (exit 2).
@@ -88,6 +90,9 @@ func realMain(ctx context.Context, args []string, s stdio) int {
 			return exitOK
 		case errors.Is(err, flag.ErrHelp):
 			return exitOK
+		case ctx.Err() != nil && errors.Is(err, context.Canceled):
+			fmt.Fprintf(s.errOut, "c3lab %s: interrupted; what was measured or recorded before is kept\n", name)
+			return exitInterrupted
 		}
 		fmt.Fprintf(s.errOut, "c3lab %s: %v\n", name, err)
 		var ue usageError

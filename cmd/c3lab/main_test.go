@@ -302,3 +302,14 @@ func TestAdvise(t *testing.T) {
 		t.Errorf("exit %d, err %v, report %+v", code, err, rep)
 	}
 }
+
+// Ctrl-C (a cancelled context) ends a command with one line and exit 130.
+func TestInterrupted(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	var out, errOut bytes.Buffer
+	code := realMain(ctx, []string{"sweep", "--backend", "sim", "--out", filepath.Join(t.TempDir(), "s.json")}, stdio{in: strings.NewReader(""), out: &out, errOut: &errOut})
+	if code != exitInterrupted || !strings.Contains(errOut.String(), "interrupted") {
+		t.Errorf("exit %d, stderr %q", code, errOut.String())
+	}
+}
