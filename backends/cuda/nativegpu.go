@@ -607,6 +607,11 @@ func (g *nativeGPU) Collective(c collective, send, recv []bufID, streams []strea
 
 func (g *nativeGPU) Abort() error {
 	var errs []error
+	// Aborted communicators take their windows along: forget them, so a
+	// later Free does not deregister a stale handle on a new communicator.
+	for _, b := range g.bufs {
+		clear(b.windows)
+	}
 	for spec, comms := range g.comms {
 		for r, c := range comms {
 			if err := g.current(r); err == nil {
