@@ -554,8 +554,11 @@ func (b *Backend) rep(ctx context.Context, p *prepared, pl plan, ex backends.Exp
 			}
 			rep.Comm = max(rep.Comm, e)
 			name, kind := "nccl "+ex.Scenario.Comm.String(), "kernel"
-			if pl.dma != nil {
+			switch {
+			case pl.dma != nil:
 				name, kind = "copy-engine "+ex.Scenario.Comm.String(), "copy"
+			case pl.coll.Comm.CTAPolicy == 2:
+				name, kind = "nccl-ce "+ex.Scenario.Comm.String(), "copy"
 			}
 			spans = append(spans, backends.Span{Op: backends.OpComm, Name: name, Device: dev, Track: "comm", Kind: kind, Start: s, End: e})
 		}
