@@ -37,6 +37,9 @@ type Config struct {
 	Telemetry <-chan nvtel.Batch
 	// Note is shown in the status line at start (why telemetry is off, say).
 	Note string
+	// Playback, when it holds results, plays a recorded session instead of
+	// measuring: the lab shows each recorded result in turn.
+	Playback *Playback
 }
 
 // liveMsg carries one batch of live telemetry.
@@ -76,6 +79,8 @@ type Model struct {
 	sums   map[string]summary
 	// trail keeps each scenario's last measurements, oldest first.
 	trail map[string][]trailPoint
+	// play is the playback state (nil when the lab measures).
+	play *player
 	// live holds live NVML telemetry; liveOn says some arrived.
 	live   *nvtel.History
 	liveOn bool
@@ -161,6 +166,11 @@ func newModel(ctx context.Context, cfg Config) Model {
 	m.seq = 1
 	m.running = true
 	m.runCtx, m.cancel = context.WithCancel(ctx)
+	if pb := cfg.Playback; pb != nil && len(pb.Results) > 0 {
+		m.running = false // nothing to measure: the results are recorded
+		m.play = &player{pb: *pb, speed: 1}
+		m.show(0)
+	}
 	return m
 }
 
@@ -220,6 +230,9 @@ func (m Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 
 	case resultMsg:
 		return m.onResult(msg)
+
+	case playTickMsg:
+		return m.onPlayTick(msg)
 
 	case liveMsg:
 		m.live.Add(msg.batch)
@@ -320,6 +333,16 @@ func (m Model) onKey(msg tea.KeyPressMsg) (tea.Model, tea.Cmd) {
 			m.showHelp = false
 		}
 		return m, nil
+	}
+	if m.play != nil {
+		if nm, cmd, ok := m.onPlayKey(msg.String()); ok {
+			return nm, cmd
+		}
+		if !key.Matches(msg, k.Help, k.Up, k.Down, k.NextPanel) {
+			m.status = status{statusWarn, "playback shows what was recorded; c3lab replay FILE --lab measures the recorded strategies instead"}
+			m.renderFooter()
+			return m, nil
+		}
 	}
 	switch {
 	case key.Matches(msg, k.Help):

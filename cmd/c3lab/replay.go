@@ -7,6 +7,7 @@ import (
 
 	"github.com/c3lab/c3lab/backends/replay"
 	"github.com/c3lab/c3lab/profiler"
+	"github.com/c3lab/c3lab/recordings"
 	"github.com/c3lab/c3lab/tui"
 )
 
@@ -19,9 +20,10 @@ type replayReport struct {
 }
 
 func runReplay(ctx context.Context, args []string, s stdio) error {
-	fs := newFlags("replay", "replay FILE [--json | --text]", s)
+	fs := newFlags("replay", "replay FILE [--json | --text | --lab]", s)
 	asJSON := fs.Bool("json", false, "print the recorded results as JSON")
 	asText := fs.Bool("text", false, "print the recorded results as a table instead of opening the lab")
+	explore := fs.Bool("lab", false, "open the lab on the recording to flip between its recorded strategies (instead of playing it back)")
 	var file string
 	if len(args) > 0 && len(args[0]) > 0 && args[0][0] != '-' {
 		file, args = args[0], args[1:]
@@ -69,5 +71,21 @@ func runReplay(ctx context.Context, args []string, s stdio) error {
 		return tw.Flush()
 	}
 	first := results[0]
-	return tui.Run(ctx, tui.Config{Backend: b, Suite: b.Scenarios(), Start: first.Scenario.Name, Strategy: first.Strategy})
+	cfg := tui.Config{Backend: b, Suite: b.Scenarios(), Start: first.Scenario.Name, Strategy: first.Strategy}
+	if !*explore {
+		cfg.Playback = playbackOf(b)
+	}
+	return tui.Run(ctx, cfg)
+}
+
+// playbackOf lists a recording's results with the times they were recorded.
+func playbackOf(b *replay.Backend) *tui.Playback {
+	pb := &tui.Playback{}
+	for _, e := range b.Recording().Events {
+		if e.Kind == recordings.KindResult && e.Result != nil {
+			pb.Results = append(pb.Results, *e.Result)
+			pb.Times = append(pb.Times, e.Time)
+		}
+	}
+	return pb
 }

@@ -1,0 +1,87 @@
+package tui
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	tea "charm.land/bubbletea/v2"
+	"github.com/charmbracelet/x/ansi"
+
+	"github.com/c3lab/c3lab/scenarios"
+)
+
+func playbackModel(t *testing.T) Model {
+	t.Helper()
+	suite := testSuite()
+	var pb Playback
+	for i, st := range []scenarios.Strategy{{}, {CommPriority: -5}, dmaStrategy()} {
+		pb.Results = append(pb.Results, fixtureResult(suite[0], st))
+		pb.Times = append(pb.Times, time.Duration(i)*time.Second)
+	}
+	m := New(Config{Backend: newFake(), Suite: suite, Playback: &pb})
+	nm, _ := m.Update(tea.WindowSizeMsg{Width: 160, Height: 50})
+	return nm.(Model)
+}
+
+func key1(m Model, code rune, text string) (Model, tea.Cmd) {
+	nm, cmd := m.Update(tea.KeyPressMsg{Code: code, Text: text})
+	return nm.(Model), cmd
+}
+
+func TestPlaybackSteps(t *testing.T) {
+	m := playbackModel(t)
+	if m.running || m.play.idx != 0 || m.result == nil || m.result.Strategy.String() != "baseline" {
+		t.Fatalf("start: running %v, idx %d", m.running, m.play.idx)
+	}
+	m, _ = key1(m, tea.KeyRight, "")
+	if m.play.idx != 1 || m.strategy.CommPriority != -5 {
+		t.Errorf("after →: idx %d, strategy %s", m.play.idx, m.strategy)
+	}
+	m, _ = key1(m, tea.KeyEnd, "")
+	m, _ = key1(m, tea.KeyLeft, "")
+	if m.play.idx != 1 {
+		t.Errorf("after end, ←: idx %d, want 1", m.play.idx)
+	}
+	m, _ = key1(m, tea.KeyHome, "")
+	if m.play.idx != 0 {
+		t.Errorf("after home: idx %d", m.play.idx)
+	}
+	if !strings.Contains(ansi.Strip(m.View().Content), "replay 1/3") {
+		t.Error("the status line does not show the playback position")
+	}
+	// Knobs are off: a key that would turn one leaves the strategy alone.
+	before := m.strategy
+	m, _ = key1(m, 'd', "d")
+	if m.strategy != before || !strings.Contains(m.status.text, "playback shows what was recorded") {
+		t.Errorf("d in playback: strategy %s, status %q", m.strategy, m.status.text)
+	}
+}
+
+func TestPlaybackPlays(t *testing.T) {
+	m := playbackModel(t)
+	m, cmd := key1(m, tea.KeySpace, " ")
+	if !m.play.playing || cmd == nil {
+		t.Fatalf("space: playing %v, cmd %v", m.play.playing, cmd != nil)
+	}
+	seq := m.play.seq
+	m, _ = key1(m, '+', "+")
+	if m.play.speed != 2 {
+		t.Errorf("speed %v after +, want 2", m.play.speed)
+	}
+	nm, _ := m.Update(playTickMsg{seq}) // stale: the speed change re-armed the timer
+	m = nm.(Model)
+	if m.play.idx != 0 {
+		t.Errorf("a stale tick moved playback to %d", m.play.idx)
+	}
+	nm, cmd = m.Update(playTickMsg{m.play.seq})
+	m = nm.(Model)
+	if m.play.idx != 1 || cmd == nil {
+		t.Errorf("a current tick: idx %d, next tick %v", m.play.idx, cmd != nil)
+	}
+	nm, cmd = m.Update(playTickMsg{m.play.seq})
+	m = nm.(Model)
+	if m.play.idx != 2 || cmd != nil || m.play.playing {
+		t.Errorf("at the end: idx %d, playing %v, next tick %v", m.play.idx, m.play.playing, cmd != nil)
+	}
+}
