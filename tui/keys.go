@@ -25,6 +25,7 @@ type KeyMap struct {
 	CEs      key.Binding
 
 	Advice key.Binding
+	Live   key.Binding
 	Rerun  key.Binding
 	Help   key.Binding
 	Close  key.Binding
@@ -46,6 +47,7 @@ func DefaultKeyMap() KeyMap {
 		DMA:       key.NewBinding(key.WithKeys("d"), key.WithHelp("d", "dma")),
 		CEs:       key.NewBinding(key.WithKeys("e"), key.WithHelp("e", "CEs")),
 		Advice:    key.NewBinding(key.WithKeys("a"), key.WithHelp("a", "apply advice")),
+		Live:      key.NewBinding(key.WithKeys("l"), key.WithHelp("l", "live (back to back)")),
 		Rerun:     key.NewBinding(key.WithKeys("r"), key.WithHelp("r", "rerun")),
 		Help:      key.NewBinding(key.WithKeys("?"), key.WithHelp("?", "help")),
 		Close:     key.NewBinding(key.WithKeys("esc"), key.WithHelp("esc", "close help")),
@@ -86,6 +88,6 @@ func (k KeyMap) FullHelp() [][]key.Binding {
 	return [][]key.Binding{
 		{k.Up, k.Down, k.Pick, k.NextPanel},
 		{k.Launch, k.Priority, k.SMsDown, k.SMsUp, k.CTAs, k.DMA, k.CEs},
-		{k.Advice, k.Rerun, k.Help, k.Close, k.Quit},
+		{k.Advice, k.Live, k.Rerun, k.Help, k.Close, k.Quit},
 	}
 }

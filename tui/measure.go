@@ -72,14 +72,17 @@ func (g *runGate) closeAndWait(d time.Duration) bool {
 
 // measureCmd runs profiler.Measure in the command's goroutine, never in
 // Update or View.
-func measureCmd(ctx context.Context, g *runGate, b backends.Backend, idx int, sc scenarios.Scenario, st scenarios.Strategy, seq int) tea.Cmd {
+//
+// A baseline from the previous result, when it still holds, stands in for
+// the isolated runs (live mode re-measures only the concurrent run).
+func measureCmd(ctx context.Context, g *runGate, b backends.Backend, idx int, sc scenarios.Scenario, st scenarios.Strategy, seq int, base *profiler.Baseline) tea.Cmd {
 	return func() tea.Msg {
 		if !g.enter() {
 			return resultMsg{seq: seq, index: idx, err: context.Canceled}
 		}
 		defer g.leave()
 		start := time.Now()
-		r, err := profiler.Measure(ctx, b, sc, st, profiler.Options{})
+		r, err := profiler.Measure(ctx, b, sc, st, profiler.Options{Baseline: base})
 		return resultMsg{seq: seq, index: idx, result: r, err: err, took: time.Since(start)}
 	}
 }

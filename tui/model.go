@@ -42,6 +42,12 @@ type Config struct {
 	Playback *Playback
 }
 
+// liveTickMsg starts the next live iteration if seq is still current.
+type liveTickMsg struct{ seq int }
+
+// livePace is the shortest time between live iterations.
+const livePace = 100 * time.Millisecond
+
 // liveMsg carries one batch of live telemetry.
 type liveMsg struct{ batch nvtel.Batch }
 
@@ -81,6 +87,9 @@ type Model struct {
 	trail map[string][]trailPoint
 	// play is the playback state (nil when the lab measures).
 	play *player
+	// liveRun re-measures back to back (l toggles it), reusing the
+	// isolated baselines while the scenario and collective stay the same.
+	liveRun bool
 	// live holds live NVML telemetry; liveOn says some arrived.
 	live   *nvtel.History
 	liveOn bool
@@ -185,7 +194,12 @@ func (m Model) Init() tea.Cmd {
 
 // measure is the command for the latest request under the current context.
 func (m Model) measure() tea.Cmd {
-	return measureCmd(m.runCtx, m.gate, m.backend, m.active, m.suite[m.active], m.strategy, m.seq)
+	var base *profiler.Baseline
+	if m.liveRun && m.result != nil {
+		b := m.result.Baseline()
+		base = &b
+	}
+	return measureCmd(m.runCtx, m.gate, m.backend, m.active, m.suite[m.active], m.strategy, m.seq, base)
 }
 
 // request asks for a measurement of the active scenario under the current
@@ -234,6 +248,14 @@ func (m Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 	case playTickMsg:
 		return m.onPlayTick(msg)
 
+	case liveTickMsg:
+		// The next live iteration, unless a knob or a toggle came first.
+		if !m.liveRun || m.running || msg.seq != m.seq {
+			return m, nil
+		}
+		m.seq++
+		return m, m.start()
+
 	case liveMsg:
 		m.live.Add(msg.batch)
 		m.liveOn = true
@@ -281,6 +303,13 @@ func (m Model) onResult(msg resultMsg) (tea.Model, tea.Cmd) {
 	m.setResult(msg.result)
 	m.status = status{statusInfo, fmt.Sprintf("%s · %s: %s of ideal (%s realized, %s ideal)",
 		msg.result.Scenario.Name, msg.result.Strategy.String(), fracText(msg.result), fmtX(msg.result.RealizedSpeedup), fmtX(msg.result.IdealSpeedup))}
+	if m.liveRun {
+		m.status.text = "live · " + m.status.text
+		m.renderAll()
+		// At most livePace apart, so a fast backend does not spin the UI.
+		seq := m.seq
+		return m, tea.Tick(max(livePace-msg.took, time.Millisecond), func(time.Time) tea.Msg { return liveTickMsg{seq} })
+	}
 	m.renderAll()
 	return m, nil
 }
@@ -311,7 +340,13 @@ func (m *Model) setResult(r profiler.Result) {
 	}
 	f, ok := r.Fraction()
 	m.sums[r.Scenario.Name] = summary{class: r.Class, fraction: f, ok: ok}
-	t := append(m.trail[r.Scenario.Name], trailPoint{strategy: r.Strategy.String(), fraction: f, ok: ok})
+	t := m.trail[r.Scenario.Name]
+	p := trailPoint{strategy: r.Strategy.String(), fraction: f, ok: ok}
+	if n := len(t); n > 0 && t[n-1].strategy == p.strategy {
+		t[n-1] = p // the same strategy again (live mode): update its point
+	} else {
+		t = append(t, p)
+	}
 	if len(t) > maxTrail {
 		t = t[len(t)-maxTrail:]
 	}
@@ -375,6 +410,17 @@ func (m Model) onKey(msg tea.KeyPressMsg) (tea.Model, tea.Cmd) {
 			m.status = status{statusInfo, "all panels are on screen"}
 			m.renderFooter()
 		}
+	case key.Matches(msg, k.Live):
+		m.liveRun = !m.liveRun
+		if !m.liveRun {
+			m.status = status{statusInfo, "live off: measuring only when a knob changes"}
+			m.renderFooter()
+			return m, nil
+		}
+		m.status = status{statusInfo, "live: measuring back to back"}
+		cmd := m.request()
+		m.renderFooter()
+		return m, cmd
 	case key.Matches(msg, k.Advice):
 		a := heuristics.Advise(m.suite[m.active], m.caps)
 		m.strategy = a.Strategy

@@ -85,3 +85,37 @@ func TestPlaybackPlays(t *testing.T) {
 		t.Errorf("at the end: idx %d, playing %v, next tick %v", m.play.idx, m.play.playing, cmd != nil)
 	}
 }
+
+// l turns live mode on: every result schedules the next iteration, which
+// reuses the baselines; l again turns it off.
+func TestLiveMode(t *testing.T) {
+	m := New(Config{Backend: newFake(), Suite: testSuite(), Start: "ag-gemm-balanced"})
+	m.cancel()
+	m.running = false
+	m.setResult(fixtureResult(m.suite[0], scenarios.Strategy{}))
+	m, cmd := key1(m, 'l', "l")
+	if !m.liveRun || cmd == nil || !m.running {
+		t.Fatalf("l: live %v, cmd %v, running %v", m.liveRun, cmd != nil, m.running)
+	}
+	nm, next := m.Update(resultMsg{seq: m.seq, result: fixtureResult(m.suite[0], scenarios.Strategy{}), took: time.Millisecond})
+	m = nm.(Model)
+	if next == nil || !strings.HasPrefix(m.status.text, "live · ") {
+		t.Errorf("a live result did not schedule the next iteration (status %q)", m.status.text)
+	}
+	nm, start := m.Update(liveTickMsg{m.seq})
+	m = nm.(Model)
+	if start == nil || !m.running {
+		t.Error("the live tick did not start an iteration")
+	}
+	if len(m.trail[m.suite[0].Name]) != 1 {
+		t.Errorf("repeating a strategy grew the trail to %d points", len(m.trail[m.suite[0].Name]))
+	}
+	m.running = false
+	m, _ = key1(m, 'l', "l")
+	if m.liveRun {
+		t.Error("l did not turn live mode off")
+	}
+	if nm, cmd := m.Update(liveTickMsg{m.seq}); cmd != nil || nm.(Model).running {
+		t.Error("a tick after live was turned off started an iteration")
+	}
+}
