@@ -72,6 +72,8 @@ func helpGroups(k KeyMap, s scenarios.Strategy, c backends.Capabilities, backend
 			{k.CEs, "copy engines used by a dma collective", or(c.DMA, ces), c.DMA},
 		}},
 		{"general", []helpEntry{
+			{k.Advice, "apply the heuristics' advice (see the why panel)", "", true},
+			{k.Live, "live: measure back to back, baselines reused", "", true},
 			{k.Rerun, "measure again", "", true},
 			{k.Help, "toggle this help (esc closes it too)", "", true},
 			{k.Quit, "quit", "", true},
