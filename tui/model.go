@@ -40,6 +40,8 @@ type Config struct {
 	// Playback, when it holds results, plays a recorded session instead of
 	// measuring: the lab shows each recorded result in turn.
 	Playback *Playback
+	// Keys replaces the default key map (LoadUserKeyMap reads the user's).
+	Keys *KeyMap
 }
 
 // liveTickMsg starts the next live iteration if seq is still current.
@@ -143,6 +145,9 @@ func newModel(ctx context.Context, cfg Config) Model {
 		ces = devs[0].CopyEngines
 	}
 	m.tracks = 2 + min(max(ces, 0), 8)
+	if cfg.Keys != nil {
+		m.keys = *cfg.Keys
+	}
 	m.keys = m.keys.withCapabilities(m.caps)
 	if len(cfg.Suite) == 0 {
 		m.status = status{statusError, "no scenarios to show"}

@@ -43,7 +43,11 @@ func runLab(ctx context.Context, args []string, s stdio) error {
 	if !contains(suite, sc.Name) {
 		suite = append([]scenarios.Scenario{sc}, suite...)
 	}
-	cfg := tui.Config{Backend: b, Suite: suite, Start: sc.Name, Strategy: st}
+	keys, err := tui.LoadUserKeyMap()
+	if err != nil {
+		return usageError{err}
+	}
+	cfg := tui.Config{Backend: b, Suite: suite, Start: sc.Name, Strategy: st, Keys: &keys}
 	if b.Name() == "cuda" {
 		// Live engine telemetry from NVML while the lab runs on the GPUs.
 		sampler, err := telemetry.Open(nvml.New(), telemetry.Config{})

@@ -71,7 +71,11 @@ func runReplay(ctx context.Context, args []string, s stdio) error {
 		return tw.Flush()
 	}
 	first := results[0]
-	cfg := tui.Config{Backend: b, Suite: b.Scenarios(), Start: first.Scenario.Name, Strategy: first.Strategy}
+	keys, err := tui.LoadUserKeyMap()
+	if err != nil {
+		return usageError{err}
+	}
+	cfg := tui.Config{Backend: b, Suite: b.Scenarios(), Start: first.Scenario.Name, Strategy: first.Strategy, Keys: &keys}
 	if !*explore {
 		cfg.Playback = playbackOf(b)
 	}

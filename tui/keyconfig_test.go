@@ -1,0 +1,71 @@
+package tui
+
+import (
+	"strings"
+	"testing"
+
+	"charm.land/bubbles/v2/key"
+	tea "charm.land/bubbletea/v2"
+)
+
+func TestLoadKeyMap(t *testing.T) {
+	for _, tc := range []struct {
+		name, file string
+		err        string
+		check      func(t *testing.T, k KeyMap)
+	}{
+		{"rebinds one key", "launch: x\n", "", func(t *testing.T, k KeyMap) {
+			if !key.Matches(tea.KeyPressMsg{Code: 'x', Text: "x"}, k.Launch) || key.Matches(tea.KeyPressMsg{Code: 'o', Text: "o"}, k.Launch) {
+				t.Errorf("launch keys %v", k.Launch.Keys())
+			}
+			if k.Launch.Help().Key != "x" {
+				t.Errorf("help shows %q", k.Launch.Help().Key)
+			}
+		}},
+		{"a list of keys", "quit: [q, ctrl+q]\n", "", func(t *testing.T, k KeyMap) {
+			if got := strings.Join(k.Quit.Keys(), ","); got != "q,ctrl+q" {
+				t.Errorf("quit keys %s", got)
+			}
+		}},
+		{"swap two keys", "dma: e\ncopy_engines: d\n", "", func(t *testing.T, k KeyMap) {
+			if k.DMA.Keys()[0] != "e" || k.CEs.Keys()[0] != "d" {
+				t.Errorf("dma %v, copy_engines %v", k.DMA.Keys(), k.CEs.Keys())
+			}
+		}},
+		{"unknown action", "lunch: x\n", `unknown action "lunch"`, nil},
+		{"key on two actions", "launch: x\npriority: x\n", `"x" is bound to both launch and priority`, nil},
+		{"clash with a default", "launch: p\n", `"p" is bound to launch but is still priority's default`, nil},
+		{"empty key", "launch: ''\n", "empty key", nil},
+		{"not a key", "launch: {a: b}\n", "want a key or a list", nil},
+		{"broken yaml", "launch: [x\n", "keys.yaml", nil},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			k, err := LoadKeyMap([]byte(tc.file), "keys.yaml", DefaultKeyMap())
+			if tc.err != "" {
+				if err == nil || !strings.Contains(err.Error(), tc.err) {
+					t.Fatalf("error %v, want %q", err, tc.err)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			tc.check(t, k)
+		})
+	}
+}
+
+// A rebound key drives the lab.
+func TestReboundKeyDrivesTheLab(t *testing.T) {
+	k, err := LoadKeyMap([]byte("dma: x\ncopy_engines: d\n"), "keys.yaml", DefaultKeyMap())
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := New(Config{Backend: newFake(), Suite: testSuite(), Start: "ag-gemm-balanced", Keys: &k})
+	m.cancel()
+	m.running = false
+	m, _ = key1(m, 'x', "x")
+	if m.strategy.CommEngine != "dma" {
+		t.Errorf("x (rebound to dma) left the engine at %s", m.strategy.CommEngine)
+	}
+}
