@@ -26,6 +26,7 @@ type KeyMap struct {
 
 	Advice key.Binding
 	Live   key.Binding
+	Sweep  key.Binding
 	Rerun  key.Binding
 	Help   key.Binding
 	Close  key.Binding
@@ -48,6 +49,7 @@ func DefaultKeyMap() KeyMap {
 		CEs:       key.NewBinding(key.WithKeys("e"), key.WithHelp("e", "CEs")),
 		Advice:    key.NewBinding(key.WithKeys("a"), key.WithHelp("a", "apply advice")),
 		Live:      key.NewBinding(key.WithKeys("l"), key.WithHelp("l", "live (back to back)")),
+		Sweep:     key.NewBinding(key.WithKeys("s"), key.WithHelp("s", "sweep heatmap")),
 		Rerun:     key.NewBinding(key.WithKeys("r"), key.WithHelp("r", "rerun")),
 		Help:      key.NewBinding(key.WithKeys("?"), key.WithHelp("?", "help")),
 		Close:     key.NewBinding(key.WithKeys("esc"), key.WithHelp("esc", "close help")),
@@ -88,6 +90,6 @@ func (k KeyMap) FullHelp() [][]key.Binding {
 	return [][]key.Binding{
 		{k.Up, k.Down, k.Pick, k.NextPanel},
 		{k.Launch, k.Priority, k.SMsDown, k.SMsUp, k.CTAs, k.DMA, k.CEs},
-		{k.Advice, k.Live, k.Rerun, k.Help, k.Close, k.Quit},
+		{k.Advice, k.Live, k.Sweep, k.Rerun, k.Help, k.Close, k.Quit},
 	}
 }

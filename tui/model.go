@@ -89,6 +89,8 @@ type Model struct {
 	trail map[string][]trailPoint
 	// play is the playback state (nil when the lab measures).
 	play *player
+	// grid is the sweep heatmap while it is open.
+	grid *sweepGrid
 	// liveRun re-measures back to back (l toggles it), reusing the
 	// isolated baselines while the scenario and collective stay the same.
 	liveRun bool
@@ -253,6 +255,9 @@ func (m Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 	case playTickMsg:
 		return m.onPlayTick(msg)
 
+	case gridMsg:
+		return m.onGridMsg(msg)
+
 	case liveTickMsg:
 		// The next live iteration, unless a knob or a toggle came first.
 		if !m.liveRun || m.running || msg.seq != m.seq {
@@ -366,6 +371,7 @@ func (m Model) onKey(msg tea.KeyPressMsg) (tea.Model, tea.Cmd) {
 		if m.cancel != nil {
 			m.cancel()
 		}
+		m.closeGrid()
 		return m, tea.Quit
 	}
 	if m.showHelp {
@@ -373,6 +379,9 @@ func (m Model) onKey(msg tea.KeyPressMsg) (tea.Model, tea.Cmd) {
 			m.showHelp = false
 		}
 		return m, nil
+	}
+	if m.grid != nil {
+		return m.onGridKey(msg)
 	}
 	if m.play != nil {
 		if nm, cmd, ok := m.onPlayKey(msg.String()); ok {
@@ -415,6 +424,12 @@ func (m Model) onKey(msg tea.KeyPressMsg) (tea.Model, tea.Cmd) {
 			m.status = status{statusInfo, "all panels are on screen"}
 			m.renderFooter()
 		}
+	case key.Matches(msg, k.Sweep):
+		m.grid = newGrid(m.ctx, m.suite[m.active], m.caps)
+		m.status = status{statusInfo, fmt.Sprintf("sweeping %s over %d strategies", m.suite[m.active].Name, m.grid.total())}
+		m.renderFooter()
+		m.renderGrid()
+		return m, m.grid.measureNext(m.gate, m.backend)
 	case key.Matches(msg, k.Live):
 		m.liveRun = !m.liveRun
 		if !m.liveRun {

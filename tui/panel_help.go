@@ -74,6 +74,7 @@ func helpGroups(k KeyMap, s scenarios.Strategy, c backends.Capabilities, backend
 		{"general", []helpEntry{
 			{k.Advice, "apply the heuristics' advice (see the why panel)", "", true},
 			{k.Live, "live: measure back to back, baselines reused", "", true},
+			{k.Sweep, "sweep: partitions x collective setups as a heatmap", "", true},
 			{k.Rerun, "measure again", "", true},
 			{k.Help, "toggle this help (esc closes it too)", "", true},
 			{k.Quit, "quit", "", true},

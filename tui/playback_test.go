@@ -1,12 +1,14 @@
 package tui
 
 import (
+	"context"
 	"strings"
 	"testing"
 	"time"
 
 	tea "charm.land/bubbletea/v2"
 	"github.com/charmbracelet/x/ansi"
+	"github.com/charmbracelet/x/exp/golden"
 
 	"github.com/c3lab/c3lab/scenarios"
 )
@@ -118,4 +120,57 @@ func TestLiveMode(t *testing.T) {
 	if nm, cmd := m.Update(liveTickMsg{m.seq}); cmd != nil || nm.(Model).running {
 		t.Error("a tick after live was turned off started an iteration")
 	}
+}
+
+// s opens the sweep heatmap: cells are measured one by one off the UI loop,
+// arrows move the cursor, enter applies the cell's strategy, esc closes.
+func TestSweepGrid(t *testing.T) {
+	m := New(Config{Backend: newFake(), Suite: testSuite(), Start: "ag-gemm-balanced"})
+	m.cancel()
+	m.running = false
+	m.setResult(fixtureResult(m.suite[0], scenarios.Strategy{}))
+	nm, _ := m.Update(tea.WindowSizeMsg{Width: 120, Height: 40})
+	m = nm.(Model)
+	m, cmd := key1(m, 's', "s")
+	if m.grid == nil || cmd == nil {
+		t.Fatal("s did not open the sweep")
+	}
+	g := m.grid
+	if len(g.rows) != 4 || len(g.cols) != 4 {
+		t.Fatalf("grid %dx%d, want 4x4 (partitions x setups) on an H200-like backend", len(g.rows), len(g.cols))
+	}
+	// Feed results as the commands would, row-major.
+	for i := range g.total() {
+		r := fixtureResult(m.suite[0], g.strategy(i/len(g.cols), i%len(g.cols)))
+		nm, _ = m.Update(gridMsg{grid: g, index: i, r: r})
+		m = nm.(Model)
+	}
+	if g.next != g.total() || !g.cells[3][3].done {
+		t.Fatalf("after all results: next %d of %d", g.next, g.total())
+	}
+	screen := ansi.Strip(m.View().Content)
+	if !strings.Contains(screen, "Sweep · ag-gemm-balanced") || !strings.Contains(screen, "16/16 measured") {
+		t.Errorf("the sweep overlay is not on screen:\n%s", screen)
+	}
+	m, _ = key1(m, tea.KeyDown, "")
+	m, _ = key1(m, tea.KeyRight, "")
+	want := g.strategy(1, 1)
+	m, cmd = key1(m, tea.KeyEnter, "")
+	if m.grid != nil || m.strategy != want || cmd == nil {
+		t.Errorf("enter: grid open %v, strategy %s (want %s), cmd %v", m.grid != nil, m.strategy, want, cmd != nil)
+	}
+	// A late result of a closed grid is dropped.
+	if nm, cmd := m.Update(gridMsg{grid: g, index: 0}); cmd != nil || nm.(Model).grid != nil {
+		t.Error("a closed grid's result reopened or re-armed it")
+	}
+}
+
+func TestGridGolden(t *testing.T) {
+	st := DefaultStyles(true)
+	g := newGrid(context.Background(), testSuite()[0], h200Caps())
+	for i := range 6 {
+		g.cells[i/len(g.cols)][i%len(g.cols)] = gridCell{done: true, fraction: []float64{0.17, 0.74, 0.98, 0.99, -0.2, 0.5}[i], ok: true}
+	}
+	g.next, g.curR, g.curC = 6, 1, 1
+	golden.RequireEqual(t, []byte(ansi.Strip(strings.Join(gridLines(st, g), "\n"))))
 }

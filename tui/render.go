@@ -16,6 +16,7 @@ type viewCache struct {
 	util, timeline, why  []string
 	detail               []string
 	overlay              []string
+	grid                 []string // the sweep heatmap overlay
 	small                string
 }
 
@@ -36,6 +37,7 @@ func (m *Model) renderAll() {
 	if m.showHelp {
 		m.renderOverlay()
 	}
+	m.renderGrid()
 }
 
 // renderHeader re-renders the top bar (spinner ticks, strategy changes).
@@ -176,6 +178,11 @@ func (m Model) compose() string {
 	lines := make([]string, len(rows))
 	for i := range rows {
 		lines[i] = rows[i].String()
+	}
+	if m.grid != nil && len(v.grid) > 0 {
+		ow := ansi.StringWidth(v.grid[0])
+		x, y := max((m.width-ow)/2, 0), max(1+(m.height-3-len(v.grid))/2, 1)
+		overlay(lines, v.grid, x, y, ow)
 	}
 	if m.showHelp && len(v.overlay) > 0 {
 		ow := ansi.StringWidth(v.overlay[0])
