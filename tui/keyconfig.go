@@ -30,7 +30,7 @@ func (k *KeyMap) bindingsByAction() map[string]*key.Binding {
 		"up": &k.Up, "down": &k.Down, "pick": &k.Pick, "next_panel": &k.NextPanel,
 		"launch": &k.Launch, "priority": &k.Priority, "sms_down": &k.SMsDown, "sms_up": &k.SMsUp,
 		"ctas": &k.CTAs, "dma": &k.DMA, "copy_engines": &k.CEs,
-		"advice": &k.Advice, "live": &k.Live, "sweep": &k.Sweep, "rerun": &k.Rerun,
+		"advice": &k.Advice, "live": &k.Live, "sweep": &k.Sweep, "compose": &k.Compose, "rerun": &k.Rerun,
 		"help": &k.Help, "close": &k.Close, "quit": &k.Quit,
 	}
 }

@@ -24,13 +24,14 @@ type KeyMap struct {
 	DMA      key.Binding
 	CEs      key.Binding
 
-	Advice key.Binding
-	Live   key.Binding
-	Sweep  key.Binding
-	Rerun  key.Binding
-	Help   key.Binding
-	Close  key.Binding
-	Quit   key.Binding
+	Advice  key.Binding
+	Live    key.Binding
+	Sweep   key.Binding
+	Compose key.Binding
+	Rerun   key.Binding
+	Help    key.Binding
+	Close   key.Binding
+	Quit    key.Binding
 }
 
 // DefaultKeyMap returns the lab's default bindings.
@@ -50,6 +51,7 @@ func DefaultKeyMap() KeyMap {
 		Advice:    key.NewBinding(key.WithKeys("a"), key.WithHelp("a", "apply advice")),
 		Live:      key.NewBinding(key.WithKeys("l"), key.WithHelp("l", "live (back to back)")),
 		Sweep:     key.NewBinding(key.WithKeys("s"), key.WithHelp("s", "sweep heatmap")),
+		Compose:   key.NewBinding(key.WithKeys("n"), key.WithHelp("n", "compose a scenario")),
 		Rerun:     key.NewBinding(key.WithKeys("r"), key.WithHelp("r", "rerun")),
 		Help:      key.NewBinding(key.WithKeys("?"), key.WithHelp("?", "help")),
 		Close:     key.NewBinding(key.WithKeys("esc"), key.WithHelp("esc", "close help")),
@@ -90,6 +92,6 @@ func (k KeyMap) FullHelp() [][]key.Binding {
 	return [][]key.Binding{
 		{k.Up, k.Down, k.Pick, k.NextPanel},
 		{k.Launch, k.Priority, k.SMsDown, k.SMsUp, k.CTAs, k.DMA, k.CEs},
-		{k.Advice, k.Live, k.Sweep, k.Rerun, k.Help, k.Close, k.Quit},
+		{k.Advice, k.Live, k.Sweep, k.Compose, k.Rerun, k.Help, k.Close, k.Quit},
 	}
 }

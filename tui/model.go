@@ -91,6 +91,8 @@ type Model struct {
 	play *player
 	// grid is the sweep heatmap while it is open.
 	grid *sweepGrid
+	// comp is the scenario composer while it is open.
+	comp *composer
 	// liveRun re-measures back to back (l toggles it), reusing the
 	// isolated baselines while the scenario and collective stay the same.
 	liveRun bool
@@ -258,6 +260,19 @@ func (m Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 	case gridMsg:
 		return m.onGridMsg(msg)
 
+	case composerSavedMsg:
+		if msg.err != nil {
+			m.status = status{statusError, "saving " + msg.path + ": " + errLine(msg.err)}
+		} else {
+			m.status = status{statusInfo, "saved " + msg.path}
+		}
+		if m.comp != nil {
+			m.comp.note = m.status.text
+			m.renderComposer()
+		}
+		m.renderFooter()
+		return m, nil
+
 	case liveTickMsg:
 		// The next live iteration, unless a knob or a toggle came first.
 		if !m.liveRun || m.running || msg.seq != m.seq {
@@ -383,6 +398,9 @@ func (m Model) onKey(msg tea.KeyPressMsg) (tea.Model, tea.Cmd) {
 	if m.grid != nil {
 		return m.onGridKey(msg)
 	}
+	if m.comp != nil {
+		return m.onComposerKey(msg)
+	}
 	if m.play != nil {
 		if nm, cmd, ok := m.onPlayKey(msg.String()); ok {
 			return nm, cmd
@@ -424,6 +442,11 @@ func (m Model) onKey(msg tea.KeyPressMsg) (tea.Model, tea.Cmd) {
 			m.status = status{statusInfo, "all panels are on screen"}
 			m.renderFooter()
 		}
+	case key.Matches(msg, k.Compose):
+		m.comp = newComposer(m.suite[m.active])
+		_, m.comp.errs = m.comp.scenario(m.caps.Limits)
+		m.renderComposer()
+		return m, nil
 	case key.Matches(msg, k.Sweep):
 		m.grid = newGrid(m.ctx, m.suite[m.active], m.caps)
 		m.status = status{statusInfo, fmt.Sprintf("sweeping %s over %d strategies", m.suite[m.active].Name, m.grid.total())}

@@ -75,6 +75,7 @@ func helpGroups(k KeyMap, s scenarios.Strategy, c backends.Capabilities, backend
 			{k.Advice, "apply the heuristics' advice (see the why panel)", "", true},
 			{k.Live, "live: measure back to back, baselines reused", "", true},
 			{k.Sweep, "sweep: partitions x collective setups as a heatmap", "", true},
+			{k.Compose, "compose a scenario from this one; save it as YAML", "", true},
 			{k.Rerun, "measure again", "", true},
 			{k.Help, "toggle this help (esc closes it too)", "", true},
 			{k.Quit, "quit", "", true},

@@ -2,6 +2,8 @@ package tui
 
 import (
 	"context"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -173,4 +175,77 @@ func TestGridGolden(t *testing.T) {
 	}
 	g.next, g.curR, g.curC = 6, 1, 1
 	golden.RequireEqual(t, []byte(ansi.Strip(strings.Join(gridLines(st, g), "\n"))))
+}
+
+// n opens the composer on the scenario: edits are validated as they are
+// typed, enter adds the scenario to the suite and measures it, ctrl+s
+// writes YAML and asks before overwriting.
+func TestComposer(t *testing.T) {
+	m := New(Config{Backend: newFake(), Suite: testSuite(), Start: "ag-gemm-balanced"})
+	m.cancel()
+	m.running = false
+	nm, _ := m.Update(tea.WindowSizeMsg{Width: 120, Height: 40})
+	m = nm.(Model)
+	m, _ = key1(m, 'n', "n")
+	if m.comp == nil {
+		t.Fatal("n did not open the composer")
+	}
+	// Move to "gemm m" and make it invalid.
+	for range 3 {
+		m, _ = key1(m, tea.KeyDown, "")
+	}
+	if m.comp.fields[m.comp.focus].label != "gemm m" {
+		t.Fatalf("focused %q", m.comp.fields[m.comp.focus].label)
+	}
+	m, _ = key1(m, 'x', "x")
+	if _, ok := m.comp.errs["$.compute.m"]; !ok {
+		t.Fatalf("an m of %q gives no error: %v", m.comp.fields[3].value, m.comp.errs)
+	}
+	screen := ansi.Strip(m.View().Content)
+	if !strings.Contains(screen, "Compose a scenario") || !strings.Contains(screen, "! ") {
+		t.Errorf("the composer with its error is not on screen:\n%s", screen)
+	}
+	m, _ = key1(m, tea.KeyEnter, "")
+	if m.comp == nil {
+		t.Fatal("enter closed the composer with an invalid field")
+	}
+	// Fix it: delete the x.
+	m, _ = key1(m, tea.KeyBackspace, "")
+	n := len(m.suite)
+	m, cmd := key1(m, tea.KeyEnter, "")
+	if m.comp != nil || len(m.suite) != n+1 || !strings.HasSuffix(m.suite[m.active].Name, "-custom") || cmd == nil {
+		t.Errorf("enter: composer open %v, suite %d (was %d), active %s, cmd %v", m.comp != nil, len(m.suite), n, m.suite[m.active].Name, cmd != nil)
+	}
+}
+
+func TestComposerSavesYAML(t *testing.T) {
+	dir := t.TempDir()
+	t.Chdir(dir)
+	m := New(Config{Backend: newFake(), Suite: testSuite(), Start: "ag-gemm-balanced"})
+	m.cancel()
+	m.running = false
+	m, _ = key1(m, 'n', "n")
+	res, cmd := m.Update(tea.KeyPressMsg{Code: 's', Mod: tea.ModCtrl})
+	mm := res.(Model)
+	if cmd == nil {
+		t.Fatalf("ctrl+s gave no save command (note %q)", mm.comp.note)
+	}
+	saved := cmd().(composerSavedMsg)
+	if saved.err != nil {
+		t.Fatal(saved.err)
+	}
+	data, err := os.ReadFile(filepath.Join(dir, saved.path))
+	if err != nil || !strings.Contains(string(data), "name: ag-gemm-balanced-custom") {
+		t.Fatalf("saved %q: %v", data, err)
+	}
+	// Again: the file exists, so it asks; n keeps it.
+	nm, cmd := mm.Update(tea.KeyPressMsg{Code: 's', Mod: tea.ModCtrl})
+	mm = nm.(Model)
+	if cmd != nil || !strings.Contains(mm.comp.note, "overwrite it? y/n") {
+		t.Errorf("second save: cmd %v, note %q", cmd != nil, mm.comp.note)
+	}
+	mm, _ = key1(mm, 'n', "n")
+	if !strings.Contains(mm.comp.note, "not overwritten") {
+		t.Errorf("after n: %q", mm.comp.note)
+	}
 }

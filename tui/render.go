@@ -17,6 +17,7 @@ type viewCache struct {
 	detail               []string
 	overlay              []string
 	grid                 []string // the sweep heatmap overlay
+	comp                 []string // the composer overlay
 	small                string
 }
 
@@ -38,6 +39,7 @@ func (m *Model) renderAll() {
 		m.renderOverlay()
 	}
 	m.renderGrid()
+	m.renderComposer()
 }
 
 // renderHeader re-renders the top bar (spinner ticks, strategy changes).
@@ -178,6 +180,11 @@ func (m Model) compose() string {
 	lines := make([]string, len(rows))
 	for i := range rows {
 		lines[i] = rows[i].String()
+	}
+	if m.comp != nil && len(v.comp) > 0 {
+		ow := ansi.StringWidth(v.comp[0])
+		x, y := max((m.width-ow)/2, 0), max(1+(m.height-3-len(v.comp))/2, 1)
+		overlay(lines, v.comp, x, y, ow)
 	}
 	if m.grid != nil && len(v.grid) > 0 {
 		ow := ansi.StringWidth(v.grid[0])

@@ -1,0 +1,286 @@
+package tui
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"strconv"
+	"strings"
+
+	"charm.land/bubbles/v2/textinput"
+	tea "charm.land/bubbletea/v2"
+	"github.com/charmbracelet/x/ansi"
+
+	"github.com/c3lab/c3lab/scenarios"
+)
+
+// composerField is one editable field of the composer and the YAML path
+// its validation errors carry.
+type composerField struct {
+	label string
+	path  string
+	value string
+}
+
+// composer edits a scenario: one text field at a time, validated as it
+// changes, errors shown next to their field; enter adds it to the suite
+// and measures it, ctrl+s writes it as YAML (asking before it overwrites).
+type composer struct {
+	fields  []composerField
+	focus   int
+	input   textinput.Model
+	errs    map[string]string // YAML path -> message
+	confirm string            // a file waiting for y/n before being overwritten
+	note    string
+}
+
+// composerFields lays a scenario out as fields.
+func composerFields(sc scenarios.Scenario) []composerField {
+	c := sc.Compute
+	num := func(v int) string { return strconv.Itoa(v) }
+	reps := ""
+	if sc.Reps > 0 {
+		reps = num(sc.Reps)
+	}
+	return []composerField{
+		{"name", "$.name", sc.Name},
+		{"gpus", "$.gpus", num(sc.GPUs)},
+		{"compute", "$.compute.kind", string(c.Kind)},
+		{"gemm m", "$.compute.m", num(c.M)},
+		{"gemm n", "$.compute.n", num(c.N)},
+		{"gemm k", "$.compute.k", num(c.K)},
+		{"dtype", "$.compute.dtype", string(c.DType)},
+		{"stream bytes", "$.compute.bytes", c.Bytes.String()},
+		{"collective", "$.comm.collective", string(sc.Comm.Collective)},
+		{"bytes/rank", "$.comm.bytes", sc.Comm.Bytes.String()},
+		{"reps", "$.reps", reps},
+	}
+}
+
+// newComposer starts a composer on a copy of sc, named as the user's own.
+func newComposer(sc scenarios.Scenario) *composer {
+	if !strings.HasSuffix(sc.Name, "-custom") {
+		sc.Name += "-custom"
+	}
+	cp := &composer{fields: composerFields(sc), input: textinput.New()}
+	cp.input.Prompt = ""
+	cp.load()
+	return cp
+}
+
+// load puts the focused field into the text input.
+func (cp *composer) load() {
+	cp.input.SetValue(cp.fields[cp.focus].value)
+	cp.input.CursorEnd()
+	cp.input.Focus()
+}
+
+// scenario builds the scenario the fields describe; fields that do not
+// parse are reported at their path.
+func (cp *composer) scenario(lim scenarios.Limits) (scenarios.Scenario, map[string]string) {
+	errs := map[string]string{}
+	v := map[string]string{}
+	for _, f := range cp.fields {
+		v[f.path] = strings.TrimSpace(f.value)
+	}
+	atoi := func(path string) int {
+		if v[path] == "" {
+			return 0
+		}
+		n, err := strconv.Atoi(v[path])
+		if err != nil {
+			errs[path] = fmt.Sprintf("%q is not a whole number", v[path])
+		}
+		return n
+	}
+	size := func(path string) scenarios.ByteSize {
+		if v[path] == "" || v[path] == "0B" {
+			return 0
+		}
+		b, err := scenarios.ParseByteSize(v[path])
+		if err != nil {
+			errs[path] = err.Error()
+		}
+		return b
+	}
+	sc := scenarios.Scenario{
+		Name: v["$.name"], GPUs: atoi("$.gpus"), Reps: atoi("$.reps"),
+		Compute: scenarios.ComputeOp{Kind: scenarios.ComputeKind(v["$.compute.kind"])},
+		Comm:    scenarios.CommOp{Collective: scenarios.Collective(v["$.comm.collective"]), Bytes: size("$.comm.bytes")},
+	}
+	if sc.Compute.Kind == scenarios.GEMM {
+		sc.Compute.M, sc.Compute.N, sc.Compute.K = atoi("$.compute.m"), atoi("$.compute.n"), atoi("$.compute.k")
+		sc.Compute.DType = scenarios.DType(v["$.compute.dtype"])
+	} else {
+		sc.Compute.Bytes = size("$.compute.bytes")
+	}
+	var ve *scenarios.ValidationError
+	if err := scenarios.Validate(sc, lim); errors.As(err, &ve) {
+		for _, fe := range ve.Fields {
+			if _, taken := errs[fe.Path]; !taken {
+				errs[fe.Path] = fe.Msg
+			}
+		}
+	}
+	return sc, errs
+}
+
+// composerSavedMsg reports a YAML write.
+type composerSavedMsg struct {
+	path string
+	err  error
+}
+
+// saveScenarioCmd writes a scenario as YAML off the UI loop; it refuses an
+// existing file unless overwrite.
+func saveScenarioCmd(sc scenarios.Scenario, path string, overwrite bool) tea.Cmd {
+	return func() tea.Msg {
+		data, err := scenarios.Marshal(sc)
+		if err != nil {
+			return composerSavedMsg{path, err}
+		}
+		flag := os.O_WRONLY | os.O_CREATE | os.O_EXCL
+		if overwrite {
+			flag = os.O_WRONLY | os.O_CREATE | os.O_TRUNC
+		}
+		f, err := os.OpenFile(path, flag, 0o644)
+		if err != nil {
+			return composerSavedMsg{path, err}
+		}
+		_, werr := f.Write(data)
+		return composerSavedMsg{path, errors.Join(werr, f.Close())}
+	}
+}
+
+// onComposerKey edits, moves between fields, applies, saves or closes.
+func (m Model) onComposerKey(msg tea.KeyPressMsg) (tea.Model, tea.Cmd) {
+	cp := m.comp
+	if cp.confirm != "" {
+		path := cp.confirm
+		cp.confirm = ""
+		if msg.String() == "y" {
+			sc, _ := cp.scenario(m.caps.Limits)
+			m.renderComposer()
+			return m, saveScenarioCmd(sc, path, true)
+		}
+		cp.note = "not overwritten: " + path
+		m.renderComposer()
+		return m, nil
+	}
+	switch msg.String() {
+	case "esc":
+		m.comp = nil
+		m.renderAll()
+		return m, nil
+	case "up", "shift+tab":
+		cp.focus = (cp.focus + len(cp.fields) - 1) % len(cp.fields)
+		cp.load()
+	case "down", "tab":
+		cp.focus = (cp.focus + 1) % len(cp.fields)
+		cp.load()
+	case "enter":
+		sc, errs := cp.scenario(m.caps.Limits)
+		if len(errs) > 0 {
+			cp.errs, cp.note = errs, "fix the fields marked ! first"
+			break
+		}
+		m.comp = nil
+		replaced := false
+		for i := range m.suite {
+			if m.suite[i].Name == sc.Name {
+				m.suite[i], m.active, replaced = sc, i, true
+			}
+		}
+		if !replaced {
+			m.suite = append(m.suite, sc)
+			m.active = len(m.suite) - 1
+		}
+		m.cursor = m.active
+		m.status = status{statusInfo, "composed " + sc.Name + " · measuring…"}
+		cmd := m.request()
+		m.renderAll()
+		return m, cmd
+	case "ctrl+s":
+		sc, errs := cp.scenario(m.caps.Limits)
+		if len(errs) > 0 {
+			cp.errs, cp.note = errs, "fix the fields marked ! before saving"
+			break
+		}
+		path := sc.Name + ".yaml"
+		if _, err := os.Stat(path); err == nil {
+			cp.confirm, cp.note = path, path+" exists: overwrite it? y/n"
+			break
+		} else if !errors.Is(err, fs.ErrNotExist) {
+			cp.note = "cannot check " + path + ": " + err.Error()
+			break
+		}
+		m.renderComposer()
+		return m, saveScenarioCmd(sc, path, false)
+	default:
+		var cmd tea.Cmd
+		cp.input, cmd = cp.input.Update(msg)
+		cp.fields[cp.focus].value = cp.input.Value()
+		_, cp.errs = cp.scenario(m.caps.Limits)
+		cp.note = ""
+		m.renderComposer()
+		return m, cmd
+	}
+	_, errs := cp.scenario(m.caps.Limits)
+	if cp.errs == nil || len(errs) < len(cp.errs) {
+		cp.errs = errs
+	}
+	m.renderComposer()
+	return m, nil
+}
+
+// composerLines renders the form: one row per field, the focused one
+// editable, each error beside its field.
+func composerLines(st Styles, cp *composer, w int) []string {
+	const labelW = 14
+	var out []string
+	for i, f := range cp.fields {
+		mark := "  "
+		val := st.Value.Render(f.value)
+		if i == cp.focus {
+			mark = "▸ "
+			val = cp.input.View()
+		}
+		line := mark + st.Label.Render(fit(f.label, labelW)) + val
+		if e, ok := cp.errs[f.path]; ok {
+			line += "  " + st.Error.Render("! "+e)
+		}
+		out = append(out, fitWidth(line, w))
+	}
+	if e, ok := cp.errs["$.compute"]; ok {
+		out = append(out, fitWidth(st.Error.Render("! "+e), w))
+	}
+	out = append(out, "")
+	note := "↑/↓ field · enter add and measure · ctrl+s save YAML · esc close"
+	if cp.note != "" {
+		note = cp.note
+	}
+	return append(out, st.Dim.Render(fitWidth(note, w)))
+}
+
+// fitWidth cuts a styled line to w cells, leaving shorter lines as they are.
+func fitWidth(s string, w int) string {
+	if ansiWidth(s) <= w {
+		return s
+	}
+	return ansi.Truncate(s, w-1, "") + "…"
+}
+
+// renderComposer renders the composer overlay.
+func (m *Model) renderComposer() {
+	if m.comp == nil || m.width == 0 || m.lay.tooSmall {
+		return
+	}
+	w := min(m.width-4, 100)
+	body := composerLines(m.styles, m.comp, w-4)
+	padded := make([]string, 0, len(body))
+	for _, l := range body {
+		padded = append(padded, " "+l)
+	}
+	m.view.comp = box(m.styles, "Compose a scenario · validated as you type", padded, w, min(len(body)+2, m.height-3))
+}
