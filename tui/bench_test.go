@@ -37,3 +37,21 @@ func BenchmarkRender160x50(b *testing.B) {
 		_ = nm.(Model).View()
 	}
 }
+
+// BenchmarkView200x60 is View at the size issue 7 names (under 5 ms).
+func BenchmarkView200x60(b *testing.B) {
+	m := fixedModel(b, 200, 60, scenarios.Strategy{})
+	b.ReportAllocs()
+	for b.Loop() {
+		_ = m.View()
+	}
+}
+
+// BenchmarkViewSweep200x60 is View with the sweep heatmap open.
+func BenchmarkViewSweep200x60(b *testing.B) {
+	m := press(fixedModel(b, 200, 60, scenarios.Strategy{}), "s")
+	b.ReportAllocs()
+	for b.Loop() {
+		_ = m.View()
+	}
+}
