@@ -277,10 +277,5 @@ func (m *Model) renderComposer() {
 		return
 	}
 	w := min(m.width-4, 100)
-	body := composerLines(m.styles, m.comp, w-4)
-	padded := make([]string, 0, len(body))
-	for _, l := range body {
-		padded = append(padded, " "+l)
-	}
-	m.view.comp = box(m.styles, "Compose a scenario · validated as you type", padded, w, min(len(body)+2, m.height-3))
+	m.view.comp = m.overlayBox("Compose a scenario · validated as you type", composerLines(m.styles, m.comp, w-4), w)
 }

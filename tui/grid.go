@@ -214,11 +214,6 @@ func (m *Model) renderGrid() {
 	if m.grid == nil || m.width == 0 || m.lay.tooSmall {
 		return
 	}
-	body := gridLines(m.styles, m.grid)
 	w := min(m.width-4, 13+14*len(m.grid.cols)+4)
-	padded := make([]string, 0, len(body))
-	for _, l := range body {
-		padded = append(padded, " "+l)
-	}
-	m.view.grid = box(m.styles, "Sweep · "+m.grid.scenario.Name+" · % of ideal", padded, w, min(len(body)+2, m.height-3))
+	m.view.grid = m.overlayBox("Sweep · "+m.grid.scenario.Name+" · % of ideal", gridLines(m.styles, m.grid), w)
 }

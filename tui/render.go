@@ -127,11 +127,7 @@ func (m *Model) renderOverlay() {
 	// The overlay leaves the header, status and help lines visible.
 	w, maxH := min(m.width-4, 84), m.height-3
 	body := helpOverlayLines(m.styles, helpGroups(m.keys, m.strategy, m.caps, m.name), w-4, maxH-2)
-	padded := make([]string, 0, len(body))
-	for _, l := range body {
-		padded = append(padded, " "+l)
-	}
-	m.view.overlay = box(m.styles, "Help · keys and knobs (? or esc closes)", padded, w, min(len(body)+2, maxH))
+	m.view.overlay = m.overlayBox("Help · keys and knobs (? or esc closes)", body, w)
 }
 
 // piece is a rendered panel placed on screen.
@@ -181,22 +177,36 @@ func (m Model) compose() string {
 	for i := range rows {
 		lines[i] = rows[i].String()
 	}
-	if m.comp != nil && len(v.comp) > 0 {
-		ow := ansi.StringWidth(v.comp[0])
-		x, y := max((m.width-ow)/2, 0), max(1+(m.height-3-len(v.comp))/2, 1)
-		overlay(lines, v.comp, x, y, ow)
+	if m.comp != nil {
+		m.placeOverlay(lines, v.comp)
 	}
-	if m.grid != nil && len(v.grid) > 0 {
-		ow := ansi.StringWidth(v.grid[0])
-		x, y := max((m.width-ow)/2, 0), max(1+(m.height-3-len(v.grid))/2, 1)
-		overlay(lines, v.grid, x, y, ow)
+	if m.grid != nil {
+		m.placeOverlay(lines, v.grid)
 	}
-	if m.showHelp && len(v.overlay) > 0 {
-		ow := ansi.StringWidth(v.overlay[0])
-		x, y := max((m.width-ow)/2, 0), max(1+(m.height-3-len(v.overlay))/2, 1)
-		overlay(lines, v.overlay, x, y, ow)
+	if m.showHelp {
+		m.placeOverlay(lines, v.overlay)
 	}
 	return strings.Join(lines, "\n")
+}
+
+// placeOverlay centres a rendered box over the panels, below the header.
+func (m *Model) placeOverlay(lines, box []string) {
+	if len(box) == 0 {
+		return
+	}
+	ow := ansi.StringWidth(box[0])
+	x, y := max((m.width-ow)/2, 0), max(1+(m.height-3-len(box))/2, 1)
+	overlay(lines, box, x, y, ow)
+}
+
+// overlayBox frames an overlay's body (indented one cell) at width w, no
+// taller than the screen leaves room for.
+func (m *Model) overlayBox(title string, body []string, w int) []string {
+	padded := make([]string, 0, len(body))
+	for _, l := range body {
+		padded = append(padded, " "+l)
+	}
+	return box(m.styles, title, padded, w, min(len(body)+2, m.height-3))
 }
 
 // overlay splices the lines of a box ow cells wide over rows from column
