@@ -525,6 +525,17 @@ func (r *Recorder) textEvent(k Kind, t time.Duration, text string) encoded {
 // encode turns one queued event into one or more frame payloads. An event
 // that cannot be encoded becomes an error event saying why, so the
 // recording keeps going.
+// encodeChunked splits a list too long for one frame into frames of at most
+// maxItemsPerFrame items, each built by frame, so a reader never meets a frame
+// over its size limit.
+func encodeChunked[T any](r *Recorder, items []T, frame func([]T) *pending) []encoded {
+	var out []encoded
+	for c := range slices.Chunk(items, maxItemsPerFrame) {
+		out = append(out, r.encode(frame(c))...)
+	}
+	return out
+}
+
 func (r *Recorder) encode(p *pending) []encoded {
 	var (
 		b   []byte
@@ -539,20 +550,16 @@ func (r *Recorder) encode(p *pending) []encoded {
 		b, err = encodeResult(p.result)
 	case KindSpans:
 		if len(p.spans) > maxItemsPerFrame {
-			var out []encoded
-			for c := range slices.Chunk(p.spans, maxItemsPerFrame) {
-				out = append(out, r.encode(&pending{kind: KindSpans, t: p.t, spans: c})...)
-			}
-			return out
+			return encodeChunked(r, p.spans, func(c []backends.Span) *pending {
+				return &pending{kind: KindSpans, t: p.t, spans: c}
+			})
 		}
 		b, err = json.Marshal(p.spans)
 	case KindSamples:
 		if len(p.samples) > maxItemsPerFrame {
-			var out []encoded
-			for c := range slices.Chunk(p.samples, maxItemsPerFrame) {
-				out = append(out, r.encode(&pending{kind: KindSamples, t: p.t, samples: c})...)
-			}
-			return out
+			return encodeChunked(r, p.samples, func(c []backends.Sample) *pending {
+				return &pending{kind: KindSamples, t: p.t, samples: c}
+			})
 		}
 		b, err = json.Marshal(toWire(p.samples))
 	case KindMarker, KindError:
