@@ -229,17 +229,16 @@ func Measure(ctx context.Context, b backends.Backend, sc scenarios.Scenario, st 
 		}
 	}
 	r.Timeline, r.Samples = lastRep(lastC3)
-	r.derive()
-	if r.TC3.N > 0 {
-		if bd, ok := ComputeBound(sc, r.TComp.Median, r.TComm.Median, r.RealizedSpeedup, caps.HBMBandwidth); ok {
-			r.Bound = &bd
-		}
-	}
+	r.Derive(caps.HBMBandwidth)
 	return r, nil
 }
 
-// derive fills the speedups, slowdowns, class and bandwidths from the stats.
-func (r *Result) derive() {
+// Derive fills every figure computed from the stats: speedups, fraction of
+// ideal, slowdowns, class, bandwidths, achieved TFLOP/s and, when concurrent
+// runs exist and hbmBandwidth (bytes/s) is known, the bound. Measure calls it;
+// so can anything that builds a Result from its own stats (a test fixture, a
+// synthetic session), so the definitions live in one place.
+func (r *Result) Derive(hbmBandwidth float64) {
 	tComp, tComm, tC3 := r.TComp.Median, r.TComm.Median, r.TC3.Median
 	r.IdealSpeedup = IdealSpeedup(tComp, tComm)
 	r.Class = Classify(tComp, tComm)
@@ -256,6 +255,11 @@ func (r *Result) derive() {
 	r.BusBW = BusBW(r.Scenario.Comm.Collective, gpus, r.AlgBW)
 	if tComp > 0 {
 		r.AchievedTFLOPs = r.Scenario.Compute.FLOPs() / (tComp / 1e9) / 1e12
+	}
+	if r.TC3.N > 0 {
+		if bd, ok := ComputeBound(r.Scenario, tComp, tComm, r.RealizedSpeedup, hbmBandwidth); ok {
+			r.Bound = &bd
+		}
 	}
 }
 

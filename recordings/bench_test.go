@@ -106,21 +106,9 @@ func (s *liveSession) result(rep int) profiler.Result {
 		Scenario: s.sc, Strategy: s.st, Backend: "cuda", Devices: s.devices,
 		TComp: s.tComp, TComm: s.tComm, TC3: profiler.Summarize(walls),
 		TCompInC3: profiler.Summarize(comps), TCommInC3: profiler.Summarize(comms),
-		Class: profiler.CommLong, Reps: reps, Timeline: s.spans(rep),
+		Reps: reps, Timeline: s.spans(rep),
 	}
-	r.IdealSpeedup = profiler.IdealSpeedup(r.TComp.Median, r.TComm.Median)
-	r.RealizedSpeedup = profiler.RealizedSpeedup(r.TComp.Median, r.TComm.Median, r.TC3.Median)
-	if f, ok := profiler.FractionOfIdeal(r.RealizedSpeedup, r.IdealSpeedup); ok {
-		r.FractionOfIdeal = &f
-	}
-	r.CompSlowdown = profiler.Slowdown(r.TCompInC3.Median, r.TComp.Median)
-	r.CommSlowdown = profiler.Slowdown(r.TCommInC3.Median, r.TComm.Median)
-	r.AlgBW = profiler.AlgBW(r.Scenario.Comm.SizeBytes(2), r.TComm.Median/1e9)
-	r.BusBW = profiler.BusBW(r.Scenario.Comm.Collective, 2, r.AlgBW)
-	r.AchievedTFLOPs = r.Scenario.Compute.FLOPs() / (r.TComp.Median / 1e9) / 1e12
-	if bd, ok := profiler.ComputeBound(r.Scenario, r.TComp.Median, r.TComm.Median, r.RealizedSpeedup, 4.8e12); ok {
-		r.Bound = &bd
-	}
+	r.Derive(4.8e12)
 	return r
 }
 

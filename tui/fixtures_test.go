@@ -266,21 +266,8 @@ func fixtureResult(sc scenarios.Scenario, st scenarios.Strategy) profiler.Result
 		r.Explain[m] = fixtureExplain(m, st)
 	}
 	r.Timeline, r.Samples = fixtureEvents(sc, st, 0)
-	r.IdealSpeedup = profiler.IdealSpeedup(r.TComp.Median, r.TComm.Median)
-	r.RealizedSpeedup = profiler.RealizedSpeedup(r.TComp.Median, r.TComm.Median, r.TC3.Median)
-	if f, ok := profiler.FractionOfIdeal(r.RealizedSpeedup, r.IdealSpeedup); ok {
-		r.FractionOfIdeal = &f
-	}
-	r.CompSlowdown = profiler.Slowdown(r.TCompInC3.Median, r.TComp.Median)
-	r.CommSlowdown = profiler.Slowdown(r.TCommInC3.Median, r.TComm.Median)
-	r.Class = profiler.Classify(r.TComp.Median, r.TComm.Median)
-	r.AlgBW = profiler.AlgBW(sc.Comm.SizeBytes(sc.GPUs), r.TComm.Median/1e9)
-	r.BusBW = profiler.BusBW(sc.Comm.Collective, sc.GPUs, r.AlgBW)
-	r.AchievedTFLOPs = sc.Compute.FLOPs() / (r.TComp.Median / 1e9) / 1e12
 	// The fake node knows its HBM bandwidth (4 TB/s), so the bound shows.
-	if b, ok := profiler.ComputeBound(sc, r.TComp.Median, r.TComm.Median, r.RealizedSpeedup, 4e12); ok {
-		r.Bound = &b
-	}
+	r.Derive(4e12)
 	return r
 }
 
