@@ -9,6 +9,7 @@ import "C"
 
 import (
 	"fmt"
+	"sync/atomic"
 	"unsafe"
 )
 
@@ -292,6 +293,18 @@ func (d *Driver) Copy(dst, src DevPtr, bytes int64, s Stream) error {
 	return d.check("cuMemcpyAsync", C.c3_cuMemcpyAsync(d.t, C.CUdeviceptr(dst), C.CUdeviceptr(src), C.size_t(bytes), s.p))
 }
 
+// HasCopyEngineCopy reports whether CopyOnCopyEngine is available
+// (cuMemcpyBatchAsync, CUDA 12.8+ drivers).
+func (d *Driver) HasCopyEngineCopy() bool { return C.c3_cuda_has_batch_copy(d.t) != 0 }
+
+// CopyOnCopyEngine copies bytes within one device on stream s, asking the
+// driver to use a copy engine (cuMemcpyBatchAsync with
+// PREFER_OVERLAP_WITH_COMPUTE). A plain same-device cuMemcpyAsync may run
+// as a kernel on the SMs, where a GEMM holding every SM delays it.
+func (d *Driver) CopyOnCopyEngine(dst, src DevPtr, bytes int64, dev Device, s Stream) error {
+	return d.check("cuMemcpyBatchAsync", C.c3_copy_on_copy_engine(d.t, C.CUdeviceptr(dst), C.CUdeviceptr(src), C.size_t(bytes), C.int(dev), s.p))
+}
+
 // CanAccessPeer reports whether dev can map peer's memory.
 func (d *Driver) CanAccessPeer(dev, peer Device) (bool, error) {
 	var v C.int
@@ -414,3 +427,66 @@ func (d *Driver) GreenStream(g GreenContext, priority int) (Stream, error) {
 func (d *Driver) DestroyGreenContext(g GreenContext) error {
 	return d.check("cuGreenCtxDestroy", C.c3_cuGreenCtxDestroy(d.t, g.p))
 }
+
+// HostWord is one 32-bit word of pinned host memory that every GPU can
+// read (cuMemHostAlloc, portable and device-mapped). Stream memory ops on
+// any GPU can wait on it, and the host changes it with Store: a plain
+// memory write that calls no CUDA function, so any goroutine may make it,
+// even while another thread is blocked inside the driver.
+type HostWord struct{ p unsafe.Pointer }
+
+// Host allocation flags (CU_MEMHOSTALLOC_*).
+const (
+	hostAllocPortable  = 0x1
+	hostAllocDeviceMap = 0x2
+)
+
+// AllocHostWord allocates a HostWord, set to zero.
+func (d *Driver) AllocHostWord() (HostWord, error) {
+	var p unsafe.Pointer
+	if err := d.check("cuMemHostAlloc", C.c3_cuMemHostAlloc(d.t, &p, 4, hostAllocPortable|hostAllocDeviceMap)); err != nil {
+		return HostWord{}, err
+	}
+	w := HostWord{p}
+	w.Store(0)
+	return w, nil
+}
+
+// HostWordDevPtr returns the word's address in the current context.
+func (d *Driver) HostWordDevPtr(w HostWord) (DevPtr, error) {
+	var p C.CUdeviceptr
+	err := d.check("cuMemHostGetDevicePointer", C.c3_cuMemHostGetDevicePointer(d.t, &p, w.p, 0))
+	return DevPtr(p), err
+}
+
+// FreeHostWord frees the word; no stream may still wait on it.
+func (d *Driver) FreeHostWord(w HostWord) error {
+	if w.p == nil {
+		return nil
+	}
+	return d.check("cuMemFreeHost", C.c3_cuMemFreeHost(d.t, w.p))
+}
+
+// IsZero reports whether the word is unallocated.
+func (w HostWord) IsZero() bool { return w.p == nil }
+
+// Store writes v to the word (an atomic store the GPUs see within
+// microseconds). Safe from any goroutine.
+func (w HostWord) Store(v uint32) { atomic.StoreUint32((*uint32)(w.p), v) }
+
+// Raise sets the word to v unless it already holds v or a later value,
+// comparing as cuStreamWaitValue32's GEQ does ((int32)(word-v) >= 0, so
+// the count may wrap). A late writer of an old value cannot close a gate
+// a newer value opened. Safe from any goroutine.
+func (w HostWord) Raise(v uint32) {
+	p := (*uint32)(w.p)
+	for {
+		old := atomic.LoadUint32(p)
+		if int32(old-v) >= 0 || atomic.CompareAndSwapUint32(p, old, v) {
+			return
+		}
+	}
+}
+
+// Load reads the word.
+func (w HostWord) Load() uint32 { return atomic.LoadUint32((*uint32)(w.p)) }

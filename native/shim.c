@@ -63,6 +63,9 @@ int c3_cuda_open(c3_cuda *t, char *err, size_t errlen) {
 	SYM(t, cuMemAlloc, "cuMemAlloc_v2");
 	SYM(t, cuMemFree, "cuMemFree_v2");
 	SYM(t, cuMemGetInfo, "cuMemGetInfo_v2");
+	SYM(t, cuMemHostAlloc, "cuMemHostAlloc");
+	SYM(t, cuMemHostGetDevicePointer, "cuMemHostGetDevicePointer_v2");
+	SYM(t, cuMemFreeHost, "cuMemFreeHost");
 	SYM(t, cuMemcpyHtoD, "cuMemcpyHtoD_v2");
 	SYM(t, cuMemcpyDtoH, "cuMemcpyDtoH_v2");
 	SYM(t, cuMemsetD32Async, "cuMemsetD32Async");
@@ -84,7 +87,22 @@ int c3_cuda_open(c3_cuda *t, char *err, size_t errlen) {
 	OPT(t, cuGreenCtxCreate, "cuGreenCtxCreate");
 	OPT(t, cuGreenCtxDestroy, "cuGreenCtxDestroy");
 	OPT(t, cuGreenCtxStreamCreate, "cuGreenCtxStreamCreate");
+	OPT(t, cuMemcpyBatchAsync_v2, "cuMemcpyBatchAsync_v2");
+	OPT(t, cuMemcpyBatchAsync_v1, "cuMemcpyBatchAsync");
 	return 0;
+}
+
+_Static_assert(sizeof(CUmemcpyAttributes) == 24, "CUmemcpyAttributes is 24 bytes (ABI-NOTES 1.5)");
+
+int c3_cuda_has_batch_copy(const c3_cuda *t) { return t->cuMemcpyBatchAsync_v2 || t->cuMemcpyBatchAsync_v1; }
+
+CUresult c3_copy_on_copy_engine(const c3_cuda *t, CUdeviceptr dst, CUdeviceptr src, size_t n, int dev, CUstream s) {
+	// srcAccessOrder STREAM (1); both hints DEVICE (1) dev; flags PREFER_OVERLAP_WITH_COMPUTE (1).
+	CUmemcpyAttributes a = {1, {1, dev}, {1, dev}, 1};
+	size_t idx = 0, fail = 0;
+	if (t->cuMemcpyBatchAsync_v2) return t->cuMemcpyBatchAsync_v2(&dst, &src, &n, 1, &a, &idx, 1, s);
+	if (t->cuMemcpyBatchAsync_v1) return t->cuMemcpyBatchAsync_v1(&dst, &src, &n, 1, &a, &idx, 1, &fail, s);
+	return 801;
 }
 
 int c3_cuda_has_green(const c3_cuda *t) {

@@ -20,6 +20,14 @@ typedef void *CUfunction;
 typedef void *CUgreenCtx;
 typedef void *CUdevResourceDesc;
 typedef struct { char bytes[16]; } CUuuid;
+// CUmemLocation and CUmemcpyAttributes (12.8 through 13.0; 24 bytes).
+typedef struct { int type; int id; } CUmemLocation;
+typedef struct {
+	int srcAccessOrder;
+	CUmemLocation srcLocHint;
+	CUmemLocation dstLocHint;
+	unsigned flags;
+} CUmemcpyAttributes;
 // CUdevResource: 144 bytes from 12.4 through 13.0; the SM count is the first
 // field of the union at offset 96.
 typedef struct {
@@ -59,6 +67,9 @@ typedef struct {
 	CUresult (*cuMemAlloc)(CUdeviceptr *, size_t);
 	CUresult (*cuMemFree)(CUdeviceptr);
 	CUresult (*cuMemGetInfo)(size_t *, size_t *);
+	CUresult (*cuMemHostAlloc)(void **, size_t, unsigned);
+	CUresult (*cuMemHostGetDevicePointer)(CUdeviceptr *, void *, unsigned);
+	CUresult (*cuMemFreeHost)(void *);
 	CUresult (*cuMemcpyHtoD)(CUdeviceptr, const void *, size_t);
 	CUresult (*cuMemcpyDtoH)(void *, CUdeviceptr, size_t);
 	CUresult (*cuMemsetD32Async)(CUdeviceptr, unsigned, size_t, CUstream);
@@ -83,12 +94,21 @@ typedef struct {
 	CUresult (*cuGreenCtxCreate)(CUgreenCtx *, CUdevResourceDesc, CUdevice, unsigned);
 	CUresult (*cuGreenCtxDestroy)(CUgreenCtx);
 	CUresult (*cuGreenCtxStreamCreate)(CUstream *, CUgreenCtx, unsigned, int);
+	// cuMemcpyBatchAsync: the 13.0 form (_v2) and the 12.8 form (with failIdx).
+	CUresult (*cuMemcpyBatchAsync_v2)(CUdeviceptr *, CUdeviceptr *, size_t *, size_t, CUmemcpyAttributes *, size_t *, size_t, CUstream);
+	CUresult (*cuMemcpyBatchAsync_v1)(CUdeviceptr *, CUdeviceptr *, size_t *, size_t, CUmemcpyAttributes *, size_t *, size_t, size_t *, CUstream);
 } c3_cuda;
 
 // c3_cuda_open fills t from libcuda; it returns 0, or writes what failed
 // into err and returns -1.
 int c3_cuda_open(c3_cuda *t, char *err, size_t errlen);
 int c3_cuda_has_green(const c3_cuda *t);
+// c3_copy_on_copy_engine copies n bytes within device dev on stream s with
+// cuMemcpyBatchAsync and the hint PREFER_OVERLAP_WITH_COMPUTE, so a copy
+// engine moves them rather than a kernel on the SMs. It returns
+// CUDA_ERROR_NOT_SUPPORTED (801) when the driver lacks the call.
+CUresult c3_copy_on_copy_engine(const c3_cuda *t, CUdeviceptr dst, CUdeviceptr src, size_t n, int dev, CUstream s);
+int c3_cuda_has_batch_copy(const c3_cuda *t);
 CUresult c3_launch_u64(const c3_cuda *t, CUfunction f, unsigned gx, unsigned bx, unsigned shmem,
                        CUstream s, const unsigned long long *args, int nargs);
 
@@ -232,6 +252,9 @@ static inline CUresult c3_cuEventDestroy(const c3_cuda *t, CUevent a0) { return 
 static inline CUresult c3_cuMemAlloc(const c3_cuda *t, CUdeviceptr * a0, size_t a1) { return t->cuMemAlloc(a0, a1); }
 static inline CUresult c3_cuMemFree(const c3_cuda *t, CUdeviceptr a0) { return t->cuMemFree(a0); }
 static inline CUresult c3_cuMemGetInfo(const c3_cuda *t, size_t * a0, size_t * a1) { return t->cuMemGetInfo(a0, a1); }
+static inline CUresult c3_cuMemHostAlloc(const c3_cuda *t, void ** a0, size_t a1, unsigned a2) { return t->cuMemHostAlloc(a0, a1, a2); }
+static inline CUresult c3_cuMemHostGetDevicePointer(const c3_cuda *t, CUdeviceptr * a0, void * a1, unsigned a2) { return t->cuMemHostGetDevicePointer(a0, a1, a2); }
+static inline CUresult c3_cuMemFreeHost(const c3_cuda *t, void * a0) { return t->cuMemFreeHost(a0); }
 static inline CUresult c3_cuMemcpyHtoD(const c3_cuda *t, CUdeviceptr a0, const void * a1, size_t a2) { return t->cuMemcpyHtoD(a0, a1, a2); }
 static inline CUresult c3_cuMemcpyDtoH(const c3_cuda *t, void * a0, CUdeviceptr a1, size_t a2) { return t->cuMemcpyDtoH(a0, a1, a2); }
 static inline CUresult c3_cuMemsetD32Async(const c3_cuda *t, CUdeviceptr a0, unsigned a1, size_t a2, CUstream a3) { return t->cuMemsetD32Async(a0, a1, a2, a3); }

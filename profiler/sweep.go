@@ -39,6 +39,12 @@ func CopyEngineGrid() []NamedStrategy {
 		{"dma-1ce", scenarios.Strategy{CommEngine: scenarios.EngineDMA, CopyEngines: 1}},
 		{"dma-chunk-8m", scenarios.Strategy{CommEngine: scenarios.EngineDMA, ChunkBytes: 8 << 20}},
 		{"dma-comm-first", scenarios.Strategy{CommEngine: scenarios.EngineDMA, Launch: scenarios.CommFirst}},
+		// For copy-engine reductions, whose reduction kernel needs SMs: at
+		// the highest priority, or on a 16-SM partition of its own.
+		{"dma-prio", scenarios.Strategy{CommEngine: scenarios.EngineDMA, Launch: scenarios.CommFirst, CommPriority: -5}},
+		{"dma-comm-sms-16", scenarios.Strategy{CommEngine: scenarios.EngineDMA, Launch: scenarios.CommFirst, CommSMs: 16}},
+		// The GEMM confined to 120 SMs leaves 12 free for the reduction kernel.
+		{"dma-gemm-120", scenarios.Strategy{CommEngine: scenarios.EngineDMA, Launch: scenarios.CommFirst, CommPriority: -5, ComputeSMs: 120}},
 		{"nccl-ce", scenarios.Strategy{CommEngine: scenarios.EngineNCCLCE}},
 	}
 }

@@ -55,3 +55,17 @@ func TestSweepKeepsGoingPastFailures(t *testing.T) {
 		t.Errorf("summary %+v", s[0])
 	}
 }
+
+// Every named strategy is valid on an H200 (a sweep must not fail a whole
+// column on a typo such as a partition off the 8-SM grid).
+func TestNamedStrategiesValidOnH200(t *testing.T) {
+	lim := scenarios.Limits{Device: "NVIDIA H200", SMs: 132, SMStep: 8, MaxGPUs: 8, CopyEngines: 3, HighestPriority: -5,
+		DTypes: []scenarios.DType{scenarios.BF16, scenarios.FP16, scenarios.FP8, scenarios.FP32}}
+	for _, grid := range [][]NamedStrategy{DefaultGrid(), CopyEngineGrid()} {
+		for _, ns := range grid {
+			if errs := scenarios.ValidateStrategy(ns.Strategy, lim); len(errs) > 0 {
+				t.Errorf("%s: %v", ns.Name, errs)
+			}
+		}
+	}
+}

@@ -29,6 +29,10 @@ type Backend struct {
 	verified map[string]bool
 	opts     Options
 	ncclCE   bool // NCCL has symmetric windows (2.28's copy-engine path)
+	// gateVal is the value that opens the current gated repetition;
+	// gateStalls counts gated repetitions the watchdog had to open.
+	gateVal    uint32
+	gateStalls int
 }
 
 // Options tune the backend.
@@ -36,14 +40,30 @@ type Options struct {
 	// RepTimeoutNanos bounds one repetition; a collective that hangs past it
 	// is aborted. 0 means DefaultRepTimeout.
 	RepTimeoutNanos int64
-	// Gate holds every GPU's streams at a device-memory flag until all ops
-	// of a timed repetition are enqueued, then releases them together: the
-	// host's launch latency leaves the timing window and all GPUs start at
-	// once. Warm-up repetitions run ungated, so every kernel is loaded
-	// before a gated one (lazy module loading blocked gated launches).
-	// Experimental: off until validated on hardware (NOTES.md).
-	Gate bool
+	// Ungated turns the start gate off. By default every GPU's streams wait
+	// at a start gate (a pinned host word) until all ops of a timed
+	// repetition are enqueued, and are then released together: the host's
+	// launch latency leaves the timing window and all GPUs start at once.
+	// Warm-up repetitions run ungated. If enqueuing stalls past
+	// GateStallNanos (a library waiting on the device, which the gate
+	// holds), a watchdog opens the gate, the repetition is thrown away and
+	// run again; after maxGateStalls such stalls in one experiment the rest
+	// of it runs ungated. Ungated, each op's time includes the host's time
+	// to launch the first op (NOTES.md).
+	Ungated bool
+	// GateStallNanos is how long enqueuing a gated repetition may take
+	// before the watchdog opens the gate. 0 means DefaultGateStall.
+	GateStallNanos int64
 }
+
+// DefaultGateStall is how long enqueuing one gated repetition may take
+// before the watchdog opens the gate (250 ms; a repetition normally
+// enqueues in well under a millisecond).
+const DefaultGateStall = int64(250e6)
+
+// maxGateStalls is how many stalled gated repetitions one experiment
+// tolerates before it runs the rest ungated.
+const maxGateStalls = 3
 
 // DefaultRepTimeout is how long one repetition may take before the backend
 // declares a hang (30 s).
@@ -89,6 +109,9 @@ func Open(opts Options) (*Backend, error) {
 func newBackend(opts Options) *Backend {
 	if opts.RepTimeoutNanos <= 0 {
 		opts.RepTimeoutNanos = DefaultRepTimeout
+	}
+	if opts.GateStallNanos <= 0 {
+		opts.GateStallNanos = DefaultGateStall
 	}
 	b := &Backend{work: make(chan func()), quit: make(chan struct{}), done: make(chan struct{}), opts: opts,
 		streams: map[streamKey]streamID{}, verified: map[string]bool{}}
@@ -157,8 +180,10 @@ func (b *Backend) Capabilities() backends.Capabilities {
 			CopyEngines: d.CopyEngines, HighestPriority: d.PriorityGreatest, DTypes: dtypes,
 		},
 		Priority: true, SMPartition: d.Green, CommCTACap: true, GEMMSMTarget: true,
-		DMA:          d.CopyEngines > 0, // all-gather and all-to-all; reductions not yet
-		HBMBandwidth: measuredHBM(d.Name),
+		DMA:            d.CopyEngines > 0,
+		DMAReductions:  d.CopyEngines > 0, // copies plus c3lab's reduction kernel
+		NCCLCopyEngine: b.ncclCE,
+		HBMBandwidth:   measuredHBM(d.Name),
 	}
 }
 

@@ -2,9 +2,12 @@ package cuda
 
 import (
 	"context"
+	"encoding/binary"
 	"errors"
+	"math"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/c3lab/c3lab/backends"
 	"github.com/c3lab/c3lab/profiler"
@@ -286,7 +289,7 @@ func TestCopyEngineCollectives(t *testing.T) {
 		{"all-gather, all engines", scenarios.AllGather, scenarios.Strategy{CommEngine: scenarios.EngineDMA}, 3},
 		{"all-gather, 2 engines", scenarios.AllGather, scenarios.Strategy{CommEngine: scenarios.EngineDMA, CopyEngines: 2}, 2},
 		{"all-gather, 64 KiB chunks", scenarios.AllGather, scenarios.Strategy{CommEngine: scenarios.EngineDMA, ChunkBytes: 64 << 10}, 4},
-		{"all-to-all", scenarios.AllToAll, scenarios.Strategy{CommEngine: scenarios.EngineDMA}, 4},
+		{"all-to-all (peer block only)", scenarios.AllToAll, scenarios.Strategy{CommEngine: scenarios.EngineDMA}, 3},
 		{"reduce-scatter", scenarios.ReduceScatter, scenarios.Strategy{CommEngine: scenarios.EngineDMA, CommSMs: 16}, 3},
 		{"all-reduce", scenarios.AllReduce, scenarios.Strategy{CommEngine: scenarios.EngineDMA, CommSMs: 16}, 6},
 	} {
@@ -325,31 +328,82 @@ func (c *corruptingCopies) CopyPeer(dst bufID, dstOff int64, src bufID, srcOff i
 	return c.fakeGPU.CopyPeer(dst, dstOff, src, srcOff, n-1, s)
 }
 
-// With the gate, timed repetitions hold every GPU's first stream at a flag
-// until all ops are enqueued; warm-up repetitions run ungated.
+// With the gate, timed repetitions hold every GPU's first stream at the
+// start gate until all ops are enqueued; warm-up repetitions run ungated.
 func TestGatedRepetitions(t *testing.T) {
 	f := newFakeGPU(2)
-	b := fakeBackend(t, f, Options{Gate: true})
+	b := fakeBackend(t, f, Options{})
 	sc := smallGEMM(scenarios.AllGather)
 	if _, err := b.Run(context.Background(), backends.Experiment{Scenario: sc, Mode: backends.ModeConcurrent, Reps: 2, Warmup: 1}, nil); err != nil {
 		t.Fatal(err)
 	}
+	// verification (gemm x2, collective), one ungated warm-up, then two
+	// gated reps: gate-wait x2, gemm x2, collective, one gate-open.
+	want := []string{"gemm", "gemm", "collective", "gemm", "gemm", "collective"}
+	for range 2 {
+		want = append(want, "gate-wait", "gate-wait", "gemm", "gemm", "collective", "gate-open")
+	}
+	if got := callSequence(f); got != strings.Join(want, " ") {
+		t.Errorf("call order\n got %v\nwant %v", got, want)
+	}
+}
+
+// callSequence is the fake's log reduced to the gate, GEMM and collective calls.
+func callSequence(f *fakeGPU) string {
 	var seq []string
 	for _, l := range f.log {
-		for _, k := range []string{"wait-flag", "set-flag", "gemm", "collective"} {
+		for _, k := range []string{"gate-wait", "gate-open", "gemm", "collective"} {
 			if strings.HasPrefix(l, k) {
 				seq = append(seq, k)
 			}
 		}
 	}
-	// verification (gemm x2, collective), one ungated warm-up, then two
-	// gated reps: wait-flag x2, gemm x2, collective, set-flag x2.
-	want := []string{"gemm", "gemm", "collective", "gemm", "gemm", "collective"}
-	for range 2 {
-		want = append(want, "wait-flag", "wait-flag", "gemm", "gemm", "collective", "set-flag", "set-flag")
-	}
-	if strings.Join(seq, " ") != strings.Join(want, " ") {
-		t.Errorf("call order\n got %v\nwant %v", seq, want)
+	return strings.Join(seq, " ")
+}
+
+// A host stall while a gated repetition is enqueued (a library waiting on
+// the device the gate holds) cannot deadlock: the watchdog opens the gate,
+// the repetition is thrown away and run again, and after maxGateStalls the
+// experiment finishes ungated.
+func TestGateWatchdog(t *testing.T) {
+	for _, tc := range []struct {
+		name       string
+		stallGEMMs int
+		wantStalls int
+		wantGated  int // gated repetitions that completed
+	}{
+		{name: "one stall is retried", stallGEMMs: 1, wantStalls: 1, wantGated: 2},
+		{name: "persistent stalls fall back to ungated", stallGEMMs: 1000, wantStalls: maxGateStalls, wantGated: 0},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			f := newFakeGPU(2)
+			b := fakeBackend(t, f, Options{GateStallNanos: int64(50 * time.Millisecond)})
+			sc := smallGEMM(scenarios.AllGather)
+			ex := backends.Experiment{Scenario: sc, Mode: backends.ModeCompute, Reps: 2}
+			if _, err := b.Run(context.Background(), ex, nil); err != nil { // verifies and loads everything
+				t.Fatal(err)
+			}
+			f.log, f.stall, f.stallGEMMs, b.gateStalls = nil, 150*time.Millisecond, tc.stallGEMMs, 0
+			res, err := b.Run(context.Background(), ex, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(res.Reps) != 2 {
+				t.Errorf("%d repetitions, want 2", len(res.Reps))
+			}
+			if b.gateStalls != tc.wantStalls {
+				t.Errorf("%d stalls counted, want %d", b.gateStalls, tc.wantStalls)
+			}
+			// A stalled repetition's gate opens before its GEMMs are
+			// enqueued (the fake stalls before it logs the GEMM).
+			seq := callSequence(f)
+			if got := strings.Count(seq, "gate-wait gate-wait gate-open gemm gemm"); got != tc.wantStalls {
+				t.Errorf("%d watchdog openings in %q, want %d", got, seq, tc.wantStalls)
+			}
+			if got := strings.Count(seq, "gate-wait gate-wait gemm gemm gate-open"); got != tc.wantGated {
+				t.Errorf("%d clean gated repetitions in %q, want %d", got, seq, tc.wantGated)
+			}
+		})
 	}
 }
 
@@ -402,5 +456,49 @@ func TestNCCLCopyEnginePath(t *testing.T) {
 	_, err := run(t, b, smallGEMM(scenarios.ReduceScatter), st, backends.ModeComm)
 	if err == nil || !strings.Contains(err.Error(), "all-gather and all-to-all") {
 		t.Errorf("reduce-scatter on NCCL's copy engines: %v", err)
+	}
+}
+
+// Timing operands are finite, of magnitude 0.25..4, and use every
+// mantissa bit (their power draw should match real data's).
+func TestTimingOperandBytes(t *testing.T) {
+	for _, tc := range []struct {
+		d        scenarios.DType
+		mantBits int
+	}{{scenarios.BF16, 7}, {scenarios.FP16, 10}, {scenarios.FP32, 23}, {scenarios.FP8, 3}} {
+		data := timingOperandBytes(tc.d, 1, 0, 4096)
+		size := int(tc.d.Size())
+		distinct := map[float64]bool{}
+		var mantOr uint64
+		for i := 0; i < len(data); i += size {
+			var v float64
+			switch tc.d {
+			case scenarios.FP8:
+				e, m := int(data[i]>>3&15), float64(data[i]&7)
+				v = math.Ldexp(1+m/8, e-7)
+				if data[i]>>7 == 1 {
+					v = -v
+				}
+				mantOr |= uint64(data[i] & 7)
+			case scenarios.FP32:
+				bits := binary.LittleEndian.Uint32(data[i:])
+				v = float64(math.Float32frombits(bits))
+				mantOr |= uint64(bits & (1<<23 - 1))
+			default:
+				v = decode(tc.d, data[i:])
+				bits := binary.LittleEndian.Uint16(data[i:])
+				mantOr |= uint64(bits) & (1<<tc.mantBits - 1)
+			}
+			if a := math.Abs(v); math.IsNaN(v) || a < 0.25 || a >= 4 {
+				t.Fatalf("%s element %d = %v, want magnitude in [0.25, 4)", tc.d, i/size, v)
+			}
+			distinct[v] = true
+		}
+		if mantOr != 1<<tc.mantBits-1 {
+			t.Errorf("%s: mantissa bits used %b, want all %d", tc.d, mantOr, tc.mantBits)
+		}
+		if len(distinct) < 64 {
+			t.Errorf("%s: only %d distinct values in 4096", tc.d, len(distinct))
+		}
 	}
 }

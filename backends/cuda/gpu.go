@@ -108,10 +108,14 @@ type gpu interface {
 	Done(e eventID) (bool, error)
 	// Elapsed returns the nanoseconds between two recorded events of one device.
 	Elapsed(from, to eventID) (int64, error)
-	// WaitFlag holds stream s until the 32-bit word in b is at least v;
-	// SetFlag makes stream s write v there. Neither uses an SM.
-	WaitFlag(s streamID, b bufID, v uint32) error
-	SetFlag(s streamID, b bufID, v uint32) error
+	// GateWait holds stream s until the start gate is at least v; OpenGate
+	// raises the gate to v (never lowers it, so a late call is harmless). The gate is one word of pinned host memory that
+	// every GPU reads: OpenGate is a plain memory store that calls no CUDA
+	// function, so a watchdog goroutine may call it while the worker is
+	// blocked in the driver, and it releases every GPU at once. Neither
+	// uses an SM.
+	GateWait(s streamID, v uint32) error
+	OpenGate(v uint32)
 	// Reduce enqueues out[outOff:] = the element-wise bf16 sum of n
 	// elements of every source, on stream s (a small kernel on the stream's
 	// SMs). At most 8 sources.

@@ -3,7 +3,6 @@ package cuda
 import (
 	"context"
 	"encoding/json"
-	"math"
 	"os"
 	"testing"
 	"time"
@@ -85,23 +84,58 @@ func TestGPUReferenceOps(t *testing.T) {
 }
 
 // TestGPUHarnessOverhead checks that the measurement protocol adds under
-// 1 % to an isolated op's time. It writes JSON to $C3LAB_OVERHEAD_OUT when set.
+// 1 % to an isolated op's time, gated (the default) and ungated. It writes
+// JSON to $C3LAB_OVERHEAD_OUT when set.
 func TestGPUHarnessOverhead(t *testing.T) {
-	b := openGPU(t)
+	report := map[string]any{"tool": "c3lab harness overhead", "date": time.Now().UTC().Format(time.RFC3339)}
+	var gatedOverhead float64
+	for _, protocol := range []struct {
+		name string
+		opts Options
+	}{{"gated", Options{}}, {"ungated", Options{Ungated: true}}} {
+		b := openGPUWith(t, protocol.opts)
+		sc, protocolStat, bare := harnessOverhead(t, b)
+		overhead := protocolStat.Median/bare.Median - 1
+		t.Logf("%s harness overhead on a %s: %+.2f%% (protocol median %.1f µs, p10 %.1f, p90 %.1f; bare median %.1f µs, p10 %.1f, p90 %.1f; 50 runs each; %d gate stalls)",
+			protocol.name, sc.Compute, overhead*100, protocolStat.Median/1e3, protocolStat.P10/1e3, protocolStat.P90/1e3, bare.Median/1e3, bare.P10/1e3, bare.P90/1e3, b.gateStalls)
+		report["devices"], report["op"] = b.Devices(), sc.Compute.String()
+		report[protocol.name] = map[string]any{"protocol": protocolStat, "bare": bare, "overhead_fraction": overhead, "gate_stalls": b.gateStalls}
+		if protocol.name == "gated" {
+			gatedOverhead = overhead
+		}
+		if err := b.Close(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if path := os.Getenv("C3LAB_OVERHEAD_OUT"); path != "" {
+		data, _ := json.MarshalIndent(report, "", "  ")
+		if err := os.WriteFile(path, data, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if gatedOverhead > 0.01 {
+		t.Errorf("the gated harness adds %.2f%% to an isolated GEMM; want under 1%%", gatedOverhead*100)
+	}
+}
+
+// harnessOverhead times the isolated GEMM as the protocol does (shared
+// start event, per-op events, polling) and with the bare minimum (one event
+// pair around the GEMM, then a blocking wait; behind the start gate when
+// the backend is gated, so both leave the launch latency out or both keep
+// it), alternating the two so clock drift touches both alike: 50 runs each
+// after a warm-up round.
+func harnessOverhead(t *testing.T, b *Backend) (scenarios.Scenario, profiler.Stat, profiler.Stat) {
+	t.Helper()
 	ctx := context.Background()
-	// Harness overhead: the isolated GEMM as the protocol times it (shared
-	// start event, per-op events, polling) against the bare minimum (one
-	// event pair around the GEMM, then a blocking wait), alternating the two
-	// so clock drift touches both alike.
 	sc := gpuScenario(scenarios.AllGather, 16<<20)
 	var bare, harn []int64
 	for i := range 11 {
-		res, err := b.Run(ctx, backends.Experiment{Scenario: sc, Mode: backends.ModeCompute, Reps: 5}, nil)
+		res, err := b.Run(ctx, backends.Experiment{Scenario: sc, Mode: backends.ModeCompute, Reps: 5, Warmup: 1}, nil)
 		if err != nil {
 			t.Fatal(err)
 		}
 		var ns []int64
-		b.do(func() { ns, err = b.bareGEMM(5) })
+		b.do(func() { ns, err = b.bareGEMM(5, !b.opts.Ungated) })
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -113,24 +147,13 @@ func TestGPUHarnessOverhead(t *testing.T) {
 		}
 		bare = append(bare, ns...)
 	}
-	bs, harness := profiler.Summarize(bare), profiler.Summarize(harn)
-	overhead := harness.Median/bs.Median - 1
-	t.Logf("harness overhead on a %s: %+.2f%% (protocol median %.1f µs, bare median %.1f µs, 50 runs each)", sc.Compute, overhead*100, harness.Median/1e3, bs.Median/1e3)
-	if path := os.Getenv("C3LAB_OVERHEAD_OUT"); path != "" {
-		data, _ := json.MarshalIndent(map[string]any{"tool": "c3lab harness overhead", "date": time.Now().UTC().Format(time.RFC3339), "devices": b.Devices(),
-			"op": sc.Compute.String(), "protocol": harness, "bare": bs, "overhead_fraction": overhead}, "", "  ")
-		if err := os.WriteFile(path, data, 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	if math.Abs(overhead) > 0.01 {
-		t.Errorf("the harness adds %.2f%% to an isolated GEMM; want under 1%%", overhead*100)
-	}
+	return sc, profiler.Summarize(harn), profiler.Summarize(bare)
 }
 
 // bareGEMM times the prepared GEMM n times on GPU 0, each between one pair
 // of events only, followed by a blocking wait (on the worker goroutine).
-func (b *Backend) bareGEMM(n int) ([]int64, error) {
+// Gated, the stream waits at the start gate, opened once all is enqueued.
+func (b *Backend) bareGEMM(n int, gated bool) ([]int64, error) {
 	p := b.prepared
 	pl, err := b.strategyPlan(p, scenarios.Strategy{})
 	if err != nil {
@@ -139,6 +162,12 @@ func (b *Backend) bareGEMM(n int) ([]int64, error) {
 	s, ev := pl.computeStreams[0], p.ev[0]
 	var out []int64
 	for range n {
+		if gated {
+			b.gateVal++
+			if err := b.g.GateWait(s, b.gateVal); err != nil {
+				return nil, err
+			}
+		}
 		if err := b.g.Record(ev[evStart], s); err != nil {
 			return nil, err
 		}
@@ -147,6 +176,9 @@ func (b *Backend) bareGEMM(n int) ([]int64, error) {
 		}
 		if err := b.g.Record(ev[evCompEnd], s); err != nil {
 			return nil, err
+		}
+		if gated {
+			b.g.OpenGate(b.gateVal)
 		}
 		if err := b.g.Synchronize(0); err != nil {
 			return nil, err
@@ -161,11 +193,10 @@ func (b *Backend) bareGEMM(n int) ([]int64, error) {
 }
 
 // TestGPUGatedProtocol runs the cases that deadlocked the first gated
-// protocol (a GEMM in a fresh 16-SM partition, a concurrent run) with the
-// gate on, and measures its overhead like TestGPUHarnessOverhead. Run it
-// with -test.timeout: a deadlock shows as a timeout.
+// protocol (a GEMM in a fresh 16-SM partition, a concurrent run) and
+// reports how often the gate's watchdog had to open it.
 func TestGPUGatedProtocol(t *testing.T) {
-	b, err := Open(Options{Gate: true, RepTimeoutNanos: 20e9})
+	b, err := Open(Options{RepTimeoutNanos: 20e9})
 	if err != nil {
 		if IsMissingDriver(err) {
 			t.Skipf("no NVIDIA driver or GPU on this machine: %v", err)
@@ -191,4 +222,5 @@ func TestGPUGatedProtocol(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Logf("gated %s: %.1f µs (torch.matmul measured 121 µs on this node)", small.Compute, r.TComp.Median/1e3)
+	t.Logf("gate stalls (watchdog openings): %d", b.gateStalls)
 }

@@ -13,7 +13,13 @@ import (
 // NVIDIA driver or GPU at all; any other failure fails the test.
 func openGPU(t *testing.T) *Backend {
 	t.Helper()
-	b, err := Open(Options{})
+	return openGPUWith(t, Options{})
+}
+
+// openGPUWith opens the backend with opts, skipping when there is no driver.
+func openGPUWith(t *testing.T, opts Options) *Backend {
+	t.Helper()
+	b, err := Open(opts)
 	if err != nil {
 		if IsMissingDriver(err) {
 			t.Skipf("no NVIDIA driver or GPU on this machine: %v", err)
@@ -160,16 +166,25 @@ func TestGPUCopyEngineCollectives(t *testing.T) {
 			sc := gpuScenario(coll, 256<<20)
 			r, err := profiler.Measure(context.Background(), b, sc, st, profiler.Options{Reps: 10})
 			if err != nil {
-				t.Fatalf("%s %s: %v", coll, st, err)
+				t.Errorf("%s %s: %v", coll, st, err)
+				continue
 			}
 			f, _ := r.Fraction()
 			t.Logf("%-12s %-22s T_comm %7.1f µs busbw %5.0f GB/s  T_c3 %7.1f µs  F %5.1f%%  slowdowns %.2f / %.2f",
 				coll, st, r.TComm.Median/1e3, r.BusBW/1e9, r.TC3.Median/1e3, f*100, r.CompSlowdown, r.CommSlowdown)
-			if r.CommSlowdown > 1.2 {
+			// c3lab's copy-engine collectives need no SMs. NCCL's (nccl-ce)
+			// do: next to a GEMM on every SM they slow 2.6-4x (NOTES.md), so
+			// they are reported, not held to this.
+			if st.CommEngine == scenarios.EngineDMA && r.CommSlowdown > 1.2 {
 				t.Errorf("%s on copy engines slowed %.2fx next to a GEMM on every SM; it needs no SMs", coll, r.CommSlowdown)
 			}
 		}
 	}
+	b.do(func() {
+		if ng, ok := b.g.(*nativeGPU); ok {
+			t.Logf("same-device copies on copy engines (cuMemcpyBatchAsync, prefer overlap): %v", ng.l.drv.HasCopyEngineCopy() && !ng.noEngineCopy)
+		}
+	})
 	// Reductions: copies plus a reduction kernel on a 16-SM partition.
 	for _, coll := range []scenarios.Collective{scenarios.ReduceScatter, scenarios.AllReduce} {
 		st := scenarios.Strategy{CommEngine: scenarios.EngineDMA, CommSMs: 16, Launch: scenarios.CommFirst}

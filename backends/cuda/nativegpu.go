@@ -64,6 +64,13 @@ type nativeGPU struct {
 	events  map[eventID]nevent
 	comms   map[commSpec][]native.Comm
 	next    int
+	// gate is the pinned host word gated repetitions wait on (allocated on
+	// first use); gatePtr[dev] is its address on each GPU.
+	gate    native.HostWord
+	gatePtr []native.DevPtr
+	// noEngineCopy is set once the driver refused a same-device copy on a
+	// copy engine; such copies then use cuMemcpyPeerAsync.
+	noEngineCopy bool
 }
 
 type nbuf struct {
@@ -397,20 +404,37 @@ func (g *nativeGPU) Elapsed(from, to eventID) (int64, error) {
 	return g.l.drv.Elapsed(a.e, b.e)
 }
 
-func (g *nativeGPU) WaitFlag(s streamID, b bufID, v uint32) error {
+func (g *nativeGPU) GateWait(s streamID, v uint32) error {
 	st := g.streams[s]
+	drv := g.l.drv
+	if g.gate.IsZero() {
+		w, err := drv.AllocHostWord()
+		if err != nil {
+			return fmt.Errorf("allocating the start gate: %w", err)
+		}
+		ptrs := make([]native.DevPtr, len(g.devs))
+		for dev := range g.devs {
+			if err := g.current(dev); err != nil {
+				drv.FreeHostWord(w)
+				return err
+			}
+			if ptrs[dev], err = drv.HostWordDevPtr(w); err != nil {
+				drv.FreeHostWord(w)
+				return err
+			}
+		}
+		g.gate, g.gatePtr = w, ptrs
+	}
 	if err := g.current(st.dev); err != nil {
 		return err
 	}
-	return g.l.drv.WaitValue32(st.s, g.bufs[b].p, v, native.StreamWaitValueGEQ)
+	return drv.WaitValue32(st.s, g.gatePtr[st.dev], v, native.StreamWaitValueGEQ)
 }
 
-func (g *nativeGPU) SetFlag(s streamID, b bufID, v uint32) error {
-	st := g.streams[s]
-	if err := g.current(st.dev); err != nil {
-		return err
+func (g *nativeGPU) OpenGate(v uint32) {
+	if !g.gate.IsZero() {
+		g.gate.Raise(v)
 	}
-	return g.l.drv.WriteValue32(st.s, g.bufs[b].p, v)
 }
 
 // reduceKernel compiles (once per device) and returns the reduction kernel.
@@ -465,6 +489,17 @@ func (g *nativeGPU) CopyPeer(dst bufID, dstOff int64, src bufID, srcOff int64, n
 	}
 	if err := g.current(st.dev); err != nil {
 		return err
+	}
+	if d.dev == sb.dev && g.l.drv.HasCopyEngineCopy() && !g.noEngineCopy {
+		// A same-device copy through cuMemcpy*Async can run as a kernel,
+		// which then waits behind a GEMM holding every SM: ask for a copy
+		// engine instead. A driver that refuses the hint gets the plain
+		// copy from then on.
+		err := g.l.drv.CopyOnCopyEngine(d.p+native.DevPtr(dstOff), sb.p+native.DevPtr(srcOff), n, g.devs[d.dev].handle, st.s)
+		if err == nil {
+			return nil
+		}
+		g.noEngineCopy = true
 	}
 	return g.l.drv.CopyPeer(d.p+native.DevPtr(dstOff), g.devs[d.dev].ctx, sb.p+native.DevPtr(srcOff), g.devs[sb.dev].ctx, n, st.s)
 }
@@ -640,6 +675,8 @@ func (g *nativeGPU) Close() error {
 			errs = append(errs, drv.Synchronize())
 		}
 	}
+	errs = append(errs, drv.FreeHostWord(g.gate))
+	g.gate = native.HostWord{}
 	// Buffers first: freeing one drops its windows, which needs its communicator.
 	for id := range g.bufs {
 		errs = append(errs, g.Free(id))

@@ -44,9 +44,9 @@ func (b *backendFlag) open() (backends.Backend, string, error) {
 }
 
 // cudaOptions reads the cuda backend's experimental switches from the
-// environment: C3LAB_CUDA_GATE=1 turns on the gated timing protocol.
+// environment: C3LAB_CUDA_GATE=0 turns the start gate off (see cuda.Options.Ungated).
 func cudaOptions() cuda.Options {
-	return cuda.Options{Gate: os.Getenv("C3LAB_CUDA_GATE") == "1"}
+	return cuda.Options{Ungated: os.Getenv("C3LAB_CUDA_GATE") == "0"}
 }
 
 // openTelling opens the backend and tells the user on w why it was chosen,

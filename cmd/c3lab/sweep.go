@@ -40,7 +40,7 @@ func runSweep(ctx context.Context, args []string, s stdio) error {
 	rf.register(fs)
 	suite := fs.String("suite", "default", "the scenario suite: default (the built-in suite)")
 	only := fs.String("scenarios", "", "comma-separated scenario names to run instead of the whole suite")
-	strategies := fs.String("strategies", "", "comma-separated strategies: baseline, comm-first+prio, comm-sms-16, comm-sms-32, comm-sms-64, ctas-8, ctas-16 (the default grid), dma, dma-1ce, dma-chunk-8m, dma-comm-first, nccl-ce")
+	strategies := fs.String("strategies", "", "comma-separated strategies: baseline, comm-first+prio, comm-sms-16, comm-sms-32, comm-sms-64, ctas-8, ctas-16 (the default grid), dma, dma-1ce, dma-chunk-8m, dma-comm-first, dma-prio, dma-comm-sms-16, dma-gemm-120, nccl-ce")
 	reps := fs.Int("reps", 0, "timed repetitions per run; 0 = each scenario's own")
 	out := fs.String("out", "", "write the results to this JSON file")
 	force := fs.Bool("force", false, "overwrite --out if it exists")
@@ -107,6 +107,7 @@ func runSweep(ctx context.Context, args []string, s stdio) error {
 	if err != nil {
 		return err
 	}
+	stopTelemetry := recordTelemetry(ctx, b, rec)
 	entries, runErr := profiler.Sweep(ctx, b, list, grid, profiler.Options{Reps: *reps}, progress, func(e profiler.SweepEntry) {
 		if e.Result != nil {
 			rec.Scenario(e.Result.Scenario)
@@ -116,6 +117,7 @@ func runSweep(ctx context.Context, args []string, s stdio) error {
 			rec.Error(e.Scenario + " · " + e.Strategy + ": " + e.Err)
 		}
 	})
+	stopTelemetry()
 	if err := closeRecorder(rec, s.errOut); err != nil {
 		return err
 	}

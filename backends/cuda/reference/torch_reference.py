@@ -87,8 +87,10 @@ def stats_ns(times_ms):
             ("p90_ns", pct(90)), ("min_ns", xs[0]), ("max_ns", xs[-1]))}
 
 
-def time_events(torch, fn, reps, warmup):
-    """Warm up, then time `reps` calls of fn, each between its own event pair."""
+def time_events(torch, fn, reps, warmup, sync_each=False):
+    """Warm up, then time `reps` calls of fn, each between its own event pair.
+    With sync_each the host waits for each call before the next, as c3lab's
+    protocol does; otherwise the calls run back to back."""
     for _ in range(warmup):
         fn()
     torch.cuda.synchronize()
@@ -98,14 +100,16 @@ def time_events(torch, fn, reps, warmup):
         s.record()
         fn()
         e.record()
+        if sync_each:
+            torch.cuda.synchronize()
     torch.cuda.synchronize()
     return [s.elapsed_time(e) for s, e in ev]
 
 
 # ---------------------------------------------------------------- GEMM
-def run_gemm(torch, spec, reps, warmup):
+def run_gemm(torch, spec, reps, warmup, layout="nn", sync_each=False):
     m, n, k, dt = spec["m"], spec["n"], spec["k"], spec["dtype"]
-    res = dict(spec, device="cuda:0", reps=reps, warmup=warmup, flops=2 * m * n * k)
+    res = dict(spec, device="cuda:0", reps=reps, warmup=warmup, flops=2 * m * n * k, sync_each=sync_each)
     dev = torch.device("cuda", 0)
     try:
         if dt == "fp8":
@@ -124,14 +128,17 @@ def run_gemm(torch, spec, reps, warmup):
         else:
             tdt = {"bf16": torch.bfloat16, "fp16": torch.float16, "fp32": torch.float32}[dt]
             a = torch.randn(m, k, device=dev, dtype=tdt)
-            b = torch.randn(k, n, device=dev, dtype=tdt)
+            if layout == "tn":  # B stored [N,K] and transposed: c3lab's cuBLASLt layout
+                b = torch.randn(n, k, device=dev, dtype=tdt).t()
+            else:
+                b = torch.randn(k, n, device=dev, dtype=tdt)
             fn = lambda: torch.matmul(a, b)
-            res.update(op="torch.matmul", layout="NN", out_dtype=dt)
+            res.update(op="torch.matmul", layout=layout.upper(), out_dtype=dt)
         try:
             fn()
         except Exception as e:  # e.g. fp8 unsupported by this build or GPU
             return dict(res, status="skipped", reason=f"{type(e).__name__}: {e}".strip()[:300])
-        st = stats_ns(time_events(torch, fn, reps, warmup))
+        st = stats_ns(time_events(torch, fn, reps, warmup, sync_each))
         res.update(st, status="ok", tflops=2 * m * n * k / (st["median_ns"] * 1e-9) / 1e12)
         return res
     except Exception as e:
@@ -307,6 +314,10 @@ def main(argv=None):
     ap.add_argument("--ranks", type=int, default=2, help="GPUs for collectives (default 2)")
     ap.add_argument("--reps", type=int, default=50, help="timed reps (default 50)")
     ap.add_argument("--warmup", type=int, default=10, help="warm-up reps (default 10)")
+    ap.add_argument("--layout", choices=("nn", "tn"), default="nn",
+                    help="GEMM operand layout: nn (plain A @ B) or tn (B transposed, as c3lab's cuBLASLt GEMM)")
+    ap.add_argument("--sync-each", action="store_true",
+                    help="wait for each timed GEMM before launching the next, as c3lab does")
     ap.add_argument("--json-only", action="store_true", help="no progress on stderr, only errors")
     a = ap.parse_args(argv)
     if a.reps < 1 or a.warmup < 0:
@@ -341,7 +352,7 @@ def main(argv=None):
               "gemm": [], "collectives": []}
     log(f"torch {torch.__version__}, CUDA {torch.version.cuda}, NCCL {nccl}, {len(gpus)} GPU(s)")
     for g in gemms:
-        r = run_gemm(torch, g, a.reps, a.warmup)
+        r = run_gemm(torch, g, a.reps, a.warmup, a.layout, a.sync_each)
         report["gemm"].append(r)
         log(f"gemm {g['m']}x{g['n']}x{g['k']} {g['dtype']}: " + (
             f"{r['median_ns'] / 1e3:.1f} us, {r['tflops']:.1f} TFLOP/s" if r["status"] == "ok"
