@@ -1,11 +1,14 @@
 package main
 
 import (
+	"context"
 	"errors"
 	"flag"
 	"fmt"
 	"io"
 	"os"
+
+	"github.com/NVIDIA/go-nvml/pkg/nvml"
 
 	"github.com/c3lab/c3lab/backends"
 	"github.com/c3lab/c3lab/backends/cuda"
@@ -91,4 +94,37 @@ func closeRecorder(rec *recordings.Recorder, w io.Writer) error {
 		return fmt.Errorf("closing the recording: %w", err)
 	}
 	return nil
+}
+
+// recordTelemetry samples NVML into rec while a recorded run or sweep is
+// on the GPUs, so a replay shows what the engines did. It returns the
+// function that stops sampling; without a recording, on another backend or
+// without NVML it samples nothing (and says why in the recording).
+func recordTelemetry(ctx context.Context, b backends.Backend, rec *recordings.Recorder) (stop func()) {
+	if rec == nil || b.Name() != "cuda" {
+		return func() {}
+	}
+	sampler, err := telemetry.Open(nvml.New(), telemetry.Config{})
+	if err != nil {
+		rec.Marker("telemetry off: " + err.Error())
+		return func() {}
+	}
+	sctx, cancel := context.WithCancel(ctx)
+	batches := make(chan telemetry.Batch, 16)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for batch := range batches {
+			rec.Samples(batch.Samples)
+		}
+	}()
+	go func() {
+		defer close(batches)
+		sampler.Run(sctx, batches)
+	}()
+	return func() {
+		cancel()
+		<-done
+		sampler.Close()
+	}
 }

@@ -50,7 +50,9 @@ func runRun(ctx context.Context, args []string, s stdio) error {
 	}
 	rec.Scenario(sc)
 	rec.Strategy(st)
+	stopTelemetry := recordTelemetry(ctx, b, rec)
 	r, err := profiler.Measure(ctx, b, sc, st, profiler.Options{Reps: *reps})
+	stopTelemetry()
 	if err != nil {
 		rec.Error(err.Error())
 		closeRecorder(rec, s.errOut)

@@ -1,0 +1,255 @@
+package cuda
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/NVIDIA/go-nvml/pkg/nvml"
+
+	"github.com/c3lab/c3lab/backends"
+	"github.com/c3lab/c3lab/profiler"
+	"github.com/c3lab/c3lab/profiler/telemetry"
+	"github.com/c3lab/c3lab/scenarios"
+)
+
+// telemetryPhase is one workload run back to back while NVML is sampled.
+type telemetryPhase struct {
+	Name string `json:"name"`
+	// Mean of each metric over the phase's samples, per device.
+	Means map[string][]float64 `json:"means"`
+	Ticks int                  `json:"ticks"`
+}
+
+// runPhase runs work repeatedly for d while the sampler ticks, and returns
+// the mean of every metric per device over the ticks that fell inside.
+func runPhase(t *testing.T, s *telemetry.Sampler, name string, d time.Duration, devices int, work func() error) telemetryPhase {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	batches := make(chan telemetry.Batch, 1024)
+	done := make(chan struct{})
+	go func() { s.Run(ctx, batches); close(done) }()
+	end := time.Now().Add(d)
+	for time.Now().Before(end) {
+		if err := work(); err != nil {
+			cancel()
+			<-done
+			t.Fatalf("%s: %v", name, err)
+		}
+	}
+	cancel()
+	<-done
+	close(batches)
+	sums := map[string][]float64{}
+	counts := map[string][]int{}
+	ticks := 0
+	for b := range batches {
+		ticks++
+		for _, smp := range b.Samples {
+			if sums[smp.Metric] == nil {
+				sums[smp.Metric], counts[smp.Metric] = make([]float64, devices), make([]int, devices)
+			}
+			if smp.Device < devices {
+				sums[smp.Metric][smp.Device] += smp.Value
+				counts[smp.Metric][smp.Device]++
+			}
+		}
+	}
+	p := telemetryPhase{Name: name, Means: map[string][]float64{}, Ticks: ticks}
+	for m, v := range sums {
+		for i := range v {
+			if counts[m][i] > 0 {
+				v[i] /= float64(counts[m][i])
+			}
+		}
+		p.Means[m] = v
+	}
+	return p
+}
+
+// TestGPUTelemetry checks NVML telemetry against known workloads: NVLink
+// traffic rises during an all-gather, SM utilization stays low while the
+// copy engines run one, and a GEMM shows tensor activity. It writes JSON to
+// $C3LAB_TELEMETRY_OUT when set.
+func TestGPUTelemetry(t *testing.T) {
+	b := openGPU(t)
+	needGPUs(t, b, 2)
+	s, err := telemetry.Open(nvml.New(), telemetry.Config{Devices: []int{0, 1}})
+	if err != nil {
+		t.Fatalf("NVML on a machine with a driver: %v", err)
+	}
+	defer s.Close()
+	var unsupported []telemetry.Status
+	for _, st := range s.Status() {
+		if !st.Supported {
+			unsupported = append(unsupported, st)
+		}
+	}
+	ctx := context.Background()
+	run := func(sc scenarios.Scenario, st scenarios.Strategy, mode backends.Mode) func() error {
+		return func() error {
+			_, err := b.Run(ctx, backends.Experiment{Scenario: sc, Strategy: st, Mode: mode, Reps: 10}, nil)
+			return err
+		}
+	}
+	ag := gpuScenario(scenarios.AllGather, 1<<30)
+	// Load and verify everything first, so no phase pays for set-up.
+	for _, w := range []func() error{run(ag, scenarios.Strategy{}, backends.ModeComm), run(ag, scenarios.Strategy{CommEngine: scenarios.EngineDMA}, backends.ModeComm), run(ag, scenarios.Strategy{}, backends.ModeCompute)} {
+		if err := w(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	const d = 1500 * time.Millisecond
+	phases := []telemetryPhase{
+		runPhase(t, s, "idle", d, 2, func() error { time.Sleep(10 * time.Millisecond); return nil }),
+		runPhase(t, s, "nccl all-gather 1 GiB", d, 2, run(ag, scenarios.Strategy{}, backends.ModeComm)),
+		runPhase(t, s, "copy-engine all-gather 1 GiB", d, 2, run(ag, scenarios.Strategy{CommEngine: scenarios.EngineDMA}, backends.ModeComm)),
+		runPhase(t, s, "bf16 GEMM 8192^3", d, 2, run(ag, scenarios.Strategy{}, backends.ModeCompute)),
+	}
+	metrics := []string{backends.MetricSMUtil, telemetry.MetricSMOccupancy, backends.MetricTensorUtil, backends.MetricHBMUtil,
+		telemetry.MetricLinkTXBytes, telemetry.MetricLinkRXBytes, telemetry.MetricPowerW, telemetry.MetricSMClockMHz}
+	for _, p := range phases {
+		line := ""
+		for _, m := range metrics {
+			if v, ok := p.Means[m]; ok {
+				line += " " + m + "=" + fmtPair(v)
+			}
+		}
+		t.Logf("%-30s ticks %2d:%s", p.Name, p.Ticks, line)
+	}
+	for _, st := range unsupported {
+		t.Logf("unsupported on GPU %d: %s (%s)", st.Device, st.Metric, st.Reason)
+	}
+	if path := os.Getenv("C3LAB_TELEMETRY_OUT"); path != "" {
+		data, _ := json.MarshalIndent(map[string]any{"tool": "c3lab telemetry check", "date": time.Now().UTC().Format(time.RFC3339),
+			"devices": b.Devices(), "interval_ms": s.Interval().Milliseconds(), "phases": phases, "unsupported": unsupported}, "", "  ")
+		if err := os.WriteFile(path, data, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	idle, nccl, ce, gemm := phases[0], phases[1], phases[2], phases[3]
+	mean := func(p telemetryPhase, m string) float64 {
+		v := p.Means[m]
+		if len(v) == 0 {
+			t.Fatalf("%s: no %s samples (supported metrics should report)", p.Name, m)
+		}
+		sum := 0.0
+		for _, x := range v {
+			sum += x
+		}
+		return sum / float64(len(v))
+	}
+	for _, m := range []string{telemetry.MetricLinkTXBytes, telemetry.MetricLinkRXBytes} {
+		for _, p := range []telemetryPhase{nccl, ce} {
+			if got, base := mean(p, m), mean(idle, m); got < 50e9 || got < 10*base {
+				t.Errorf("%s: %s %.1f GB/s (idle %.1f GB/s); an all-gather of 1 GiB shards should move tens of GB/s", p.Name, m, got/1e9, base/1e9)
+			}
+		}
+	}
+	if got := mean(ce, backends.MetricSMUtil); got > 0.1 || got >= mean(nccl, backends.MetricSMUtil) {
+		t.Errorf("copy-engine all-gather: SM utilization %.3f (NCCL's %.3f); copies should leave the SMs idle", got, mean(nccl, backends.MetricSMUtil))
+	}
+	if got := mean(gemm, backends.MetricTensorUtil); got < 0.3 {
+		t.Errorf("GEMM phase: tensor activity %.2f, want well above 0.3", got)
+	}
+}
+
+// fmtPair prints one value per device, bytes/s as GB/s.
+func fmtPair(v []float64) string {
+	parts := make([]string, len(v))
+	for i, x := range v {
+		if x >= 1e6 {
+			parts[i] = fmt.Sprintf("%.1fG", x/1e9)
+		} else {
+			parts[i] = fmt.Sprintf("%.3g", x)
+		}
+	}
+	return strings.Join(parts, "/")
+}
+
+// TestGPUProfilerOverhead measures what profiling costs the run: a
+// concurrent scenario measured with the NVML sampler running and every
+// span collected, against neither, alternating rounds. The target is under
+// 1 % on median op times. It writes JSON to $C3LAB_PROFILER_OVERHEAD_OUT.
+func TestGPUProfilerOverhead(t *testing.T) {
+	b := openGPU(t)
+	needGPUs(t, b, 2)
+	s, err := telemetry.Open(nvml.New(), telemetry.Config{})
+	if err != nil {
+		t.Fatalf("NVML on a machine with a driver: %v", err)
+	}
+	defer s.Close()
+	ctx := context.Background()
+	sc := gpuScenario(scenarios.AllGather, 256<<20)
+	st := scenarios.Strategy{Launch: scenarios.CommFirst, CommPriority: -5}
+	type arm struct{ comp, comm, c3 []int64 }
+	var on, off arm
+	measure := func(a *arm, profiled bool) {
+		var sink backends.EventSink
+		stop := func() {}
+		if profiled {
+			sink = &backends.Collector{}
+			c, cancel := context.WithCancel(ctx)
+			batches := make(chan telemetry.Batch, 64)
+			done := make(chan struct{})
+			go func() { s.Run(c, batches); close(done) }()
+			go func() {
+				for range batches {
+				}
+			}()
+			stop = func() { cancel(); <-done; close(batches) }
+		}
+		defer stop()
+		for _, m := range []backends.Mode{backends.ModeCompute, backends.ModeComm, backends.ModeConcurrent} {
+			res, err := b.Run(ctx, backends.Experiment{Scenario: sc, Strategy: st, Mode: m, Reps: 10, Warmup: 2}, sink)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, r := range res.Reps {
+				switch m {
+				case backends.ModeCompute:
+					a.comp = append(a.comp, r.Compute)
+				case backends.ModeComm:
+					a.comm = append(a.comm, r.Comm)
+				default:
+					a.c3 = append(a.c3, r.Wall)
+				}
+			}
+		}
+	}
+	measure(&off, false) // warm-up round
+	off = arm{}
+	for i := range 12 {
+		if i%2 == 0 {
+			measure(&on, true)
+			measure(&off, false)
+		} else {
+			measure(&off, false)
+			measure(&on, true)
+		}
+	}
+	report := map[string]any{"tool": "c3lab profiler overhead", "date": time.Now().UTC().Format(time.RFC3339), "devices": b.Devices(),
+		"scenario": sc, "strategy": st.String(), "sampler_interval_ms": s.Interval().Milliseconds()}
+	worst := 0.0
+	for name, pair := range map[string][2][]int64{"T_comp": {on.comp, off.comp}, "T_comm": {on.comm, off.comm}, "T_c3": {on.c3, off.c3}} {
+		a, o := profiler.Summarize(pair[0]), profiler.Summarize(pair[1])
+		d := a.Median/o.Median - 1
+		worst = max(worst, d, -d)
+		report[name] = map[string]any{"profiled": a, "plain": o, "change_fraction": d}
+		t.Logf("%-6s profiled %8.1f µs (p10 %8.1f, p90 %8.1f)  plain %8.1f µs (p10 %8.1f, p90 %8.1f)  %+.2f%% (%d runs each)",
+			name, a.Median/1e3, a.P10/1e3, a.P90/1e3, o.Median/1e3, o.P10/1e3, o.P90/1e3, d*100, len(pair[0]))
+	}
+	if path := os.Getenv("C3LAB_PROFILER_OVERHEAD_OUT"); path != "" {
+		data, _ := json.MarshalIndent(report, "", "  ")
+		if err := os.WriteFile(path, data, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if worst > 0.01 {
+		t.Errorf("profiling changes a median op time by %.2f%%; want under 1%%", worst*100)
+	}
+}
