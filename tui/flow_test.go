@@ -28,6 +28,7 @@ type snapshot struct {
 	width    int
 	height   int
 	status   status
+	rec      string // the recording's file; empty when not recording
 	screen   string // ANSI stripped
 }
 
@@ -46,7 +47,7 @@ func (o *observer) filter(tm tea.Model, msg tea.Msg) tea.Msg {
 	s := snapshot{
 		running: m.running, seq: m.seq, active: m.active, strategy: m.strategy,
 		showHelp: m.showHelp, width: m.width, height: m.height, status: m.status,
-		screen: ansi.Strip(m.View().Content),
+		rec: m.rec.cur.Path(), screen: ansi.Strip(m.View().Content),
 	}
 	if m.result != nil {
 		s.has, s.resSc, s.resSt, s.frac = true, m.result.Scenario.Name, m.result.Strategy, fracText(*m.result)
@@ -85,8 +86,14 @@ func idle(s snapshot) bool { return s.has && !s.running }
 // startLab runs the lab under teatest at w x h on backend b.
 func startLab(t *testing.T, b *fakeBackend, w, h int) (*teatest.TestModel, *observer) {
 	t.Helper()
+	return startLabWith(t, Config{Backend: b, Suite: testSuite(), Start: "ag-gemm-balanced"}, w, h)
+}
+
+// startLabWith runs the lab for cfg under teatest at w x h.
+func startLabWith(t *testing.T, cfg Config, w, h int) (*teatest.TestModel, *observer) {
+	t.Helper()
 	obs := &observer{}
-	tm := teatest.NewTestModel(t, New(Config{Backend: b, Suite: testSuite(), Start: "ag-gemm-balanced"}),
+	tm := teatest.NewTestModel(t, New(cfg),
 		teatest.WithInitialTermSize(w, h),
 		teatest.WithProgramOptions(tea.WithFilter(obs.filter)))
 	t.Cleanup(func() { _ = tm.Quit() })

@@ -71,3 +71,16 @@ func fmtTFLOPs(t float64) string {
 	}
 	return sig3(t) + " TFLOP/s"
 }
+
+// fmtSize formats a file size in decimal units ("812 B", "1.23 MB").
+func fmtSize(b int64) string {
+	switch {
+	case b < 1000:
+		return fmt.Sprintf("%d B", b)
+	case b < 999_500:
+		return sig3(float64(b)/1e3) + " kB"
+	case b < 999_500_000:
+		return sig3(float64(b)/1e6) + " MB"
+	}
+	return sig3(float64(b)/1e9) + " GB"
+}

@@ -94,13 +94,15 @@ func TestPanelGolden(t *testing.T) {
 		}
 		hs := headerState{backend: "fake", devices: deviceSummary(newFake().Devices(), 2), short: deviceShort(newFake().Devices(), 2), scenario: suite[0].Name, strategy: dmaStrategy()}
 		bars := map[string]string{
-			"header_idle":    headerLine(st, withTook(hs, 812*time.Millisecond), w),
-			"header_running": headerLine(st, running(hs), w),
-			"header_failed":  headerLine(st, failed(hs), w),
-			"status_info":    statusLine(st, status{statusInfo, "comm engine: dma (copy engines, no SMs) · measuring…"}, w),
-			"status_warn":    statusLine(st, status{statusWarn, "p: the replay backend cannot set stream priorities"}, w),
-			"status_error":   statusLine(st, status{statusError, "concurrent run of ag-gemm-balanced on fake: device lost\nsecond line"}, w),
-			"help_line":      shortHelp(DefaultKeyMap().withCapabilities(backends0Caps()), w),
+			"header_idle":              headerLine(st, withTook(hs, 812*time.Millisecond), w),
+			"header_running":           headerLine(st, running(hs), w),
+			"header_failed":            headerLine(st, failed(hs), w),
+			"header_recording":         headerLine(st, recordingTo(withTook(hs, 812*time.Millisecond), st), w),
+			"header_recording_running": headerLine(st, recordingTo(running(hs), st), w),
+			"status_info":              statusLine(st, status{statusInfo, "comm engine: dma (copy engines, no SMs) · measuring…"}, w),
+			"status_warn":              statusLine(st, status{statusWarn, "p: the replay backend cannot set stream priorities"}, w),
+			"status_error":             statusLine(st, status{statusError, "concurrent run of ag-gemm-balanced on fake: device lost\nsecond line"}, w),
+			"help_line":                shortHelp(DefaultKeyMap().withCapabilities(backends0Caps()), w),
 		}
 		for name, line := range bars {
 			t.Run(fmt.Sprintf("%s_%d", name, w), func(t *testing.T) {
@@ -115,6 +117,11 @@ func withTook(h headerState, d time.Duration) headerState { h.took = d; return h
 func failed(h headerState) headerState { h.took, h.failed = time.Second, true; return h }
 
 func running(h headerState) headerState { h.running, h.spinner = true, "⠋"; return h }
+
+func recordingTo(h headerState, st Styles) headerState {
+	h.rec = recForms(st, "c3lab-20250102-030405.c3rec", 1_234_567)
+	return h
+}
 
 // shortHelp renders the help line as the footer does.
 func shortHelp(k KeyMap, w int) string {

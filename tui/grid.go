@@ -116,6 +116,9 @@ func (m Model) onGridMsg(msg gridMsg) (tea.Model, tea.Cmd) {
 	cell := gridCell{done: true, err: msg.err}
 	if msg.err == nil {
 		cell.fraction, cell.ok = msg.r.Fraction()
+		m.rec.cur.Result(msg.r)
+	} else {
+		m.rec.cur.Error("sweep cell " + g.strategy(r, c).String() + ": " + errLine(msg.err))
 	}
 	g.cells[r][c] = cell
 	g.next = msg.index + 1
@@ -140,6 +143,7 @@ func (m Model) onGridKey(msg tea.KeyPressMsg) (tea.Model, tea.Cmd) {
 		m.closeGrid()
 		m.strategy = st
 		m.status = status{statusInfo, "applied from the sweep: " + st.String()}
+		m.rec.cur.Marker("key enter: " + m.status.text)
 		cmd := m.request()
 		m.renderAll()
 		return m, cmd

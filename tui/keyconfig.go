@@ -31,7 +31,7 @@ func (k *KeyMap) bindingsByAction() map[string]*key.Binding {
 		"launch": &k.Launch, "priority": &k.Priority, "sms_down": &k.SMsDown, "sms_up": &k.SMsUp,
 		"ctas": &k.CTAs, "dma": &k.DMA, "copy_engines": &k.CEs,
 		"advice": &k.Advice, "live": &k.Live, "sweep": &k.Sweep, "compose": &k.Compose, "rerun": &k.Rerun,
-		"help": &k.Help, "close": &k.Close, "quit": &k.Quit,
+		"record": &k.Record, "help": &k.Help, "close": &k.Close, "quit": &k.Quit,
 	}
 }
 

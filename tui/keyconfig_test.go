@@ -1,6 +1,7 @@
 package tui
 
 import (
+	"reflect"
 	"strings"
 	"testing"
 
@@ -32,6 +33,12 @@ func TestLoadKeyMap(t *testing.T) {
 				t.Errorf("dma %v, copy_engines %v", k.DMA.Keys(), k.CEs.Keys())
 			}
 		}},
+		{"record", "record: ctrl+r\n", "", func(t *testing.T, k KeyMap) {
+			if !key.Matches(tea.KeyPressMsg{Code: 'r', Mod: tea.ModCtrl}, k.Record) || key.Matches(tea.KeyPressMsg{Code: 'R', Text: "R"}, k.Record) {
+				t.Errorf("record keys %v", k.Record.Keys())
+			}
+		}},
+		{"record clashes with rerun", "record: r\n", `"r" is bound to record but is still rerun's default`, nil},
 		{"unknown action", "lunch: x\n", `unknown action "lunch"`, nil},
 		{"key on two actions", "launch: x\npriority: x\n", `"x" is bound to both launch and priority`, nil},
 		{"clash with a default", "launch: p\n", `"p" is bound to launch but is still priority's default`, nil},
@@ -52,6 +59,26 @@ func TestLoadKeyMap(t *testing.T) {
 			}
 			tc.check(t, k)
 		})
+	}
+}
+
+// Every binding of the key map has an action name, so a key file can
+// rebind each one; the names are the documented ones.
+func TestKeyActionsNameEveryBinding(t *testing.T) {
+	var k KeyMap
+	named := map[*key.Binding]bool{}
+	for _, b := range k.bindingsByAction() {
+		named[b] = true
+	}
+	v := reflect.ValueOf(&k).Elem()
+	for i := range v.NumField() {
+		if b, ok := v.Field(i).Addr().Interface().(*key.Binding); ok && !named[b] {
+			t.Errorf("KeyMap.%s has no action name", v.Type().Field(i).Name)
+		}
+	}
+	want := "advice, close, compose, copy_engines, ctas, dma, down, help, launch, live, next_panel, pick, priority, quit, record, rerun, sms_down, sms_up, sweep, up"
+	if got := strings.Join(KeyActions(), ", "); got != want {
+		t.Errorf("actions %s\nwant    %s", got, want)
 	}
 }
 

@@ -29,6 +29,7 @@ type KeyMap struct {
 	Sweep   key.Binding
 	Compose key.Binding
 	Rerun   key.Binding
+	Record  key.Binding
 	Help    key.Binding
 	Close   key.Binding
 	Quit    key.Binding
@@ -53,6 +54,7 @@ func DefaultKeyMap() KeyMap {
 		Sweep:     key.NewBinding(key.WithKeys("s"), key.WithHelp("s", "sweep heatmap")),
 		Compose:   key.NewBinding(key.WithKeys("n"), key.WithHelp("n", "compose a scenario")),
 		Rerun:     key.NewBinding(key.WithKeys("r"), key.WithHelp("r", "rerun")),
+		Record:    key.NewBinding(key.WithKeys("R"), key.WithHelp("R", "record")),
 		Help:      key.NewBinding(key.WithKeys("?"), key.WithHelp("?", "help")),
 		Close:     key.NewBinding(key.WithKeys("esc"), key.WithHelp("esc", "close help")),
 		Quit:      key.NewBinding(key.WithKeys("q", "ctrl+c"), key.WithHelp("q", "quit")),
@@ -84,7 +86,7 @@ func (k KeyMap) ShortHelp() []key.Binding {
 		key.WithKeys(append(k.SMsDown.Keys(), k.SMsUp.Keys()...)...),
 		key.WithHelp(k.SMsDown.Help().Key+"/"+k.SMsUp.Help().Key, strings.Replace(k.SMsDown.Help().Desc, " -", "", 1)),
 	)
-	return []key.Binding{k.Help, k.Quit, k.Launch, k.Priority, sms, k.CTAs, k.DMA, k.CEs, k.Rerun}
+	return []key.Binding{k.Help, k.Quit, k.Launch, k.Priority, sms, k.CTAs, k.DMA, k.CEs, k.Rerun, k.Record}
 }
 
 // FullHelp is the help overlay, one column per group.
@@ -92,6 +94,6 @@ func (k KeyMap) FullHelp() [][]key.Binding {
 	return [][]key.Binding{
 		{k.Up, k.Down, k.Pick, k.NextPanel},
 		{k.Launch, k.Priority, k.SMsDown, k.SMsUp, k.CTAs, k.DMA, k.CEs},
-		{k.Advice, k.Live, k.Sweep, k.Compose, k.Rerun, k.Help, k.Close, k.Quit},
+		{k.Advice, k.Live, k.Sweep, k.Compose, k.Rerun, k.Record, k.Help, k.Close, k.Quit},
 	}
 }

@@ -23,8 +23,9 @@ type resultMsg struct {
 	took   time.Duration
 }
 
-// runGate counts measurements in flight so that Run can wait for them
-// after the program ends, and refuses new ones once closed.
+// runGate counts measurements (and recordings being opened) in flight so
+// that Run can wait for them after the program ends, and refuses new ones
+// once closed.
 type runGate struct {
 	mu     sync.Mutex
 	n      int

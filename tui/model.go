@@ -16,6 +16,7 @@ import (
 	"github.com/c3lab/c3lab/heuristics"
 	"github.com/c3lab/c3lab/profiler"
 	nvtel "github.com/c3lab/c3lab/profiler/telemetry"
+	"github.com/c3lab/c3lab/recordings"
 	"github.com/c3lab/c3lab/scenarios"
 )
 
@@ -42,6 +43,15 @@ type Config struct {
 	Playback *Playback
 	// Keys replaces the default key map (LoadUserKeyMap reads the user's).
 	Keys *KeyMap
+	// Recorder, when set, starts a recording at a path: it builds the
+	// header for the backend and creates the file, refusing an existing
+	// one unless the caller allows it. The record key calls it (off the
+	// UI loop) with RecordPath, or an automatic name once that is used.
+	Recorder func(path string) (*recordings.Recorder, error)
+	// RecordPath, when set with Recorder, is recorded to from the start;
+	// Run returns the error, before the lab starts, when it cannot be
+	// opened. Run flushes and closes every recording before it returns.
+	RecordPath string
 }
 
 // liveTickMsg starts the next live iteration if seq is still current.
@@ -96,6 +106,8 @@ type Model struct {
 	// liveRun re-measures back to back (l toggles it), reusing the
 	// isolated baselines while the scenario and collective stay the same.
 	liveRun bool
+	// rec is the session's recording (the record key toggles it).
+	rec recording
 	// live holds live NVML telemetry; liveOn says some arrived.
 	live   *nvtel.History
 	liveOn bool
@@ -115,7 +127,8 @@ type Model struct {
 
 // New builds the model for cfg; the first measurement starts with Init.
 // Problems with cfg (no backend, no scenarios, an unknown start) show in
-// the status line.
+// the status line. With cfg.RecordPath it starts recording at once; Run
+// closes the recordings when the lab ends.
 func New(cfg Config) Model {
 	return newModel(context.Background(), cfg)
 }
@@ -133,6 +146,7 @@ func newModel(ctx context.Context, cfg Config) Model {
 		trail:  map[string][]trailPoint{},
 		tracks: 5,
 		live:   nvtel.NewHistory(liveHistory),
+		rec:    recording{open: cfg.Recorder, path: cfg.RecordPath, all: &recorderSet{}},
 	}
 	m.spin.Style = m.styles.Spinner
 	if cfg.Backend == nil {
@@ -188,6 +202,20 @@ func newModel(ctx context.Context, cfg Config) Model {
 		m.running = false // nothing to measure: the results are recorded
 		m.play = &player{pb: *pb, speed: 1}
 		m.show(0)
+		return m
+	}
+	if m.rec.open != nil && m.rec.path != "" {
+		// Before the lab starts, so nothing waits on it.
+		path := m.rec.path
+		m.rec.path = ""
+		rec, err := m.rec.open(path)
+		if err != nil {
+			m.rec.startErr = err
+			m.status = status{statusError, "cannot record: " + errLine(err)}
+			return m
+		}
+		m.rec.all.add(rec)
+		m.beginRecording(rec)
 	}
 	return m
 }
@@ -197,6 +225,9 @@ func (m Model) Init() tea.Cmd {
 	cmds := []tea.Cmd{tea.RequestBackgroundColor}
 	if m.running {
 		cmds = append(cmds, m.measure(), m.spin.Tick)
+	}
+	if m.rec.cur != nil {
+		cmds = append(cmds, recTick(m.rec.cur))
 	}
 	return tea.Batch(cmds...)
 }
@@ -220,6 +251,7 @@ func (m *Model) request() tea.Cmd {
 		return nil
 	}
 	m.seq++
+	m.noteSetting()
 	m.renderHeader()
 	if m.running {
 		m.cancel()
@@ -254,6 +286,9 @@ func (m Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 	case resultMsg:
 		return m.onResult(msg)
 
+	case recOpenedMsg, recClosedMsg, recTickMsg:
+		return m.onRecording(msg)
+
 	case playTickMsg:
 		return m.onPlayTick(msg)
 
@@ -263,6 +298,7 @@ func (m Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 	case composerSavedMsg:
 		if msg.err != nil {
 			m.status = status{statusError, "saving " + msg.path + ": " + errLine(msg.err)}
+			m.rec.cur.Error(m.status.text)
 		} else {
 			m.status = status{statusInfo, "saved " + msg.path}
 		}
@@ -282,6 +318,7 @@ func (m Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		return m, m.start()
 
 	case liveMsg:
+		m.rec.cur.Samples(msg.batch.Samples)
 		m.live.Add(msg.batch)
 		m.liveOn = true
 		if m.result != nil && len(m.result.Samples) == 0 {
@@ -320,11 +357,13 @@ func (m Model) onResult(msg resultMsg) (tea.Model, tea.Cmd) {
 	m.failed = msg.err != nil
 	if msg.err != nil {
 		m.status = status{statusError, errLine(msg.err)}
+		m.rec.cur.Error(m.status.text)
 		m.renderHeader()
 		m.renderFooter()
 		return m, nil
 	}
 	m.took = msg.took
+	m.rec.cur.Result(msg.result)
 	m.setResult(msg.result)
 	m.status = status{statusInfo, fmt.Sprintf("%s · %s: %s of ideal (%s realized, %s ideal)",
 		msg.result.Scenario.Name, msg.result.Strategy.String(), fracText(msg.result), fmtX(msg.result.RealizedSpeedup), fmtX(msg.result.IdealSpeedup))}
@@ -450,6 +489,7 @@ func (m Model) onKey(msg tea.KeyPressMsg) (tea.Model, tea.Cmd) {
 	case key.Matches(msg, k.Sweep):
 		m.grid = newGrid(m.ctx, m.suite[m.active], m.caps)
 		m.status = status{statusInfo, fmt.Sprintf("sweeping %s over %d strategies", m.suite[m.active].Name, m.grid.total())}
+		m.rec.cur.Marker("key " + msg.String() + ": " + m.status.text)
 		m.renderFooter()
 		m.renderGrid()
 		return m, m.grid.measureNext(m.gate, m.backend)
@@ -468,6 +508,7 @@ func (m Model) onKey(msg tea.KeyPressMsg) (tea.Model, tea.Cmd) {
 		a := heuristics.Advise(m.suite[m.active], m.caps)
 		m.strategy = a.Strategy
 		m.status = status{statusInfo, "applied the advice: " + a.Strategy.String()}
+		m.rec.cur.Marker("key " + msg.String() + ": " + m.status.text)
 		cmd := m.request()
 		m.renderFooter()
 		return m, cmd
@@ -476,12 +517,14 @@ func (m Model) onKey(msg tea.KeyPressMsg) (tea.Model, tea.Cmd) {
 		cmd := m.request()
 		m.renderFooter()
 		return m, cmd
+	case key.Matches(msg, k.Record):
+		return m.toggleRecording()
 	default:
 		kn, ok := m.knobFor(msg)
 		if !ok {
 			return m, nil
 		}
-		return m.turnKnob(kn)
+		return m.turnKnob(kn, msg.String())
 	}
 	return m, nil
 }
@@ -504,7 +547,8 @@ func (m Model) knobFor(msg tea.KeyPressMsg) (knob, bool) {
 }
 
 // turnKnob changes the strategy and measures again, or says why it cannot.
-func (m Model) turnKnob(kn knob) (tea.Model, tea.Cmd) {
+// A recording notes which key turned it.
+func (m Model) turnKnob(kn knob, keyName string) (tea.Model, tea.Cmd) {
 	if m.backend == nil || len(m.suite) == 0 {
 		return m, nil
 	}
@@ -515,6 +559,7 @@ func (m Model) turnKnob(kn knob) (tea.Model, tea.Cmd) {
 		return m, nil
 	}
 	m.strategy = st
+	m.rec.cur.Marker("key " + keyName + ": " + note)
 	m.status = status{statusInfo, note + " · measuring…"}
 	cmd := m.request()
 	m.renderFooter()

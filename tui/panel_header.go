@@ -75,11 +75,13 @@ type headerState struct {
 	spinner  string
 	took     time.Duration // of the last measurement; 0 before the first
 	failed   bool          // the last measurement failed
+	rec      []string      // the recording indicator's forms (recForms); none when off
 }
 
 // headerLine renders the top bar at width w: backend and devices, scenario
-// and strategy on the left, the running indicator on the right. It picks
-// the most detailed form that fits, and cuts the left part last.
+// and strategy on the left, the recording and running indicators on the
+// right. It picks the most detailed form that fits, and cuts the left part
+// last.
 func headerLine(st Styles, h headerState, w int) string {
 	var rights []string
 	switch {
@@ -94,6 +96,15 @@ func headerLine(st Styles, h headerState, w int) string {
 		}
 	default:
 		rights = []string{""}
+	}
+	if len(h.rec) > 0 {
+		var both []string
+		for _, r := range h.rec {
+			for _, s := range rights {
+				both = append(both, strings.TrimSuffix(r+"  "+s, "  "))
+			}
+		}
+		rights = both
 	}
 	sep := st.Dim.Render(" │ ")
 	tail := sep + st.Value.Render(h.scenario) + sep + st.Label.Render("strategy ") + st.Value.Render(h.strategy.String())

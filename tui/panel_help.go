@@ -77,6 +77,7 @@ func helpGroups(k KeyMap, s scenarios.Strategy, c backends.Capabilities, backend
 			{k.Sweep, "sweep: partitions x collective setups as a heatmap", "", true},
 			{k.Compose, "compose a scenario from this one; save it as YAML", "", true},
 			{k.Rerun, "measure again", "", true},
+			{k.Record, "record the session; again stops and saves", "", true},
 			{k.Help, "toggle this help (esc closes it too)", "", true},
 			{k.Quit, "quit", "", true},
 		}},

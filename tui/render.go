@@ -53,7 +53,7 @@ func (m *Model) renderHeader() {
 	}
 	m.view.header = headerLine(m.styles, headerState{
 		backend: m.name, devices: deviceSummary(m.devs, gpus), short: deviceShort(m.devs, gpus), scenario: name, strategy: m.strategy,
-		running: m.running, spinner: m.spin.View(), took: m.took, failed: m.failed,
+		running: m.running, spinner: m.spin.View(), took: m.took, failed: m.failed, rec: m.recIndicator(),
 	}, m.width)
 }
 

@@ -16,7 +16,8 @@ const drainTimeout = 10 * time.Second
 
 // Run runs the lab full-screen (alternate screen) until the user quits or
 // ctx is cancelled. It returns once no measurement is running any more, so
-// the caller may close the backend.
+// the caller may close the backend, and once every recording the lab made
+// is flushed and closed (a recorder's failure is its Err, not Run's).
 func Run(ctx context.Context, cfg Config) error {
 	if cfg.Backend == nil {
 		return errors.New("tui: no backend")
@@ -36,6 +37,10 @@ func Run(ctx context.Context, cfg Config) error {
 		}
 	}
 	m := newModel(ctx, cfg)
+	if err := m.rec.startErr; err != nil {
+		m.cancel()
+		return err
+	}
 	p := tea.NewProgram(m, tea.WithContext(ctx))
 	if cfg.Telemetry != nil {
 		go func() {
@@ -50,7 +55,9 @@ func Run(ctx context.Context, cfg Config) error {
 	} else if m.cancel != nil {
 		m.cancel()
 	}
-	if !m.gate.closeAndWait(drainTimeout) {
+	drained := m.gate.closeAndWait(drainTimeout)
+	m.rec.all.closeAll()
+	if !drained {
 		return errors.Join(err, errors.New("tui: a measurement did not stop within "+drainTimeout.String()))
 	}
 	if errors.Is(err, tea.ErrProgramKilled) && ctx.Err() != nil {

@@ -26,6 +26,7 @@ type Styles struct {
 	Overlay  lipgloss.Style // the help overlay frame
 	Spinner  lipgloss.Style // the running indicator
 	Selected lipgloss.Style // the knob values in the help overlay
+	Rec      lipgloss.Style // the recording indicator (● REC)
 }
 
 // DefaultStyles returns the lab's styles for a dark or light background.
@@ -54,5 +55,6 @@ func DefaultStyles(dark bool) Styles {
 		Overlay:  lipgloss.NewStyle().Foreground(accent),
 		Spinner:  lipgloss.NewStyle().Foreground(accent),
 		Selected: lipgloss.NewStyle().Bold(true),
+		Rec:      lipgloss.NewStyle().Bold(true).Foreground(ld(lipgloss.Color("#c92a2a"), lipgloss.Color("#ff6b6b"))),
 	}
 }

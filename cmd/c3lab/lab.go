@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"os"
 
 	"github.com/charmbracelet/x/term"
@@ -18,13 +19,18 @@ func isTerminal() bool {
 }
 
 func runLab(ctx context.Context, args []string, s stdio) error {
-	fs := newFlags("lab", "[lab] [--scenario NAME|FILE] [--backend auto|sim] [strategy flags]", s)
+	fs := newFlags("lab", "[lab] [--scenario NAME|FILE] [--backend auto|sim] [--record FILE] [strategy flags]", s)
 	var be backendFlag
 	var sf strategyFlags
+	var rf recordFlags
 	be.register(fs)
 	sf.register(fs)
+	rf.register(fs)
 	scenarioArg := fs.String("scenario", "", "the scenario to start with: a built-in name or a YAML file")
 	if err := parseFlags(fs, args); err != nil {
+		return err
+	}
+	if err := rf.check(); err != nil {
 		return err
 	}
 	if !s.terminal {
@@ -47,7 +53,8 @@ func runLab(ctx context.Context, args []string, s stdio) error {
 	if err != nil {
 		return usageError{err}
 	}
-	cfg := tui.Config{Backend: b, Suite: suite, Start: sc.Name, Strategy: st, Keys: &keys}
+	recs := &labRecordings{flags: rf, b: b}
+	cfg := tui.Config{Backend: b, Suite: suite, Start: sc.Name, Strategy: st, Keys: &keys, Recorder: recs.open, RecordPath: rf.path}
 	if b.Name() == "cuda" {
 		// Live engine telemetry from NVML while the lab runs on the GPUs.
 		sampler, err := telemetry.Open(nvml.New(), telemetry.Config{})
@@ -71,7 +78,8 @@ func runLab(ctx context.Context, args []string, s stdio) error {
 			cfg.Telemetry = live
 		}
 	}
-	return tui.Run(ctx, cfg)
+	err = tui.Run(ctx, cfg)
+	return errors.Join(err, recs.report(s.errOut))
 }
 
 func contains(suite []scenarios.Scenario, name string) bool {

@@ -1,0 +1,65 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+	"sync"
+
+	"github.com/c3lab/c3lab/backends"
+	"github.com/c3lab/c3lab/recordings"
+)
+
+// labRecordings opens the lab's recordings (tui.Config.Recorder) and keeps
+// them, so that the lab can say where they went once it ends.
+type labRecordings struct {
+	flags recordFlags // --record and --record-overwrite
+	b     backends.Backend
+
+	mu   sync.Mutex
+	made []*recordings.Recorder
+}
+
+// open starts a recording at path with a header for the lab's backend.
+// --record-overwrite applies to the --record file only: any other file
+// (the lab's automatic names) is never overwritten.
+func (l *labRecordings) open(path string) (*recordings.Recorder, error) {
+	if path == "" {
+		return nil, fmt.Errorf("starting the recording: no file")
+	}
+	rf := recordFlags{path: path, overwrite: l.flags.overwrite && path == l.flags.path}
+	rec, err := rf.open(l.b, 0)
+	if err != nil {
+		return nil, err
+	}
+	l.mu.Lock()
+	l.made = append(l.made, rec)
+	l.mu.Unlock()
+	return rec, nil
+}
+
+// report closes every recording (tui.Run has already closed them; closing
+// again does nothing) and says on w, in one line, where the session was
+// recorded; a recording that stopped early says so on a line of its own.
+func (l *labRecordings) report(w io.Writer) error {
+	l.mu.Lock()
+	made := l.made
+	l.mu.Unlock()
+	var saved []string
+	var errs []error
+	for _, rec := range made {
+		failed := rec.Err() != nil
+		if err := closeRecorder(rec, w); err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		if !failed {
+			saved = append(saved, rec.Path())
+		}
+	}
+	if len(saved) > 0 {
+		fmt.Fprintf(w, "c3lab: recorded the session to %s\n", strings.Join(saved, ", "))
+	}
+	return errors.Join(errs...)
+}
