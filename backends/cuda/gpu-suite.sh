@@ -1,10 +1,15 @@
 #!/bin/bash
-# The GPU checks and measurements c3lab runs on a GPU node, in one go, with
-# results under $OUT (default ./gpu-out). Build on the development machine
-# first; this script builds nothing:
-#   CGO_CFLAGS=-Wno-deprecated-declarations go build -o .gpu/c3lab ./cmd/c3lab
-#   CGO_CFLAGS=-Wno-deprecated-declarations go test -c -o .gpu/cuda.test ./backends/cuda
-# then run: bash backends/cuda/gpu-suite.sh [quick]
+# The GPU checks and measurements c3lab runs on a GPU node, with results
+# under $OUT (default ./gpu-out). Build on the development machine first;
+# this script builds nothing:
+#   export CGO_CFLAGS=-Wno-deprecated-declarations
+#   go build -o .gpu/c3lab ./cmd/c3lab
+#   go test -c -o .gpu/cuda.test ./backends/cuda
+# For the lab screen capture, also put a tmux binary (and the libraries and
+# terminfo it needs) under .gpu/tmux/ (tmux, lib/, terminfo/).
+# Then run: bash backends/cuda/gpu-suite.sh [STEP...]
+# Steps, in order when none are named: doctor tests torch sweep-dma samples
+# lab-screen sweep.
 set -u
 export NCCL_NVLS_ENABLE=0 # never NVLink multicast
 cd "$(dirname "$0")/../.."
@@ -12,30 +17,84 @@ OUT=${OUT:-gpu-out}
 mkdir -p "$OUT"
 start=$SECONDS
 step() { echo "== $1 (t=$((SECONDS - start))s)"; }
+steps=("$@")
+[ ${#steps[@]} -eq 0 ] && steps=(doctor tests torch sweep-dma samples lab-screen sweep)
 
-step doctor
-.gpu/c3lab doctor > "$OUT/doctor.txt" 2>&1
-.gpu/c3lab doctor --json > "$OUT/doctor.json" 2>&1
+# Scenarios of the sample recordings: a compute-bound GEMM next to an
+# all-gather, an all-to-all and a reduce-scatter.
+SAMPLE_SCENARIOS=llama3-405b-tp8-qkv-ag-224m,mixtral-8x22b-ep2-expert-down-a2a-192m,llama3-70b-tp8-ffn-down-rs-112m
 
-step "GPU tests"
-C3LAB_REF_OUT="$OUT/c3lab-ref.json" C3LAB_OVERHEAD_OUT="$OUT/harness-overhead.json" \
-  timeout 400 .gpu/cuda.test -test.v -test.run 'GPU' -test.timeout 390s > "$OUT/gpu-tests.txt" 2>&1
-echo "gpu tests rc=$?" >> "$OUT/gpu-tests.txt"
-grep -E "^(--- |ok|FAIL)|overhead|gated|busbw" "$OUT/gpu-tests.txt" | head -60
-
-[ "${1:-}" = quick ] && exit 0
-
-step "PyTorch reference"
-timeout 150 python3 backends/cuda/reference/torch_reference.py --out "$OUT/torch.json" --json-only \
-  --gemm 8192x8192x8192:bf16 --gemm 4096x4096x4096:bf16 --gemm 16384x1280x8192:bf16 \
-  --gemm 64x28672x8192:bf16 --gemm 8192x8192x8192:fp16 --gemm 8192x8192x8192:fp8 > "$OUT/torch.log" 2>&1
-
-step "sweep (SM strategies)"
-timeout 420 .gpu/c3lab sweep --backend cuda --out "$OUT/sweep.json" > "$OUT/sweep.txt" 2> "$OUT/sweep.err"
-cat "$OUT/sweep.txt"
-
-step "sweep (copy engines against NCCL)"
-timeout 300 .gpu/c3lab sweep --backend cuda --strategies baseline,comm-first+prio,dma,dma-1ce,dma-chunk-8m,dma-comm-first,nccl-ce \
-  --out "$OUT/sweep-dma.json" > "$OUT/sweep-dma.txt" 2> "$OUT/sweep-dma.err"
-cat "$OUT/sweep-dma.txt"
+for s in "${steps[@]}"; do
+  case $s in
+  doctor)
+    step doctor
+    .gpu/c3lab doctor > "$OUT/doctor.txt" 2>&1
+    .gpu/c3lab doctor --json > "$OUT/doctor.json" 2>&1
+    nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm,power.draw,temperature.gpu --format=csv >> "$OUT/doctor.txt" 2>&1
+    ;;
+  tests)
+    step "GPU tests"
+    C3LAB_REF_OUT="$OUT/c3lab-ref.json" C3LAB_OVERHEAD_OUT="$OUT/harness-overhead.json" \
+      C3LAB_TELEMETRY_OUT="$OUT/telemetry.json" C3LAB_PROFILER_OVERHEAD_OUT="$OUT/profiler-overhead.json" \
+      timeout 330 .gpu/cuda.test -test.v -test.run 'GPU' -test.timeout 320s > "$OUT/gpu-tests.txt" 2>&1
+    echo "gpu tests rc=$?" >> "$OUT/gpu-tests.txt"
+    grep -E "^(--- |ok|FAIL|panic)|overhead|gated|gate stalls|busbw|ticks|profiled|plain|unsupported|rc=" "$OUT/gpu-tests.txt" | head -80
+    ;;
+  torch)
+    step "PyTorch reference"
+    timeout 150 python3 backends/cuda/reference/torch_reference.py --out "$OUT/torch.json" --json-only \
+      --gemm 8192x8192x8192:bf16 --gemm 4096x4096x4096:bf16 --gemm 16384x1280x8192:bf16 \
+      --gemm 64x28672x8192:bf16 --gemm 8192x8192x8192:fp16 --gemm 8192x8192x8192:fp8 > "$OUT/torch.log" 2>&1
+    echo "torch rc=$?"
+    # The same GEMMs in c3lab's layout (TN), each waited for like c3lab's reps.
+    timeout 100 python3 backends/cuda/reference/torch_reference.py --out "$OUT/torch-tn.json" --json-only --no-coll \
+      --layout tn --sync-each \
+      --gemm 8192x8192x8192:bf16 --gemm 4096x4096x4096:bf16 --gemm 16384x1280x8192:bf16 \
+      --gemm 64x28672x8192:bf16 --gemm 8192x8192x8192:fp16 > "$OUT/torch-tn.log" 2>&1
+    echo "torch tn rc=$?"
+    ;;
+  sweep-dma)
+    step "sweep (copy engines against NCCL)"
+    timeout -s INT 300 .gpu/c3lab sweep --backend cuda --strategies baseline,comm-first+prio,dma,dma-comm-first,dma-prio,dma-gemm-120,nccl-ce \
+      --out "$OUT/sweep-dma.json" > "$OUT/sweep-dma.txt" 2> "$OUT/sweep-dma.err"
+    echo "sweep-dma rc=$?"
+    cat "$OUT/sweep-dma.txt"
+    ;;
+  samples)
+    step "sample recordings"
+    timeout 120 .gpu/c3lab sweep --backend cuda --scenarios "$SAMPLE_SCENARIOS" \
+      --strategies baseline,comm-first+prio,comm-sms-32,dma-prio,nccl-ce --reps 20 \
+      --out "$OUT/samples-sweep.json" --record "$OUT/h200x2-strategies.c3rec" > "$OUT/samples.txt" 2>&1
+    echo "samples rc=$?"
+    tail -5 "$OUT/samples.txt"
+    ;;
+  lab-screen)
+    step "lab screen capture"
+    T=.gpu/tmux
+    if [ -x $T/tmux ]; then
+      export LD_LIBRARY_PATH=$PWD/$T/lib TERMINFO=$PWD/$T/terminfo TERM=xterm-256color
+      tm() { $T/tmux -L c3lab "$@"; }
+      # The session is recorded too: a sample that replays without a GPU.
+      tm new-session -d -s lab -x 160 -y 50 ".gpu/c3lab lab --backend cuda --scenario llama3-405b-tp8-qkv-ag-224m --record $OUT/h200x2-lab.c3rec 2> $OUT/lab.err; sleep 30"
+      shot() { sleep "$1"; tm capture-pane -p -t lab > "$OUT/lab-$2.txt"; }
+      shot 12 baseline
+      tm send-keys -t lab o; tm send-keys -t lab p; shot 10 comm-first-prio
+      tm send-keys -t lab d; shot 10 dma
+      tm send-keys -t lab l; shot 8 live
+      tm send-keys -t lab q; sleep 3
+      tm kill-server 2> /dev/null
+      ls -la "$OUT"/lab-*.txt
+    else
+      echo "no tmux under $T: skipped"
+    fi
+    ;;
+  sweep)
+    step "sweep (SM strategies)"
+    timeout -s INT "${SWEEP_TIMEOUT:-300}" .gpu/c3lab sweep --backend cuda --out "$OUT/sweep.json" > "$OUT/sweep.txt" 2> "$OUT/sweep.err"
+    echo "sweep rc=$?"
+    cat "$OUT/sweep.txt"
+    ;;
+  *) echo "unknown step $s" ;;
+  esac
+done
 step done

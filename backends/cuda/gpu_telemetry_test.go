@@ -125,8 +125,11 @@ func TestGPUTelemetry(t *testing.T) {
 		t.Logf("unsupported on GPU %d: %s (%s)", st.Device, st.Metric, st.Reason)
 	}
 	if path := os.Getenv("C3LAB_TELEMETRY_OUT"); path != "" {
-		data, _ := json.MarshalIndent(map[string]any{"tool": "c3lab telemetry check", "date": time.Now().UTC().Format(time.RFC3339),
+		data, err := json.MarshalIndent(map[string]any{"tool": "c3lab telemetry check", "date": time.Now().UTC().Format(time.RFC3339),
 			"devices": b.Devices(), "interval_ms": s.Interval().Milliseconds(), "phases": phases, "unsupported": unsupported}, "", "  ")
+		if err != nil {
+			t.Fatalf("encoding the telemetry report: %v", err)
+		}
 		if err := os.WriteFile(path, data, 0o644); err != nil {
 			t.Fatal(err)
 		}

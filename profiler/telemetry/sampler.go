@@ -14,6 +14,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"time"
 
 	"github.com/NVIDIA/go-nvml/pkg/nvml"
@@ -254,10 +255,12 @@ func (s *Sampler) gpm(d *device, add func(int, string, float64)) {
 		}
 		if ret := s.lib.GpmMetricsGet(req); ret == nvml.SUCCESS {
 			for i, m := range metrics {
-				if req.Metrics[i].NvmlReturn != uint32(nvml.SUCCESS) {
+				v := req.Metrics[i].Value * m.scale
+				// A metric over an interval with no activity can come back
+				// as NaN (DRAM bandwidth on an idle H200 did): no sample.
+				if req.Metrics[i].NvmlReturn != uint32(nvml.SUCCESS) || math.IsNaN(v) || math.IsInf(v, 0) {
 					continue
 				}
-				v := req.Metrics[i].Value * m.scale
 				add(d.index, m.name, v)
 				if d.links > 0 && (m.name == MetricLinkTXBytes || m.name == MetricLinkRXBytes) {
 					util := backends.MetricLinkTXUtil

@@ -59,6 +59,9 @@ func node(n int, hopper bool, links int) (*mock.Interface, *int) {
 					m.Value = 100_000 // MiB/s
 				case nvml.GPM_METRIC_PCIE_RX_PER_SEC:
 					m.NvmlReturn = uint32(nvml.ERROR_NOT_SUPPORTED)
+				case nvml.GPM_METRIC_DRAM_BW_UTIL:
+					m.Value = math.NaN() // what an idle H200 reported
+
 				default:
 					m.Value = 10
 				}
@@ -106,6 +109,9 @@ func TestSamplerOnHopper(t *testing.T) {
 	}
 	if _, ok := v[MetricPCIeRXBytes]; ok {
 		t.Error("a metric NVML failed to read was reported (it must be absent, not zero)")
+	}
+	if hbm, ok := v[backends.MetricHBMUtil]; ok {
+		t.Errorf("a NaN from NVML was reported as %v (it must be absent)", hbm)
 	}
 	for _, smp := range b.Samples {
 		if smp.Time != int64(100*time.Millisecond) || smp.Rep != -1 {
