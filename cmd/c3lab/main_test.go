@@ -313,3 +313,33 @@ func TestInterrupted(t *testing.T) {
 		t.Errorf("exit %d, stderr %q", code, errOut.String())
 	}
 }
+
+// The sessions recorded on the H200 node (recordings/samples) replay here,
+// without a GPU, complete and undamaged, with the flags before or after
+// the file.
+func TestH200SamplesReplay(t *testing.T) {
+	files, _ := filepath.Glob(filepath.Join("..", "..", "recordings", "samples", "*.c3rec"))
+	if len(files) == 0 {
+		t.Fatal("no sample recordings under recordings/samples")
+	}
+	for _, f := range files {
+		code, out, errOut := call(t, "replay", "--json", f)
+		if code != 0 {
+			t.Fatalf("%s: exit %d: %s", f, code, errOut)
+		}
+		var rep struct {
+			Complete bool             `json:"complete"`
+			Results  []map[string]any `json:"results"`
+		}
+		if err := json.Unmarshal([]byte(out), &rep); err != nil {
+			t.Fatalf("%s: %v", f, err)
+		}
+		if !rep.Complete || len(rep.Results) < 3 {
+			t.Errorf("%s: complete %v, %d results", f, rep.Complete, len(rep.Results))
+		}
+		code, text, errOut := call(t, "replay", f, "--text")
+		if code != 0 || !strings.Contains(text, "backend cuda, 2 x NVIDIA H200") {
+			t.Errorf("%s as text: exit %d, %s\n%s", f, code, errOut, text)
+		}
+	}
+}

@@ -24,9 +24,13 @@ func runReplay(ctx context.Context, args []string, s stdio) error {
 	asJSON := fs.Bool("json", false, "print the recorded results as JSON")
 	asText := fs.Bool("text", false, "print the recorded results as a table instead of opening the lab")
 	explore := fs.Bool("lab", false, "open the lab on the recording to flip between its recorded strategies (instead of playing it back)")
+	// FILE may come before or after the flags.
 	var file string
-	if len(args) > 0 && len(args[0]) > 0 && args[0][0] != '-' {
-		file, args = args[0], args[1:]
+	for i, a := range args {
+		if a != "" && a[0] != '-' {
+			file, args = a, append(append([]string{}, args[:i]...), args[i+1:]...)
+			break
+		}
 	}
 	if err := parseFlags(fs, args); err != nil {
 		return err
