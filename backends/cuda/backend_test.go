@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/binary"
 	"errors"
+	"fmt"
 	"math"
 	"strings"
 	"testing"
@@ -500,5 +501,52 @@ func TestTimingOperandBytes(t *testing.T) {
 		if len(distinct) < 64 {
 			t.Errorf("%s: only %d distinct values in 4096", tc.d, len(distinct))
 		}
+	}
+}
+
+// A copy-engine collective reports one span per copy stream (tracks
+// ce0..ce2) inside the collective's own span, so the timeline shows what
+// each engine did; an NCCL collective reports none.
+func TestCopyEngineSpans(t *testing.T) {
+	for _, tc := range []struct {
+		name    string
+		coll    scenarios.Collective
+		st      scenarios.Strategy
+		engines int
+	}{
+		{"all-gather, 3 engines", scenarios.AllGather, scenarios.Strategy{CommEngine: scenarios.EngineDMA}, 3},
+		{"all-to-all, 1 engine", scenarios.AllToAll, scenarios.Strategy{CommEngine: scenarios.EngineDMA, CopyEngines: 1}, 1},
+		{"all-reduce, 2 phases", scenarios.AllReduce, scenarios.Strategy{CommEngine: scenarios.EngineDMA, CommSMs: 16}, 3},
+		{"nccl", scenarios.AllGather, scenarios.Strategy{}, 0},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			f := newFakeGPU(2)
+			b := fakeBackend(t, f, Options{})
+			var sink backends.Collector
+			ex := backends.Experiment{Scenario: smallGEMM(tc.coll), Strategy: tc.st, Mode: backends.ModeConcurrent, Reps: 1}
+			if _, err := b.Run(context.Background(), ex, &sink); err != nil {
+				t.Fatal(err)
+			}
+			comm := map[int]backends.Span{}
+			ce := map[int][]backends.Span{}
+			for _, s := range sink.SpanList {
+				switch {
+				case s.Track == "comm":
+					comm[s.Device] = s
+				case strings.HasPrefix(s.Track, "ce"):
+					ce[s.Device] = append(ce[s.Device], s)
+				}
+			}
+			for dev := range 2 {
+				if len(ce[dev]) != tc.engines {
+					t.Fatalf("GPU %d: %d copy-engine spans, want %d", dev, len(ce[dev]), tc.engines)
+				}
+				for k, s := range ce[dev] {
+					if s.Track != fmt.Sprintf("ce%d", k) || s.Kind != "copy" || s.End <= s.Start || s.Start < comm[dev].Start || s.End > comm[dev].End {
+						t.Errorf("GPU %d span %+v, inside comm span %d..%d", dev, s, comm[dev].Start, comm[dev].End)
+					}
+				}
+			}
+		})
 	}
 }

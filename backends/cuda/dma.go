@@ -16,9 +16,11 @@ import (
 type dmaPlan struct {
 	engines int
 	chunk   int64 // bytes per copy; 0 = one piece per engine
-	// copyStreams[rank][engine] and done[rank][engine]: the streams and
-	// their completion events.
+	// copyStreams[rank][engine], started[rank][engine] and
+	// done[rank][engine]: the streams, when their first copy could start,
+	// and their completion events (the copy-engine timeline's spans).
 	copyStreams [][]streamID
+	started     [][]eventID
 	done        [][]eventID
 }
 
@@ -63,14 +65,21 @@ func (b *Backend) dmaSetup(p *prepared, st scenarios.Strategy) (*dmaPlan, error)
 		d.copyStreams = append(d.copyStreams, ss)
 		for len(p.copyDone) <= dev {
 			p.copyDone = append(p.copyDone, nil)
+			p.copyStart = append(p.copyStart, nil)
 		}
 		for len(p.copyDone[dev]) < engines {
-			ev, err := b.g.Event(dev)
-			if err != nil {
-				return nil, err
+			var evs [2]eventID
+			for i := range evs {
+				ev, err := b.g.Event(dev)
+				if err != nil {
+					return nil, err
+				}
+				evs[i] = ev
 			}
-			p.copyDone[dev] = append(p.copyDone[dev], ev)
+			p.copyStart[dev] = append(p.copyStart[dev], evs[0])
+			p.copyDone[dev] = append(p.copyDone[dev], evs[1])
 		}
+		d.started = append(d.started, p.copyStart[dev][:engines])
 		d.done = append(d.done, p.copyDone[dev][:engines])
 	}
 	return d, nil
@@ -175,7 +184,7 @@ func (b *Backend) collective(p *prepared, pl plan) error {
 	for q := range p.gpus {
 		start[q] = p.ev[q][evCommStart]
 	}
-	if err := b.copyPhase(p, d, start, func(q int) []transfer { return dmaTransfers(pl.coll, p, q) }); err != nil {
+	if err := b.copyPhase(p, d, start, true, func(q int) []transfer { return dmaTransfers(pl.coll, p, q) }); err != nil {
 		return err
 	}
 	if err := b.joinCopies(p, pl); err != nil {
@@ -208,7 +217,7 @@ func (b *Backend) collective(p *prepared, pl plan) error {
 		return nil
 	}
 	// All-reduce: all-gather the reduced blocks on the copy engines.
-	if err := b.copyPhase(p, d, p.reduceDone, func(q int) []transfer { return gatherReduced(pl.coll, p, q) }); err != nil {
+	if err := b.copyPhase(p, d, p.reduceDone, false, func(q int) []transfer { return gatherReduced(pl.coll, p, q) }); err != nil {
 		return err
 	}
 	return b.joinCopies(p, pl)
@@ -216,13 +225,19 @@ func (b *Backend) collective(p *prepared, pl plan) error {
 
 // copyPhase enqueues every rank's transfers on its copy streams, after its
 // event `after`, cut so every engine gets a piece (or into chunk_bytes),
-// and records each copy stream's done event.
-func (b *Backend) copyPhase(p *prepared, d *dmaPlan, after []eventID, transfers func(q int) []transfer) error {
+// and records each copy stream's done event (and, for the first phase of a
+// collective, its start event).
+func (b *Backend) copyPhase(p *prepared, d *dmaPlan, after []eventID, first bool, transfers func(q int) []transfer) error {
 	g := b.g
 	for q := range p.gpus {
-		for _, s := range d.copyStreams[q] {
+		for e, s := range d.copyStreams[q] {
 			if err := g.Wait(s, after[q]); err != nil {
 				return err
+			}
+			if first {
+				if err := g.Record(d.started[q][e], s); err != nil {
+					return err
+				}
 			}
 		}
 		ts := transfers(q)

@@ -26,6 +26,7 @@ type prepared struct {
 	// copyDone[dev][engine] mark copy-engine transfers done; reduceDone[dev]
 	// marks a copy-engine reduction's kernel done.
 	copyDone   [][]eventID
+	copyStart  [][]eventID
 	reduceDone []eventID
 	// staging[dev] receives the peers' blocks of a copy-engine reduction.
 	staging []bufID
@@ -595,6 +596,20 @@ func (b *Backend) rep(ctx context.Context, p *prepared, pl plan, ex backends.Exp
 				name, kind = "nccl-ce "+ex.Scenario.Comm.String(), "copy"
 			}
 			spans = append(spans, backends.Span{Op: backends.OpComm, Name: name, Device: dev, Track: "comm", Kind: kind, Start: s, End: e})
+			if pl.dma != nil {
+				// One span per copy stream: from when its first copy could
+				// start to its last copy's end (for an all-reduce, across
+				// both copy phases). Track ceN is copy stream N; the driver
+				// maps streams onto the GPU's copy engines.
+				for k := range pl.dma.copyStreams[dev] {
+					s, e, err := b.span(ev[evStart], pl.dma.started[dev][k], pl.dma.done[dev][k])
+					if err != nil {
+						return backends.Rep{}, nil, err
+					}
+					spans = append(spans, backends.Span{Op: backends.OpComm, Name: fmt.Sprintf("copies %s", ex.Scenario.Comm), Device: dev,
+						Track: fmt.Sprintf("ce%d", k), Kind: "copy", Start: s, End: e})
+				}
+			}
 		}
 	}
 	rep.Wall = max(rep.Compute, rep.Comm)
