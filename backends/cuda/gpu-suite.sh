@@ -34,7 +34,7 @@ for s in "${steps[@]}"; do
     ;;
   tests)
     step "GPU tests"
-    C3LAB_REF_OUT="$OUT/c3lab-ref.json" C3LAB_OVERHEAD_OUT="$OUT/harness-overhead.json" \
+    C3LAB_REF_OUT="$OUT/c3lab-ref.json" C3LAB_OVERHEAD_OUT="$OUT/harness-overhead.json" C3LAB_CE_SIZES_OUT="$OUT/ce-sizes.json" \
       C3LAB_TELEMETRY_OUT="$OUT/telemetry.json" C3LAB_PROFILER_OVERHEAD_OUT="$OUT/profiler-overhead.json" \
       timeout 330 .gpu/cuda.test -test.v -test.run 'GPU' -test.timeout 320s > "$OUT/gpu-tests.txt" 2>&1
     echo "gpu tests rc=$?" >> "$OUT/gpu-tests.txt"

@@ -2,7 +2,10 @@ package cuda
 
 import (
 	"context"
+	"encoding/json"
+	"os"
 	"testing"
+	"time"
 
 	"github.com/c3lab/c3lab/backends"
 	"github.com/c3lab/c3lab/profiler"
@@ -195,5 +198,72 @@ func TestGPUCopyEngineCollectives(t *testing.T) {
 		f, _ := r.Fraction()
 		t.Logf("%-14s %-36s T_comm %7.1f µs busbw %5.0f GB/s  T_c3 %7.1f µs  F %5.1f%%  slowdowns %.2f / %.2f",
 			coll, st, r.TComm.Median/1e3, r.BusBW/1e9, r.TC3.Median/1e3, f*100, r.CompSlowdown, r.CommSlowdown)
+	}
+}
+
+// ceSize is one collective size timed alone on each comm engine.
+type ceSize struct {
+	Collective string             `json:"collective"`
+	Bytes      int64              `json:"bytes_per_rank"`
+	BusBW      map[string]float64 `json:"busbw_gb_s"` // by comm engine
+	Median     map[string]float64 `json:"median_us"`
+}
+
+// TestGPUCopyEngineSizes times all-gather and all-to-all alone from 64 KiB
+// to 256 MiB per rank on NCCL's kernels, NCCL's copy engines and c3lab's,
+// and reports the size from which c3lab's copy engines stay at least as
+// fast as the best NCCL path. It writes JSON to $C3LAB_CE_SIZES_OUT.
+func TestGPUCopyEngineSizes(t *testing.T) {
+	b := openGPU(t)
+	needGPUs(t, b, 2)
+	engines := []scenarios.CommEngine{scenarios.EngineSM, scenarios.EngineNCCLCE, scenarios.EngineDMA}
+	var out []ceSize
+	crossover := map[string]int64{}
+	for _, coll := range []scenarios.Collective{scenarios.AllGather, scenarios.AllToAll} {
+		var sizes []ceSize
+		for bytes := int64(64 << 10); bytes <= 256<<20; bytes *= 4 {
+			sc := gpuScenario(coll, scenarios.ByteSize(bytes))
+			sc.Compute = scenarios.ComputeOp{Kind: scenarios.Stream, Bytes: 1 << 20}
+			row := ceSize{Collective: string(coll), Bytes: bytes, BusBW: map[string]float64{}, Median: map[string]float64{}}
+			for _, e := range engines {
+				res, err := b.Run(context.Background(), backends.Experiment{Scenario: sc, Strategy: scenarios.Strategy{CommEngine: e}, Mode: backends.ModeComm, Reps: 20, Warmup: 3}, nil)
+				if err != nil {
+					t.Errorf("%s %d B on %s: %v", coll, bytes, e, err)
+					continue
+				}
+				var ns []int64
+				for _, r := range res.Reps {
+					ns = append(ns, r.Comm)
+				}
+				st := profiler.Summarize(ns)
+				row.Median[string(e)] = st.Median / 1e3
+				row.BusBW[string(e)] = profiler.BusBW(coll, 2, profiler.AlgBW(sc.Comm.SizeBytes(2), st.Median/1e9)) / 1e9
+			}
+			t.Logf("%-10s %9d B/rank  busbw GB/s: nccl %6.1f  nccl-ce %6.1f  dma %6.1f", coll, bytes,
+				row.BusBW[string(scenarios.EngineSM)], row.BusBW[string(scenarios.EngineNCCLCE)], row.BusBW[string(scenarios.EngineDMA)])
+			sizes = append(sizes, row)
+		}
+		// The crossover: the smallest size from which dma is at least as
+		// fast as the best NCCL path at every size.
+		crossover[string(coll)] = -1
+		for i := len(sizes) - 1; i >= 0; i-- {
+			r := sizes[i]
+			if r.BusBW[string(scenarios.EngineDMA)] < max(r.BusBW[string(scenarios.EngineSM)], r.BusBW[string(scenarios.EngineNCCLCE)]) {
+				break
+			}
+			crossover[string(coll)] = r.Bytes
+		}
+		t.Logf("%s: c3lab's copy engines are at least as fast as NCCL from %d B per rank up", coll, crossover[string(coll)])
+		out = append(out, sizes...)
+	}
+	if path := os.Getenv("C3LAB_CE_SIZES_OUT"); path != "" {
+		data, err := json.MarshalIndent(map[string]any{"tool": "c3lab copy-engine sizes", "date": time.Now().UTC().Format(time.RFC3339),
+			"devices": b.Devices(), "doctor": Probe(), "sizes": out, "crossover_bytes_per_rank": crossover}, "", "  ")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(path, data, 0o644); err != nil {
+			t.Fatal(err)
+		}
 	}
 }
