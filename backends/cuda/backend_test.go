@@ -537,6 +537,15 @@ func TestCopyEngineSpans(t *testing.T) {
 					ce[s.Device] = append(ce[s.Device], s)
 				}
 			}
+			util := 0
+			for _, smp := range sink.SampleList {
+				if smp.Metric == backends.MetricCopyEngUtil {
+					util++
+				}
+			}
+			if (util > 0) != (tc.engines > 0) {
+				t.Errorf("%d copy-engine utilization samples with %d engines in use", util, tc.engines)
+			}
 			for dev := range 2 {
 				if len(ce[dev]) != tc.engines {
 					t.Fatalf("GPU %d: %d copy-engine spans, want %d", dev, len(ce[dev]), tc.engines)
@@ -546,6 +555,40 @@ func TestCopyEngineSpans(t *testing.T) {
 						t.Errorf("GPU %d span %+v, inside comm span %d..%d", dev, s, comm[dev].Start, comm[dev].End)
 					}
 				}
+			}
+		})
+	}
+}
+
+// Copy-engine utilization comes from the copy streams' spans: the share of
+// engines busy, piecewise constant, per device.
+func TestCopyEngineSamples(t *testing.T) {
+	ce := func(dev, k int, s, e int64) backends.Span {
+		return backends.Span{Device: dev, Track: fmt.Sprintf("ce%d", k), Kind: "copy", Start: s, End: e}
+	}
+	for _, tc := range []struct {
+		name    string
+		spans   []backends.Span
+		engines int
+		want    string // dev@t=value, in order
+	}{
+		{"one engine of three", []backends.Span{ce(0, 0, 10, 50)}, 3, "0@10=0.33 0@50=0"},
+		{"overlapping", []backends.Span{ce(0, 0, 0, 100), ce(0, 1, 20, 60), ce(0, 2, 20, 100)}, 3, "0@0=0.33 0@20=1 0@60=0.67 0@100=0"},
+		{"back to back on one engine", []backends.Span{ce(0, 0, 0, 10), ce(0, 0, 10, 20)}, 1, "0@0=1 0@20=0"},
+		{"two devices", []backends.Span{ce(1, 0, 5, 9), ce(0, 0, 1, 2)}, 1, "0@1=1 0@2=0 1@5=1 1@9=0"},
+		{"kernels and comm spans ignored", []backends.Span{{Track: "comm", Kind: "copy", Start: 0, End: 9}, {Track: "compute", Kind: "kernel", Start: 0, End: 9}}, 3, ""},
+		{"no engines", []backends.Span{ce(0, 0, 0, 9)}, 0, ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var got []string
+			for _, s := range copyEngineSamples(tc.spans, tc.engines, 4) {
+				if s.Metric != backends.MetricCopyEngUtil || s.Rep != 4 {
+					t.Errorf("sample %+v", s)
+				}
+				got = append(got, fmt.Sprintf("%d@%d=%.2g", s.Device, s.Time, s.Value))
+			}
+			if g := strings.Join(got, " "); g != tc.want {
+				t.Errorf("got %q, want %q", g, tc.want)
 			}
 		})
 	}

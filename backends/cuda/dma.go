@@ -1,8 +1,12 @@
 package cuda
 
 import (
+	"cmp"
 	"fmt"
+	"slices"
+	"strings"
 
+	"github.com/c3lab/c3lab/backends"
 	"github.com/c3lab/c3lab/scenarios"
 )
 
@@ -280,4 +284,49 @@ func (b *Backend) joinCopies(p *prepared, pl plan) error {
 		}
 	}
 	return nil
+}
+
+// copyEngineSamples turns the copy streams' spans of one repetition into
+// copy-engine utilization (backends.MetricCopyEngUtil) per device: the
+// share of the device's engines with a copy stream busy, piecewise
+// constant, one sample where it changes and a zero at the last span's end.
+// NVML cannot see copy engines; these come from c3lab's own events.
+func copyEngineSamples(spans []backends.Span, engines, rep int) []backends.Sample {
+	if engines < 1 {
+		return nil
+	}
+	type edge struct {
+		t     int64
+		delta int
+	}
+	byDev := map[int][]edge{}
+	for _, s := range spans {
+		if s.Kind != "copy" || !strings.HasPrefix(s.Track, "ce") || s.End <= s.Start {
+			continue
+		}
+		byDev[s.Device] = append(byDev[s.Device], edge{s.Start, 1}, edge{s.End, -1})
+	}
+	devs := make([]int, 0, len(byDev))
+	for d := range byDev {
+		devs = append(devs, d)
+	}
+	slices.Sort(devs)
+	var out []backends.Sample
+	for _, dev := range devs {
+		edges := byDev[dev]
+		slices.SortFunc(edges, func(a, b edge) int { return cmp.Compare(a.t, b.t) })
+		busy, last := 0, -1.0
+		for i, e := range edges {
+			busy += e.delta
+			if i+1 < len(edges) && edges[i+1].t == e.t {
+				continue // apply every edge at one instant before sampling
+			}
+			v := min(float64(busy)/float64(engines), 1)
+			if v != last {
+				out = append(out, backends.Sample{Rep: rep, Metric: backends.MetricCopyEngUtil, Device: dev, Time: e.t, Value: v})
+				last = v
+			}
+		}
+	}
+	return out
 }

@@ -448,6 +448,9 @@ func (b *Backend) run(ctx context.Context, ex backends.Experiment, sink backends
 				spans[k].Rep = i
 			}
 			sink.Spans(spans)
+			if pl.dma != nil {
+				sink.Samples(copyEngineSamples(spans, b.devs[0].CopyEngines, i))
+			}
 		}
 	}
 	return res, nil
