@@ -55,3 +55,18 @@ func BenchmarkViewSweep200x60(b *testing.B) {
 		_ = m.View()
 	}
 }
+
+// BenchmarkZoomKey200x60 is what a zoom key costs in Update (the timeline
+// re-rendered) plus View, zooming in and back out at 200x60.
+func BenchmarkZoomKey200x60(b *testing.B) {
+	m := fixedModel(b, 200, 60, dmaStrategy())
+	b.ReportAllocs()
+	for i := 0; b.Loop(); i++ {
+		k := "+"
+		if i%2 == 1 {
+			k = "-"
+		}
+		m = press(m, k)
+		_ = m.View()
+	}
+}

@@ -4,6 +4,9 @@
 // copy engines) and sees, for each change, the isolated and concurrent
 // times, the paper's ideal and realized speedups, per-resource utilization,
 // a Gantt timeline of the concurrent run and what bounded each op.
+// The utilization and timeline panels show one GPU at a time (the GPU key
+// cycles the devices a result reports); the timeline zooms from 1x to 16x
+// and pans.
 //
 // Measurements run in commands (goroutines) through profiler.Measure and
 // reach the model as messages tagged with a sequence number, so stale

@@ -82,6 +82,14 @@ func box(st Styles, title string, lines []string, w, h int) []string {
 	return out
 }
 
+// padLines appends empty lines to lines until it holds n.
+func padLines(lines []string, n int) []string {
+	for len(lines) < n {
+		lines = append(lines, "")
+	}
+	return lines
+}
+
 // eighth returns the left-aligned partial block of i eighths (0..7).
 func eighth(i int) string {
 	return [...]string{"", "▏", "▎", "▍", "▌", "▋", "▊", "▉"}[i]
@@ -113,24 +121,4 @@ func bar(frac float64, w int) (filled, empty string) {
 func styledBar(st Styles, s lipgloss.Style, frac float64, w int) string {
 	f, e := bar(frac, w)
 	return s.Render(f) + st.Track.Render(e)
-}
-
-// sparkLevel returns the block of height i eighths (0..8; 0 is blank).
-func sparkLevel(i int) string {
-	return [...]string{" ", "▁", "▂", "▃", "▄", "▅", "▆", "▇", "█"}[i]
-}
-
-// sparkline draws values (fractions 0..1) one cell each; any non-zero value
-// shows at least the lowest block.
-func sparkline(vals []float64) string {
-	var b strings.Builder
-	for _, v := range vals {
-		if math.IsNaN(v) || v <= 0 {
-			b.WriteString(sparkLevel(0))
-			continue
-		}
-		i := int(math.Round(min(v, 1) * 8))
-		b.WriteString(sparkLevel(max(i, 1)))
-	}
-	return b.String()
 }

@@ -55,7 +55,7 @@ func TestPanelGolden(t *testing.T) {
 	suite := testSuite()
 	base := fixtureResult(suite[0], scenarios.Strategy{})
 	dma := fixtureResult(suite[0], dmaStrategy())
-	tracks := timelineTracks(&base, 3)
+	tracks := timelineTracks(&base, 3, 0)
 	caps := h200Caps()
 	sums := map[string]summary{
 		"ag-gemm-balanced": {class: profiler.Balanced, fraction: 0.402, ok: true},
@@ -70,19 +70,19 @@ func TestPanelGolden(t *testing.T) {
 		{"metrics", metricsTitle(&base), func(w int) []string { return metricsLines(st, &base, testTrail(), w) }},
 		{"metrics_dma", metricsTitle(&dma), func(w int) []string { return metricsLines(st, &dma, nil, w) }},
 		{"metrics_empty", metricsTitle(nil), func(w int) []string { return metricsLines(st, nil, nil, w) }},
-		{"util", utilTitle(&base, false), func(w int) []string { return utilLinesFor(st, &base, newTelemetry(&base, 0), w) }},
-		{"util_dma", utilTitle(&dma, false), func(w int) []string { return utilLinesFor(st, &dma, newTelemetry(&dma, 0), w) }},
-		{"timeline", timelineTitle(&base), func(w int) []string { return timelineLines(st, &base, tracks, w) }},
-		{"timeline_dma", timelineTitle(&dma), func(w int) []string { return timelineLines(st, &dma, tracks, w) }},
+		{"util", utilTitle(&base, false, 0, 2), func(w int) []string { return utilLinesFor(st, &base, newTelemetry(&base, 0), w, 1) }},
+		{"util_dma", utilTitle(&dma, false, 0, 2), func(w int) []string { return utilLinesFor(st, &dma, newTelemetry(&dma, 0), w, 1) }},
+		{"timeline", timelineTitle(&base, 0, 2, tlZoom{}), func(w int) []string { return timelineLines(st, &base, tracks, w, 0, tlZoom{}) }},
+		{"timeline_dma", timelineTitle(&dma, 0, 2, tlZoom{}), func(w int) []string { return timelineLines(st, &dma, tracks, w, 0, tlZoom{}) }},
 		{"why", whyTitle(), func(w int) []string { return whyLines(st, &base, w, "fake", h200Caps()) }},
 		{"why_dma", whyTitle(), func(w int) []string { return whyLines(st, &dma, w, "fake", h200Caps()) }},
 		{"list", listTitle(2, len(suite)), func(w int) []string { return listLines(st, suite, sums, 2, 0, 0, w, len(suite)) }},
 		{"help_overlay", "Help", func(w int) []string {
-			return helpOverlayLines(st, helpGroups(DefaultKeyMap(), dmaStrategy(), caps, "fake"), w, 40)
+			return helpOverlayLines(st, helpGroups(DefaultKeyMap(), dmaStrategy(), caps, "fake", helpView{gpu: 1, n: 2, zoom: tlZoom{level: 2}}), w, 40)
 		}},
 		{"help_overlay_no_knobs", "Help", func(w int) []string {
 			bare := backends0Caps()
-			return helpOverlayLines(st, helpGroups(DefaultKeyMap().withCapabilities(bare), scenarios.Strategy{}, bare, "replay"), w, 40)
+			return helpOverlayLines(st, helpGroups(DefaultKeyMap().withCapabilities(bare), scenarios.Strategy{}, bare, "replay", helpView{n: 1}), w, 40)
 		}},
 	}
 	for _, w := range []int{80, 160} {
@@ -107,6 +107,32 @@ func TestPanelGolden(t *testing.T) {
 		for name, line := range bars {
 			t.Run(fmt.Sprintf("%s_%d", name, w), func(t *testing.T) {
 				golden.RequireEqual(t, plain(t, []string{line}, w))
+			})
+		}
+	}
+}
+
+// TestTimelineZoomGolden renders the timeline panel zoomed in at 2x (the
+// window centred, as the zoom key leaves it) and at 8x (panned to the
+// repetition's end, where the compute span and the copies end inside the
+// window and start before it), on GPU 1 of the DMA fixture, at 80, 120 and
+// 200 columns.
+func TestTimelineZoomGolden(t *testing.T) {
+	st := DefaultStyles(true)
+	r := fixtureResult(testSuite()[0], dmaStrategy())
+	end := runEnd(&r)
+	tracks := timelineTracks(&r, 3, 1)
+	for _, tc := range []struct {
+		name string
+		z    tlZoom
+	}{
+		{"zoom2x", tlZoom{}.zoomBy(1, end)},
+		{"zoom8x", tlZoom{}.zoomBy(3, end).panBy(8, end)},
+	} {
+		for _, w := range []int{80, 120, 200} {
+			t.Run(fmt.Sprintf("%s_%d", tc.name, w), func(t *testing.T) {
+				lines := timelineLines(st, &r, tracks, w-2, 1, tc.z)
+				golden.RequireEqual(t, plain(t, box(st, timelineTitle(&r, 1, 2, tc.z), lines, w, len(lines)+2), w))
 			})
 		}
 	}
@@ -146,8 +172,21 @@ func TestScreenGolden(t *testing.T) {
 		{"80x24_tab_timeline", 80, 24, dmaStrategy(), func(m Model) Model { return press(m, "tab") }},
 		{"80x24_tab_why", 80, 24, scenarios.Strategy{}, func(m Model) Model { return press(press(m, "tab"), "tab") }},
 		{"80x24_help", 80, 24, scenarios.Strategy{}, func(m Model) Model { return press(m, "?") }},
+		{"80x24_help_scrolled", 80, 24, scenarios.Strategy{}, func(m Model) Model {
+			m = press(m, "?")
+			for range 40 {
+				m = press(m, "down")
+			}
+			return m
+		}},
+		{"80x24_zoomed_gpu1", 80, 24, dmaStrategy(), func(m Model) Model {
+			return press(press(press(press(m, "tab"), "g"), "+"), "+")
+		}},
 		{"160x50_help", 160, 50, dmaStrategy(), func(m Model) Model { return press(m, "?") }},
 		{"50x12_too_small", 50, 12, scenarios.Strategy{}, nil},
+		{"160x50_history", 160, 50, dmaStrategy(), withHistory},
+		{"120x36_history", 120, 36, dmaStrategy(), withHistory},
+		{"80x30_history", 80, 30, dmaStrategy(), withHistory},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			m := fixedModel(t, tc.w, tc.h, tc.st)

@@ -50,9 +50,6 @@ func TestBar(t *testing.T) {
 			t.Errorf("bar(%v, %d) = %q, want %q", tc.f, tc.w, f+e, tc.want)
 		}
 	}
-	if got := sparkline([]float64{0, 0.01, 0.5, 1, 2}); got != " ▁▄██" {
-		t.Errorf("sparkline = %q", got)
-	}
 }
 
 // TestTelemetryAverage checks the time weighting: a value that holds for

@@ -38,6 +38,14 @@ func TestLoadKeyMap(t *testing.T) {
 				t.Errorf("record keys %v", k.Record.Keys())
 			}
 		}},
+		{"view keys", "gpu: G\nzoom_in: [\"+\", \"=\"]\nzoom_out: _\nzoom_reset: \"0\"\npan_left: h\npan_right: ';'\n", "", func(t *testing.T, k KeyMap) {
+			got := [][]string{k.GPU.Keys(), k.ZoomIn.Keys(), k.ZoomOut.Keys(), k.ZoomReset.Keys(), k.PanLeft.Keys(), k.PanRight.Keys()}
+			want := [][]string{{"G"}, {"+", "="}, {"_"}, {"0"}, {"h"}, {";"}}
+			if !reflect.DeepEqual(got, want) {
+				t.Errorf("view keys %v, want %v", got, want)
+			}
+		}},
+		{"gpu clashes with a knob", "gpu: d\n", `"d" is bound to gpu but is still dma's default`, nil},
 		{"record clashes with rerun", "record: r\n", `"r" is bound to record but is still rerun's default`, nil},
 		{"unknown action", "lunch: x\n", `unknown action "lunch"`, nil},
 		{"key on two actions", "launch: x\npriority: x\n", `"x" is bound to both launch and priority`, nil},
@@ -76,7 +84,7 @@ func TestKeyActionsNameEveryBinding(t *testing.T) {
 			t.Errorf("KeyMap.%s has no action name", v.Type().Field(i).Name)
 		}
 	}
-	want := "advice, close, compose, copy_engines, ctas, dma, down, help, launch, live, next_panel, pick, priority, quit, record, rerun, sms_down, sms_up, sweep, up"
+	want := "advice, close, compose, copy_engines, ctas, dma, down, gpu, help, launch, live, next_panel, pan_left, pan_right, pick, priority, quit, record, rerun, sms_down, sms_up, sweep, up, zoom_in, zoom_out, zoom_reset"
 	if got := strings.Join(KeyActions(), ", "); got != want {
 		t.Errorf("actions %s\nwant    %s", got, want)
 	}

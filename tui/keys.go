@@ -24,6 +24,16 @@ type KeyMap struct {
 	DMA      key.Binding
 	CEs      key.Binding
 
+	// GPU cycles the device the timeline and utilization panels show; the
+	// zoom and pan keys move the timeline's window. They act on the main
+	// screen only.
+	GPU       key.Binding
+	ZoomIn    key.Binding
+	ZoomOut   key.Binding
+	ZoomReset key.Binding
+	PanLeft   key.Binding
+	PanRight  key.Binding
+
 	Advice  key.Binding
 	Live    key.Binding
 	Sweep   key.Binding
@@ -49,6 +59,12 @@ func DefaultKeyMap() KeyMap {
 		CTAs:      key.NewBinding(key.WithKeys("c"), key.WithHelp("c", "CTAs")),
 		DMA:       key.NewBinding(key.WithKeys("d"), key.WithHelp("d", "dma")),
 		CEs:       key.NewBinding(key.WithKeys("e"), key.WithHelp("e", "CEs")),
+		GPU:       key.NewBinding(key.WithKeys("g"), key.WithHelp("g", "GPU")),
+		ZoomIn:    key.NewBinding(key.WithKeys("+", "="), key.WithHelp("+", "zoom in")),
+		ZoomOut:   key.NewBinding(key.WithKeys("-"), key.WithHelp("-", "zoom out")),
+		ZoomReset: key.NewBinding(key.WithKeys("0"), key.WithHelp("0", "reset zoom")),
+		PanLeft:   key.NewBinding(key.WithKeys("<"), key.WithHelp("<", "pan left")),
+		PanRight:  key.NewBinding(key.WithKeys(">"), key.WithHelp(">", "pan right")),
 		Advice:    key.NewBinding(key.WithKeys("a"), key.WithHelp("a", "apply advice")),
 		Live:      key.NewBinding(key.WithKeys("l"), key.WithHelp("l", "live (back to back)")),
 		Sweep:     key.NewBinding(key.WithKeys("s"), key.WithHelp("s", "sweep heatmap")),
@@ -79,14 +95,21 @@ func (k KeyMap) withCapabilities(c backends.Capabilities) KeyMap {
 	return k
 }
 
-// ShortHelp is the one-line help at the bottom of the screen: help and
-// quit first, so they survive truncation, and the two SM keys as one item.
-func (k KeyMap) ShortHelp() []key.Binding {
-	sms := key.NewBinding(
-		key.WithKeys(append(k.SMsDown.Keys(), k.SMsUp.Keys()...)...),
-		key.WithHelp(k.SMsDown.Help().Key+"/"+k.SMsUp.Help().Key, strings.Replace(k.SMsDown.Help().Desc, " -", "", 1)),
+// pair joins two bindings into one help item, "a/b desc".
+func pair(a, b key.Binding, desc string) key.Binding {
+	return key.NewBinding(
+		key.WithKeys(append(a.Keys(), b.Keys()...)...),
+		key.WithHelp(a.Help().Key+"/"+b.Help().Key, desc),
 	)
-	return []key.Binding{k.Help, k.Quit, k.Launch, k.Priority, sms, k.CTAs, k.DMA, k.CEs, k.Rerun, k.Record}
+}
+
+// ShortHelp is the one-line help at the bottom of the screen: help and
+// quit first, so they survive truncation, and the two SM keys (and the two
+// zoom keys) as one item each.
+func (k KeyMap) ShortHelp() []key.Binding {
+	sms := pair(k.SMsDown, k.SMsUp, strings.Replace(k.SMsDown.Help().Desc, " -", "", 1))
+	zoom := pair(k.ZoomIn, k.ZoomOut, "zoom")
+	return []key.Binding{k.Help, k.Quit, k.Launch, k.Priority, sms, k.CTAs, k.DMA, k.CEs, k.Rerun, k.Record, k.GPU, zoom}
 }
 
 // FullHelp is the help overlay, one column per group.
@@ -94,6 +117,7 @@ func (k KeyMap) FullHelp() [][]key.Binding {
 	return [][]key.Binding{
 		{k.Up, k.Down, k.Pick, k.NextPanel},
 		{k.Launch, k.Priority, k.SMsDown, k.SMsUp, k.CTAs, k.DMA, k.CEs},
+		{k.GPU, k.ZoomIn, k.ZoomOut, k.ZoomReset, k.PanLeft, k.PanRight},
 		{k.Advice, k.Live, k.Sweep, k.Compose, k.Rerun, k.Record, k.Help, k.Close, k.Quit},
 	}
 }

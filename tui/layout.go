@@ -43,9 +43,12 @@ type layout struct {
 	why      rect
 	// tabbed is true when util, timeline and why share the detail rectangle.
 	tabbed bool
-	detail rect
-	status rect
-	help   rect
+	// history is true when the metrics panel is tall enough for the
+	// fraction-of-ideal history chart (fracChartLines more lines).
+	history bool
+	detail  rect
+	status  rect
+	help    rect
 }
 
 // metricsTwoColumns reports whether the metrics panel of inner width w
@@ -89,7 +92,13 @@ func computeLayout(w, h, tracks int) layout {
 		l.list = rect{0, y, lw, bodyH}
 		x, rw := lw, w-lw
 		mw := min(max(rw*2/5, 44), 56)
-		topH := max(metricsHeight(mw), utilHeight)
+		// The history chart only where it costs no panel.
+		mh := metricsHeight(mw)
+		if bodyH-max(mh+fracChartLines, utilHeight)-tlH >= whyMin {
+			mh += fracChartLines
+			l.history = true
+		}
+		topH := max(mh, utilHeight)
 		l.metrics = rect{x, y, mw, topH}
 		l.util = rect{x + mw, y, rw - mw, topH}
 		if bodyH-topH-tlH >= whyMin {
@@ -105,6 +114,17 @@ func computeLayout(w, h, tracks int) layout {
 	lw := min(max(w*3/10, 20), 32)
 	mw := w - lw
 	topH := metricsHeight(mw)
+	// The history chart only where it costs no panel: the three stacked
+	// panels, or, when they are tabbed anyway, the taller of utilization
+	// and timeline still fit below it.
+	need := utilHeight + tlH + whyMin
+	if bodyH-topH < need {
+		need = max(utilHeight, tlH)
+	}
+	if bodyH-topH-fracChartLines >= need {
+		topH += fracChartLines
+		l.history = true
+	}
 	l.list = rect{0, y, lw, topH}
 	l.metrics = rect{lw, y, mw, topH}
 	y += topH

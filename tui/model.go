@@ -97,6 +97,9 @@ type Model struct {
 	sums   map[string]summary
 	// trail keeps each scenario's last measurements, oldest first.
 	trail map[string][]trailPoint
+	// hist keeps each scenario's fraction of ideal, one point per result
+	// (the history chart), oldest first.
+	hist map[string][]fracPoint
 	// play is the playback state (nil when the lab measures).
 	play *player
 	// grid is the sweep heatmap while it is open.
@@ -111,11 +114,22 @@ type Model struct {
 	// live holds live NVML telemetry; liveOn says some arrived.
 	live   *nvtel.History
 	liveOn bool
+	// liveDevs are the devices live batches reported, in arrival order.
+	liveDevs []int
+	// gpu is the device the timeline and utilization panels show, one of
+	// gpus, the devices the result (or live telemetry) reports; the GPU
+	// key cycles it.
+	gpu  int
+	gpus []int
+	// zoom is the timeline's zoom and window; a new scenario resets it.
+	zoom   tlZoom
 	took   time.Duration
 	failed bool // the last measurement failed
 	status status
 
 	showHelp bool
+	// helpTop is the help overlay's first line shown (↑/↓ scroll it).
+	helpTop  int
 	detail   detail
 	quitting bool
 
@@ -144,6 +158,7 @@ func newModel(ctx context.Context, cfg Config) Model {
 		spin:   spinner.New(spinner.WithSpinner(spinner.MiniDot)),
 		sums:   map[string]summary{},
 		trail:  map[string][]trailPoint{},
+		hist:   map[string][]fracPoint{},
 		tracks: 5,
 		live:   nvtel.NewHistory(liveHistory),
 		rec:    recording{open: cfg.Recorder, path: cfg.RecordPath, all: &recorderSet{}},
@@ -321,8 +336,13 @@ func (m Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		m.rec.cur.Samples(msg.batch.Samples)
 		m.live.Add(msg.batch)
 		m.liveOn = true
-		if m.result != nil && len(m.result.Samples) == 0 {
-			m.tel = liveTelemetry(m.live, 0)
+		devs := make([]int, 0, 2)
+		for _, s := range msg.batch.Samples {
+			devs = append(devs, s.Device)
+		}
+		m.noteLiveDevices(devs)
+		if m.liveShown() {
+			m.refreshDevices()
 			m.renderResultPanels()
 		}
 		return m, nil
@@ -397,11 +417,11 @@ func fracText(r profiler.Result) string {
 
 // setResult stores a result and what is derived from it once.
 func (m *Model) setResult(r profiler.Result) {
-	m.result = &r
-	m.tel = newTelemetry(m.result, 0)
-	if len(r.Samples) == 0 && m.liveOn {
-		m.tel = liveTelemetry(m.live, 0)
+	if m.result == nil || m.result.Scenario.Name != r.Scenario.Name {
+		m.zoom = tlZoom{}
 	}
+	m.result = &r
+	m.refreshDevices()
 	f, ok := r.Fraction()
 	m.sums[r.Scenario.Name] = summary{class: r.Class, fraction: f, ok: ok}
 	t := m.trail[r.Scenario.Name]
@@ -415,6 +435,7 @@ func (m *Model) setResult(r profiler.Result) {
 		t = t[len(t)-maxTrail:]
 	}
 	m.trail[r.Scenario.Name] = t
+	m.hist[r.Scenario.Name] = addFrac(m.hist[r.Scenario.Name], p.strategy, f, ok)
 }
 
 // onKey handles one key press.
@@ -429,8 +450,15 @@ func (m Model) onKey(msg tea.KeyPressMsg) (tea.Model, tea.Cmd) {
 		return m, tea.Quit
 	}
 	if m.showHelp {
-		if key.Matches(msg, k.Help, k.Close) {
+		switch {
+		case key.Matches(msg, k.Help, k.Close):
 			m.showHelp = false
+		case key.Matches(msg, k.Up):
+			m.helpTop--
+			m.renderOverlay()
+		case key.Matches(msg, k.Down):
+			m.helpTop++
+			m.renderOverlay()
 		}
 		return m, nil
 	}
@@ -439,6 +467,9 @@ func (m Model) onKey(msg tea.KeyPressMsg) (tea.Model, tea.Cmd) {
 	}
 	if m.comp != nil {
 		return m.onComposerKey(msg)
+	}
+	if nm, ok := m.viewKey(msg); ok {
+		return nm, nil
 	}
 	if m.play != nil {
 		if nm, cmd, ok := m.onPlayKey(msg.String()); ok {
@@ -453,6 +484,7 @@ func (m Model) onKey(msg tea.KeyPressMsg) (tea.Model, tea.Cmd) {
 	switch {
 	case key.Matches(msg, k.Help):
 		m.showHelp = true
+		m.helpTop = 0
 		m.renderOverlay()
 	case key.Matches(msg, k.Up):
 		m.moveCursor(-1)

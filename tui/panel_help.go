@@ -23,9 +23,17 @@ type helpGroup struct {
 	entries []helpEntry
 }
 
+// helpView is what the view keys currently show: the device (of n
+// present) and the timeline's zoom.
+type helpView struct {
+	gpu, n int
+	zoom   tlZoom
+}
+
 // helpGroups builds the overlay's content from the key map, with each
-// knob's current value and whether the backend can apply it.
-func helpGroups(k KeyMap, s scenarios.Strategy, c backends.Capabilities, backend string) []helpGroup {
+// knob's current value and whether the backend can apply it, and what the
+// view keys show (v).
+func helpGroups(k KeyMap, s scenarios.Strategy, c backends.Capabilities, backend string, v helpView) []helpGroup {
 	s = s.Normalize()
 	lim := c.Limits
 	na := "n/a on " + backend
@@ -70,6 +78,12 @@ func helpGroups(k KeyMap, s scenarios.Strategy, c backends.Capabilities, backend
 			{k.CTAs, "comm CTA cap: default, 8, 16, 32", or(c.CommCTACap, ctas), c.CommCTACap},
 			{k.DMA, "DMA offload: collective on copy engines", or(c.DMA, string(s.CommEngine)), c.DMA},
 			{k.CEs, "copy engines used by a dma collective", or(c.DMA, ces), c.DMA},
+		}},
+		{"view (timeline and utilization panels)", []helpEntry{
+			{k.GPU, "GPU shown: cycles the result's devices", gpuLabel(v.gpu, v.n), true},
+			{pair(k.ZoomIn, k.ZoomOut, ""), "zoom the timeline in / out, 1x to 16x", fmt.Sprintf("%dx", v.zoom.factor()), true},
+			{pair(k.PanLeft, k.PanRight, ""), "pan the zoomed timeline half a window", "", true},
+			{k.ZoomReset, "reset the zoom: the whole repetition", "", true},
 		}},
 		{"general", []helpEntry{
 			{k.Advice, "apply the heuristics' advice (see the why panel)", "", true},

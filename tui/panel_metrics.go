@@ -56,6 +56,15 @@ func trailLine(st Styles, trail []trailPoint, labelW, w int) string {
 	return label + st.Dim.Render(fit(strings.Join(parts, " → "), w-labelW))
 }
 
+// metricsLabelW is the width of the metrics panel's label column at inner
+// width w, which the history chart below it lines up with.
+func metricsLabelW(w int) int {
+	if metricsTwoColumns(w) {
+		return 9
+	}
+	return 12
+}
+
 // metricsLines renders the paper's figures for r at inner width w, with the
 // trail of the scenario's past measurements.
 func metricsLines(st Styles, r *profiler.Result, trail []trailPoint, w int) []string {
@@ -125,6 +134,16 @@ func metricsLines(st Styles, r *profiler.Result, trail []trailPoint, w int) []st
 		lab("compute", 12) + val(fmtTFLOPs(r.AchievedTFLOPs)),
 		trailLine(st, trail, 12, w),
 	}
+}
+
+// metricsPanelLines is the metrics panel's body at inner size w x h: the
+// figures, then, with history set, the history chart at the bottom.
+func metricsPanelLines(st Styles, r *profiler.Result, trail []trailPoint, hist []fracPoint, w, h int, history bool) []string {
+	lines := metricsLines(st, r, trail, w)
+	if !history {
+		return lines
+	}
+	return append(padLines(lines, h-fracChartLines), fracChartBlock(st, hist, metricsLabelW(w), w)...)
 }
 
 func ansiWidth(s string) int { return ansi.StringWidth(s) }

@@ -16,9 +16,9 @@ const (
 	tlBusyW  = 10
 )
 
-// timelineTracks lists device 0's tracks: the compute and comm streams, one
-// row per copy engine (ces of them), then any other track the spans use.
-func timelineTracks(r *profiler.Result, ces int) []string {
+// timelineTracks lists device dev's tracks: the compute and comm streams,
+// one row per copy engine (ces of them), then any other track its spans use.
+func timelineTracks(r *profiler.Result, ces, dev int) []string {
 	tracks := []string{"compute", "comm"}
 	for i := range ces {
 		tracks = append(tracks, "ce"+strconv.Itoa(i))
@@ -28,7 +28,7 @@ func timelineTracks(r *profiler.Result, ces int) []string {
 	}
 	var extra []string
 	for _, s := range r.Timeline {
-		if s.Device == 0 && !slices.Contains(tracks, s.Track) && !slices.Contains(extra, s.Track) {
+		if s.Device == dev && !slices.Contains(tracks, s.Track) && !slices.Contains(extra, s.Track) {
 			extra = append(extra, s.Track)
 		}
 	}
@@ -36,44 +36,46 @@ func timelineTracks(r *profiler.Result, ces int) []string {
 	return append(tracks, extra...)
 }
 
-// timelineTitle names the panel, its legend and the repetition's length.
-func timelineTitle(r *profiler.Result) string {
-	t := "Timeline · GPU 0 · █ compute ▓ comm"
+// timelineTitle names the panel, the device shown (dev, of n present),
+// the zoom when there is one, its legend and the repetition's length.
+func timelineTitle(r *profiler.Result, dev, n int, z tlZoom) string {
+	t := "Timeline · " + gpuLabel(dev, n)
+	if z.factor() > 1 {
+		t += " · zoom " + strconv.Itoa(z.factor()) + "x"
+	}
+	t += " · █ compute ▓ comm"
 	if r == nil {
 		return t
 	}
-	end := int64(0)
-	for _, s := range r.Timeline {
-		end = max(end, s.End)
-	}
-	return t + " · one concurrent repetition, " + fmtDur(float64(end))
+	return t + " · one concurrent repetition, " + fmtDur(float64(runEnd(r)))
 }
 
 // timelineLines draws a Gantt chart of r's concurrent repetition on device
-// 0: one row per track, bars scaled to width w, then a time axis.
-func timelineLines(st Styles, r *profiler.Result, tracks []string, w int) []string {
+// dev: one row per track, the bars of zoom z's window scaled to width w
+// (spans cut at its edges drawn in part), each track's busy time over the
+// whole repetition, then a time axis of the window.
+func timelineLines(st Styles, r *profiler.Result, tracks []string, w, dev int, z tlZoom) []string {
 	if r == nil || len(r.Timeline) == 0 {
 		return []string{st.Dim.Render("no timeline yet (the backend reports spans of the concurrent run)")}
 	}
-	end := int64(0)
-	for _, s := range r.Timeline {
-		end = max(end, s.End)
-	}
-	if end <= 0 {
-		end = 1
-	}
+	end := max(runEnd(r), 1)
+	wa, wb := z.window(end)
 	bw := max(w-tlLabelW-tlBusyW, 4)
+	scale := float64(bw) / float64(wb-wa)
 	out := make([]string, 0, len(tracks)+2)
 	for _, tr := range tracks {
 		cells := make([]backends.Op, bw)
 		var spans [][2]int64
 		for _, s := range r.Timeline {
-			if s.Device != 0 || s.Track != tr || s.End <= s.Start {
+			if s.Device != dev || s.Track != tr || s.End <= s.Start {
 				continue
 			}
 			spans = append(spans, [2]int64{s.Start, s.End})
-			a := int(float64(s.Start) * float64(bw) / float64(end))
-			b := int(math.Ceil(float64(s.End) * float64(bw) / float64(end)))
+			if s.End <= wa || s.Start >= wb {
+				continue
+			}
+			a := int(float64(s.Start-wa) * scale)
+			b := int(math.Ceil(float64(s.End-wa) * scale))
 			for c := max(a, 0); c < min(b, bw); c++ {
 				if cells[c] == "" || s.Op == backends.OpComm {
 					cells[c] = s.Op
@@ -86,10 +88,13 @@ func timelineLines(st Styles, r *profiler.Result, tracks []string, w int) []stri
 		}
 		out = append(out, st.Label.Render(fit(tr, tlLabelW))+drawCells(st, cells)+st.Dim.Render(alignRight(busy, tlBusyW)))
 	}
-	axis, labels := timeAxis(end, bw)
 	pad := strings.Repeat(" ", tlLabelW)
-	out = append(out, pad+st.Dim.Render(axis), fit(st.Label.Render("time"), tlLabelW)+st.Dim.Render(labels))
-	return out
+	if z.factor() == 1 {
+		axis, labels := timeAxis(end, bw)
+		return append(out, pad+st.Dim.Render(axis), fit(st.Label.Render("time"), tlLabelW)+st.Dim.Render(labels))
+	}
+	axis, labels := windowAxis(wa, wb, bw)
+	return append(out, pad+st.Dim.Render(axis), st.Label.Render(fit("time "+strconv.Itoa(z.factor())+"x", tlLabelW))+st.Dim.Render(labels))
 }
 
 // drawCells renders one track's cells: "█" compute, "▓" comm, blank idle;
@@ -182,4 +187,58 @@ func niceStep(x float64) float64 {
 		}
 	}
 	return 10 * p
+}
+
+// windowAxis draws an axis of w cells for the window [a, b) ns of a zoomed
+// timeline: ticks at a round step, labelled in one unit with as many
+// decimals as the step needs, and the window's start and end at the two
+// edges of the labels.
+func windowAxis(a, b int64, w int) (axis, labels string) {
+	span := float64(b - a)
+	step := max(niceStep(span*12/float64(w)), 1)
+	unit, div := tickUnit(b)
+	dec := max(0, int(math.Ceil(-math.Log10(step/div)-1e-9)))
+	text := func(t float64) []rune {
+		return []rune(strconv.FormatFloat(t/div, 'f', dec, 64) + " " + unit)
+	}
+	ax := []rune(strings.Repeat("─", w))
+	lab := []rune(strings.Repeat(" ", w))
+	first, last := text(float64(a)), text(float64(b))
+	copy(lab, first)
+	next := len(first) + 2
+	stop := w - len(last) - 2 // labels end before the window's end label
+	if len(first)+len(last)+1 <= w {
+		copy(lab[w-len(last):], last)
+	} else {
+		stop = w
+	}
+	for i := math.Ceil(float64(a) / step); i*step <= float64(b); i++ {
+		t := i * step
+		c := int(math.Round((t - float64(a)) * float64(w) / span))
+		if c >= w {
+			c = w - 1
+		}
+		ax[c] = '┬'
+		tx := text(t)
+		if c < next || c+len(tx) > stop {
+			continue
+		}
+		copy(lab[c:], tx)
+		next = c + len(tx) + 2
+	}
+	return string(ax), string(lab)
+}
+
+// tickUnit picks the unit of a zoomed axis ending at b ns: ns below a µs,
+// µs below 10 ms, ms below 10 s, then s; div is the unit in ns.
+func tickUnit(b int64) (unit string, div float64) {
+	switch {
+	case b < 1e3:
+		return "ns", 1
+	case b < 1e7:
+		return "µs", 1e3
+	case b < 1e10:
+		return "ms", 1e6
+	}
+	return "s", 1e9
 }

@@ -3,6 +3,7 @@ package tui
 import (
 	"fmt"
 	"math"
+	"strings"
 
 	"github.com/c3lab/c3lab/backends"
 	"github.com/c3lab/c3lab/profiler"
@@ -26,28 +27,70 @@ func utilRows() []utilRow {
 	}
 }
 
-// utilTitle names the panel and the run it shows.
-func utilTitle(r *profiler.Result, live bool) string {
+// utilTitle names the panel, the device it shows (dev, of n present) and
+// the run it shows.
+func utilTitle(r *profiler.Result, live bool, dev, n int) string {
 	switch {
 	case r == nil:
 		return "Utilization"
 	case live:
-		return "Utilization · GPU 0 · live NVML: average, then over time"
+		return "Utilization · " + gpuLabel(dev, n) + " · live NVML: average, then over time"
 	}
-	return "Utilization · GPU 0 · concurrent run: average, then over time"
+	return "Utilization · " + gpuLabel(dev, n) + " · concurrent run: average, then over time"
 }
 
-// utilLinesFor renders, per resource, the time-weighted average over the
-// concurrent repetition as a bar and its course over time as a sparkline.
-func utilLinesFor(st Styles, r *profiler.Result, tel telemetry, w int) []string {
+// utilChartRows is how many rows each resource's history chart takes in
+// a utilization panel of inner height h: two when every resource fits at
+// that height, else one.
+func utilChartRows(h int) int {
+	if h >= 2*len(utilRows())+1 {
+		return 2
+	}
+	return 1
+}
+
+// utilValueW is the width of the utilization panel's value column ("71%",
+// "2450 GB/s", after a blank).
+const utilValueW = 10
+
+// utilValue formats a resource's average in its unit: HBM in GB/s when the
+// device's HBM bandwidth is known (hbm, bytes/s), every other share in %.
+func utilValue(metric string, avg, hbm float64) string {
+	if metric == backends.MetricHBMUtil && hbm > 0 && !math.IsNaN(avg) {
+		return fmt.Sprintf("%.0f GB/s", avg*hbm/1e9)
+	}
+	return fmtPct0(avg)
+}
+
+// utilHistory is the course of series s that a chart of n samples shows:
+// live telemetry one sample per dot column, newest last (as they are
+// appended); a run's own telemetry averaged over n equal slices of the
+// repetition.
+func utilHistory(s series, tel telemetry, n int) []float64 {
+	if tel.live {
+		return s.v[max(len(s.v)-n, 0):]
+	}
+	return s.resample(tel.end, n)
+}
+
+// utilLinesFor renders, per resource, the time-weighted average as a bar
+// and a value in its unit, then its course over time as a braille chart
+// (two samples per cell) of rows rows, for a panel of inner width w.
+func utilLinesFor(st Styles, r *profiler.Result, tel telemetry, w, rows int) []string {
 	if r == nil {
 		return []string{st.Dim.Render("no measurement yet")}
 	}
-	const labelW, pctW = 10, 5
-	rest := max(w-labelW-pctW-2, 4)
-	bw := min(max(rest*2/5, 4), 30)
-	sw := max(rest-bw, 0)
-	out := make([]string, 0, utilLines)
+	var hbm float64
+	if r.Bound != nil {
+		hbm = r.Bound.HBMBandwidth
+	}
+	const labelW = 10
+	// label, bar, value, two blanks, chart.
+	rest := max(w-labelW-utilValueW-2, 4)
+	bw := min(max(rest/3, 4), 24)
+	sw := rest - bw
+	rows = max(rows, 1)
+	out := make([]string, 0, rows*len(utilRows())+1)
 	for _, row := range utilRows() {
 		lab := st.Label.Render(fit(row.label, labelW))
 		s, ok := tel.series[row.metric]
@@ -56,11 +99,16 @@ func utilLinesFor(st Styles, r *profiler.Result, tel telemetry, w int) []string 
 			continue
 		}
 		avg := s.mean(0, tel.end)
-		line := lab + styledBar(st, st.Util, avg, bw) + alignRight(fmtPct0(avg), pctW)
-		if sw > 2 {
-			line += "  " + st.Util.Render(sparkline(s.resample(tel.end, sw)))
+		line := lab + styledBar(st, st.Util, avg, bw) + alignRight(utilValue(row.metric, avg, hbm), utilValueW)
+		if sw <= 0 {
+			out = append(out, line)
+			continue
 		}
-		out = append(out, line)
+		chart := brailleFill(utilHistory(s, tel, 2*sw), 0, 1, sw, rows)
+		out = append(out, line+"  "+st.Util.Render(chart[0]))
+		for _, c := range chart[1:] {
+			out = append(out, strings.Repeat(" ", labelW+bw+utilValueW+2)+st.Util.Render(c))
+		}
 	}
 	comp, cok := tel.avg(backends.MetricSMsCompute)
 	comm, mok := tel.avg(backends.MetricSMsComm)

@@ -39,13 +39,14 @@ const (
 	maxPlayDelay = 2 * time.Second
 )
 
-// playKeys are the player's keys (fixed: they sit beside the lab's own).
+// playKeys are the player's keys (fixed: they sit beside the lab's own;
+// speed is on { and }, as + and - zoom the timeline).
 const (
 	keyPlayPause = "space"
 	keyStepNext  = "right"
 	keyStepPrev  = "left"
-	keyFaster    = "+"
-	keySlower    = "-"
+	keyFaster    = "}"
+	keySlower    = "{"
 	keyStart     = "home"
 	keyEnd       = "end"
 )
@@ -77,7 +78,7 @@ func (m *Model) playStatus() string {
 	if p.idx < len(p.pb.Times) {
 		at = p.pb.Times[p.idx]
 	}
-	return fmt.Sprintf("replay %d/%d at %s · %s · %gx · space play/pause, ←/→ step, +/- speed, home/end", p.idx+1, len(p.pb.Results), at.Round(time.Millisecond), state, p.speed)
+	return fmt.Sprintf("replay %d/%d at %s · %s · %gx · space play/pause, ←/→ step, {/} speed, home/end", p.idx+1, len(p.pb.Results), at.Round(time.Millisecond), state, p.speed)
 }
 
 // nextTick schedules the step after the current one at the recorded pace.

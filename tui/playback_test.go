@@ -69,9 +69,9 @@ func TestPlaybackPlays(t *testing.T) {
 		t.Fatalf("space: playing %v, cmd %v", m.play.playing, cmd != nil)
 	}
 	seq := m.play.seq
-	m, _ = key1(m, '+', "+")
+	m, _ = key1(m, '}', "}")
 	if m.play.speed != 2 {
-		t.Errorf("speed %v after +, want 2", m.play.speed)
+		t.Errorf("speed %v after }, want 2", m.play.speed)
 	}
 	nm, _ := m.Update(playTickMsg{seq}) // stale: the speed change re-armed the timer
 	m = nm.(Model)

@@ -85,7 +85,9 @@ func (m *Model) renderList() {
 func (m *Model) renderResultPanels() {
 	st, r, l := m.styles, m.result, m.lay
 	if l.metrics.visible() {
-		m.view.metrics = box(st, metricsTitle(r), metricsLines(st, r, m.trail[m.suite[m.active].Name], l.metrics.W-2), l.metrics.W, l.metrics.H)
+		name := m.suite[m.active].Name
+		lines := metricsPanelLines(st, r, m.trail[name], m.hist[name], l.metrics.W-2, l.metrics.H-2, l.history)
+		m.view.metrics = box(st, metricsTitle(r), lines, l.metrics.W, l.metrics.H)
 	}
 	if l.tabbed {
 		m.view.detail = m.renderDetail(m.detail, l.detail, true)
@@ -107,9 +109,10 @@ func (m *Model) renderDetail(d detail, rc rect, tabbed bool) []string {
 	var lines []string
 	switch d {
 	case detailUtil:
-		title, lines = utilTitle(r, m.tel.live), utilLinesFor(st, r, m.tel, w)
+		title, lines = utilTitle(r, m.tel.live, m.gpu, len(m.gpus)), utilLinesFor(st, r, m.tel, w, utilChartRows(rc.H-2))
 	case detailTimeline:
-		title, lines = timelineTitle(r), timelineLines(st, r, timelineTracks(r, m.tracks-2), w)
+		title = timelineTitle(r, m.gpu, len(m.gpus), m.zoom)
+		lines = timelineLines(st, r, timelineTracks(r, m.tracks-2, m.gpu), w, m.gpu, m.zoom)
 	default:
 		title, lines = whyTitle(), whyLines(st, r, w, m.name, m.caps)
 	}
@@ -126,8 +129,28 @@ func (m *Model) renderOverlay() {
 	}
 	// The overlay leaves the header, status and help lines visible.
 	w, maxH := min(m.width-4, 84), m.height-3
-	body := helpOverlayLines(m.styles, helpGroups(m.keys, m.strategy, m.caps, m.name), w-4, maxH-2)
+	v := helpView{gpu: m.gpu, n: len(m.gpus), zoom: m.zoom}
+	body := helpOverlayLines(m.styles, helpGroups(m.keys, m.strategy, m.caps, m.name, v), w-4, maxH-2)
+	body, m.helpTop = scrollLines(m.styles, body, m.helpTop, maxH-2)
 	m.view.overlay = m.overlayBox("Help · keys and knobs (? or esc closes)", body, w)
+}
+
+// scrollLines shows lines from top in h lines, the last of them saying
+// how many more there are, when they do not all fit; top comes back
+// clamped.
+func scrollLines(st Styles, lines []string, top, h int) ([]string, int) {
+	if len(lines) <= h || h < 2 {
+		return lines, 0
+	}
+	top = min(max(top, 0), len(lines)-(h-1))
+	out := append(lines[top:top+h-1:top+h-1], "")
+	switch rest := len(lines) - top - (h - 1); {
+	case rest > 0:
+		out[h-1] = st.Dim.Render(fmt.Sprintf("… %d more lines · ↑/↓ scroll", rest))
+	default:
+		out[h-1] = st.Dim.Render(fmt.Sprintf("↑ %d lines above · ↑/↓ scroll", top))
+	}
+	return out, top
 }
 
 // piece is a rendered panel placed on screen.

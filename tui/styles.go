@@ -27,6 +27,8 @@ type Styles struct {
 	Spinner  lipgloss.Style // the running indicator
 	Selected lipgloss.Style // the knob values in the help overlay
 	Rec      lipgloss.Style // the recording indicator (● REC)
+	Chart    lipgloss.Style // the fraction-of-ideal history line
+	Marker   lipgloss.Style // a strategy change on a history chart (┴)
 }
 
 // DefaultStyles returns the lab's styles for a dark or light background.
@@ -56,5 +58,7 @@ func DefaultStyles(dark bool) Styles {
 		Spinner:  lipgloss.NewStyle().Foreground(accent),
 		Selected: lipgloss.NewStyle().Bold(true),
 		Rec:      lipgloss.NewStyle().Bold(true).Foreground(ld(lipgloss.Color("#c92a2a"), lipgloss.Color("#ff6b6b"))),
+		Chart:    lipgloss.NewStyle().Foreground(accent),
+		Marker:   lipgloss.NewStyle().Bold(true).Foreground(ld(lipgloss.Color("#e67700"), lipgloss.Color("#ffd43b"))),
 	}
 }

@@ -1,0 +1,64 @@
+package tui
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/charmbracelet/x/ansi"
+
+	"github.com/c3lab/c3lab/backends"
+	nvtel "github.com/c3lab/c3lab/profiler/telemetry"
+	"github.com/c3lab/c3lab/scenarios"
+)
+
+// TestUtilValue checks the units: HBM in GB/s when the bandwidth is known,
+// every share in %.
+func TestUtilValue(t *testing.T) {
+	for _, tc := range []struct {
+		metric   string
+		avg, hbm float64
+		want     string
+	}{
+		{backends.MetricHBMUtil, 0.5, 4e12, "2000 GB/s"},
+		{backends.MetricHBMUtil, 0.5, 0, "50%"},
+		{backends.MetricSMUtil, 0.71, 4e12, "71%"},
+		{backends.MetricLinkTXUtil, 0.885, 0, "88%"},
+	} {
+		if got := utilValue(tc.metric, tc.avg, tc.hbm); got != tc.want {
+			t.Errorf("utilValue(%s, %v, %v) = %q, want %q", tc.metric, tc.avg, tc.hbm, got, tc.want)
+		}
+	}
+}
+
+// TestUtilChartRows checks the charts take two rows only where every
+// resource fits at that height.
+func TestUtilChartRows(t *testing.T) {
+	for h, want := range map[int]int{7: 1, 12: 1, 13: 2, 30: 2} {
+		if got := utilChartRows(h); got != want {
+			t.Errorf("utilChartRows(%d) = %d, want %d", h, got, want)
+		}
+	}
+}
+
+// TestUtilLiveHistory checks live NVML samples are appended one per dot
+// column, newest at the right edge, keeping only what fits.
+func TestUtilLiveHistory(t *testing.T) {
+	h := nvtel.NewHistory(liveHistory)
+	for i := range 100 {
+		v := 0.0
+		if i >= 98 {
+			v = 1 // the two newest samples: the last cell full
+		}
+		h.Add(nvtel.Batch{Samples: []backends.Sample{{Device: 0, Metric: backends.MetricSMUtil, Time: int64(i) * 100e6, Value: v}}})
+	}
+	tel := liveTelemetry(h, 0)
+	got := utilHistory(tel.series[backends.MetricSMUtil], tel, 10)
+	if len(got) != 10 || got[7] != 0 || got[8] != 1 || got[9] != 1 {
+		t.Errorf("live history %v, want the 10 newest samples", got)
+	}
+	r := fixtureResult(testSuite()[0], scenarios.Strategy{})
+	lines := utilLinesFor(DefaultStyles(true), &r, tel, 60, 1)
+	if sm := ansi.Strip(lines[0]); !strings.HasSuffix(sm, " ⣿") || !strings.Contains(sm, " 1%") {
+		t.Errorf("SMs row %q, want a full last cell and a 1%% average (1 over the last of 99 steps)", sm)
+	}
+}
