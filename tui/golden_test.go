@@ -85,7 +85,7 @@ func TestPanelGolden(t *testing.T) {
 			return helpOverlayLines(st, helpGroups(DefaultKeyMap().withCapabilities(bare), scenarios.Strategy{}, bare, "replay", helpView{n: 1}), w, 40)
 		}},
 	}
-	for _, w := range []int{80, 160} {
+	for _, w := range []int{80, 120, 160, 200} {
 		for _, p := range panels {
 			t.Run(fmt.Sprintf("%s_%d", p.name, w), func(t *testing.T) {
 				lines := p.lines(w - 2)
