@@ -5,6 +5,7 @@ import (
 	"sort"
 
 	"github.com/c3lab/c3lab/backends"
+	"github.com/c3lab/c3lab/scenarios"
 )
 
 // job is one schedulable piece of work: a kernel (CTAs on SMs) or a
@@ -15,6 +16,8 @@ type job struct {
 	op    backends.Op
 	track string
 	copy  bool // a copy-engine job (no SMs)
+	// coll is the collective an SM collective's kernel runs.
+	coll scenarios.Collective
 
 	// enqueued is when the host enqueued the job's op; launch is when the
 	// job becomes runnable (seconds from the start). The time between the
@@ -39,7 +42,28 @@ type job struct {
 	// stall divides ctaRate by 1 + stall x (other ops' HBM share).
 	stall float64
 
+	// pooled kernels are persistent with a dynamic tile scheduler (cuBLAS
+	// GEMMs): their CTAs, at most one per SM, pull work units from one
+	// shared pool (remaining, of total units) until it is empty, and all of
+	// them end then. A CTA that starts late joins the pool; no CTA frees its
+	// SM before the kernel ends.
+	pooled bool
+	total  float64
+	// setup is a fixed time a kernel's CTAs spend, from its first dispatch,
+	// before they make progress (an SM collective's handshake); they hold
+	// their SMs meanwhile. ready is when it ends.
+	setup float64
+	ready float64
+	// after, when set, must finish before this job launches: launch is
+	// then after's end plus afterDelay (a kernel behind its copies).
+	after      *job
+	afterDelay float64
+	// maxRate, when positive, caps the whole job's rate in units per second
+	// however many CTAs it holds.
+	maxRate float64
+
 	// Copy jobs: remaining work in units (bytes) and their private rate.
+	// Pooled kernels keep their pool in remaining too.
 	remaining float64
 	copyRate  float64
 	engines   int
@@ -107,6 +131,12 @@ const maxEvents = 1_000_000
 func (e *engine) run() float64 {
 	for _, j := range e.jobs {
 		j.bounds = map[backends.Resource]float64{}
+		if j.after != nil {
+			j.launch = math.Inf(1)
+		}
+		if j.pooled {
+			j.total = j.remaining
+		}
 		if j.copy {
 			continue
 		}
@@ -175,6 +205,7 @@ func (e *engine) dispatch() {
 		j.resident += c.n
 		if !j.started {
 			j.started, j.start = true, e.now
+			j.ready = e.now + j.setup
 		}
 		e.cohorts = append(e.cohorts, c)
 	}
@@ -234,7 +265,11 @@ func (e *engine) rates() []flow {
 			continue
 		}
 		others := math.Min(1, (totalHBM-privHBM[j])/e.p.HBMBandwidth)
-		flows = append(flows, flow{j: j, max: e.privMax(j, others), bound: j.privRes})
+		bound := j.privRes
+		if e.settingUp(j) {
+			bound = backends.ResLaunch
+		}
+		flows = append(flows, flow{j: j, max: e.privMax(j, others), bound: bound})
 	}
 	hbmCap := e.p.HBMBandwidth
 	if hbmUsers > 1 {
@@ -260,7 +295,17 @@ func (e *engine) rates() []flow {
 			}
 		}
 	}
+	// Copy engines are served first: their few, deep streams of requests
+	// get the HBM bandwidth they ask for and the kernels share the rest
+	// (measured: next to a streaming op the copies do not slow, the stream
+	// op does; FINDINGS.md, section 3). Their demand is already capped by
+	// the link and by HBM.
 	frozen := make([]bool, len(flows))
+	for i := range flows {
+		if flows[i].j.copy {
+			frozen[i], flows[i].rate = true, flows[i].max
+		}
+	}
 	theta := 0.0
 	for {
 		// Find the share of private maximum at which the next resource
@@ -321,13 +366,26 @@ func (e *engine) active(j *job) bool {
 	return j.resident > 0
 }
 
+// settingUp reports whether a kernel's CTAs hold SMs but are still in their
+// fixed setup time.
+func (e *engine) settingUp(j *job) bool {
+	return !j.copy && j.started && e.now < j.ready-1e-15
+}
+
 // privMax is a job's rate with nothing shared, slowed by memory stalls when
 // other ops take a share `others` of HBM bandwidth.
 func (e *engine) privMax(j *job, others float64) float64 {
 	if j.copy {
 		return j.copyRate
 	}
-	return float64(j.resident) * j.ctaRate / (1 + j.stall*others)
+	if e.settingUp(j) {
+		return 0
+	}
+	r := float64(j.resident) * j.ctaRate / (1 + j.stall*others)
+	if j.maxRate > 0 {
+		r = math.Min(r, j.maxRate)
+	}
+	return r
 }
 
 // nextEvent returns the time to the next change: a cohort or copy finishing,
@@ -339,16 +397,22 @@ func (e *engine) nextEvent(flows []flow) float64 {
 		rate[f.j] = f.rate
 	}
 	for _, c := range e.cohorts {
+		if c.job.pooled {
+			continue
+		}
 		if r := rate[c.job] / float64(c.job.resident); r > 0 {
 			dt = math.Min(dt, c.remaining/r)
 		}
 	}
 	for _, j := range e.jobs {
-		if j.copy && j.started && !j.done && rate[j] > 0 {
+		if (j.copy || j.pooled) && j.started && !j.done && rate[j] > 0 {
 			dt = math.Min(dt, j.remaining/rate[j])
 		}
-		if !j.started && j.launch > e.now {
+		if !j.started && j.launch > e.now && !math.IsInf(j.launch, 1) {
 			dt = math.Min(dt, j.launch-e.now)
+		}
+		if e.settingUp(j) {
+			dt = math.Min(dt, j.ready-e.now)
 		}
 	}
 	return dt
@@ -374,7 +438,8 @@ func (e *engine) advance(dt float64, flows []flow) {
 		switch {
 		case j.done || e.active(j):
 		case !j.started && j.launch > e.now:
-			// Charge the part of this interval after the op was enqueued.
+			// Charge the part of this interval after the op was enqueued
+			// (for a job behind another, the wait for it).
 			if d := e.now + dt - math.Max(e.now, j.enqueued); d > 0 {
 				j.bounds[backends.ResLaunch] += d
 			}
@@ -392,12 +457,29 @@ func (e *engine) advance(dt float64, flows []flow) {
 	e.segs = append(e.segs, seg)
 	e.now += dt
 
+	// A pooled kernel whose pool runs dry ends with all its CTAs; its
+	// queued CTAs never start.
+	for _, j := range e.jobs {
+		if j.pooled && j.started && !j.done {
+			j.remaining -= dt * rate[j]
+			if j.remaining <= 1e-9*j.total {
+				j.remaining, j.pending = 0, 0
+			}
+		}
+	}
 	kept := e.cohorts[:0]
 	for _, c := range e.cohorts {
-		c.remaining -= dt * rate[c.job] / float64(c.job.resident)
-		if c.remaining > 1e-9 {
-			kept = append(kept, c)
-			continue
+		if c.job.pooled {
+			if c.job.remaining > 0 {
+				kept = append(kept, c)
+				continue
+			}
+		} else {
+			c.remaining -= dt * rate[c.job] / float64(c.job.resident)
+			if c.remaining > 1e-9 {
+				kept = append(kept, c)
+				continue
+			}
 		}
 		for _, t := range c.taken {
 			e.pools[t.pool].free += t.n
@@ -414,6 +496,12 @@ func (e *engine) advance(dt float64, flows []flow) {
 			if j.remaining <= 1e-3 { // bytes
 				j.done, j.end = true, e.now
 			}
+		}
+	}
+	// A job waiting for another launches once that one is done.
+	for _, j := range e.jobs {
+		if j.after != nil && math.IsInf(j.launch, 1) && j.after.done {
+			j.launch = j.after.end + j.afterDelay
 		}
 	}
 }

@@ -25,8 +25,6 @@ type plan struct {
 	// opJobs lists the jobs of each op; opLaunch is when each op was enqueued.
 	opJobs   map[backends.Op][]*job
 	opLaunch map[backends.Op]float64
-	// tail is extra time after the comm jobs end (last chunk's reduction).
-	tail float64
 	// peakTensor is the tensor peak used for tensor utilization.
 	peakTensor float64
 }
@@ -71,11 +69,10 @@ func build(p Profile, ex backends.Experiment) (*plan, error) {
 		}
 	}
 	if runComm {
-		jobs, tail := commJobs(p, sc, st, commDom, commAt, commOrder)
+		jobs := commJobs(p, sc, st, commDom, eng, commAt, commOrder)
 		eng.jobs = append(eng.jobs, jobs...)
 		pl.opJobs[backends.OpComm] = jobs
 		pl.opLaunch[backends.OpComm] = commAt
-		pl.tail = tail
 	}
 	return pl, nil
 }
@@ -130,20 +127,26 @@ func computeJob(p Profile, c scenarios.ComputeOp, st scenarios.Strategy, dom []i
 	}
 	switch c.Kind {
 	case scenarios.GEMM:
+		// A persistent kernel: one CTA per SM it may use pulls tiles (or
+		// split-K slices) from a shared pool until none is left, so it
+		// frees no SM before its end (measured: a collective launched after
+		// a GEMM waits for all of it; backends/cuda/NOTES.md).
 		g := gemmModel(p, c, smsAvail)
-		j.ctas = g.ctas
-		flopsPerCTA := c.FLOPs() / float64(g.ctas)
-		bytesPerCTA := g.traffic / float64(g.ctas)
-		tensorRate := p.PeakFLOPs[c.DType] * p.GEMMEfficiency / float64(p.SMs) / flopsPerCTA
-		memRate := p.SMHBMBandwidth / bytesPerCTA
-		j.hbm = bytesPerCTA
+		j.pooled = true
+		j.ctas = min(g.ctas, max(smsAvail, 1))
+		j.remaining = float64(g.ctas)
+		flopsPerTile := c.FLOPs() / float64(g.ctas)
+		bytesPerTile := g.traffic / float64(g.ctas)
+		tensorRate := p.PeakFLOPs[c.DType] * p.gemmEfficiency(c.DType) / float64(p.SMs) / flopsPerTile
+		memRate := p.SMHBMBandwidth / bytesPerTile
+		j.hbm = bytesPerTile
 		if tensorRate <= memRate {
 			j.ctaRate, j.privRes, j.stall = tensorRate, backends.ResTensor, p.GEMMMemoryStall
 		} else {
 			j.ctaRate, j.privRes = memRate, backends.ResSMs
 		}
 		j.l2Sensitive = g.traffic > g.ideal
-		return j, flopsPerCTA, nil
+		return j, flopsPerTile, nil
 	case scenarios.Stream:
 		// An elementwise kernel of many short CTAs (streamWaves waves on the
 		// SMs it may use), so it shares SMs gracefully as they free up.
@@ -187,7 +190,7 @@ func gemmModel(p Profile, c scenarios.ComputeOp, sms int) gemmShape {
 	// Below the machine balance (FLOP per byte at which tensor throughput
 	// and HBM bandwidth take equal time) the GEMM is memory-bound: libraries
 	// then split K into many short CTAs to keep every SM streaming.
-	balance := p.PeakFLOPs[c.DType] * p.GEMMEfficiency / p.HBMBandwidth
+	balance := p.PeakFLOPs[c.DType] * p.gemmEfficiency(c.DType) / p.HBMBandwidth
 	memBound := c.FLOPs()/(idealAB+M*N*out) < balance
 	splitK := 1
 	switch {
@@ -214,16 +217,17 @@ func gemmModel(p Profile, c scenarios.ComputeOp, sms int) gemmShape {
 }
 
 // commJobs models the collective: a kernel of CTAs on the SMs, or copies on
-// the copy engines (plus a reduction kernel for reduce-scatter/all-reduce).
-func commJobs(p Profile, sc scenarios.Scenario, st scenarios.Strategy, dom []int, at float64, order int) ([]*job, float64) {
+// the copy engines (plus a reduction kernel for reduce-scatter/all-reduce,
+// or NCCL's own kernel ahead of its copies).
+func commJobs(p Profile, sc scenarios.Scenario, st scenarios.Strategy, dom []int, eng *engine, at float64, order int) []*job {
 	coll := sc.Comm.Collective
 	n := sc.GPUs
 	payload := sc.Comm.LinkBytes(n)
 	switch st.CommEngine {
 	case scenarios.EngineDMA:
-		return dmaJobs(p, sc, st, dom, at, order, payload)
+		return dmaJobs(p, sc, st, dom, eng, at, order, payload)
 	case scenarios.EngineNCCLCE:
-		return ncclCEJobs(p, sc, at, order, payload), 0
+		return ncclCEJobs(p, sc, st, dom, at, order, payload)
 	}
 	ctas := p.CommCTAs[coll]
 	if st.CommCTAs > 0 {
@@ -234,30 +238,30 @@ func commJobs(p Profile, sc scenarios.Scenario, st scenarios.Strategy, dom []int
 	if coll == scenarios.AllGather && p.CommLocalCopy {
 		hbm += 2 * float64(sc.Comm.Bytes) / float64(ctas)
 	}
+	// The kernel's CTAs are launched at once; its fixed cost (handshakes
+	// with the peers) is spent holding their SMs.
 	j := &job{
-		name: "nccl " + sc.Comm.String(), op: backends.OpComm, track: "comm",
-		enqueued: at, launch: at + p.CommLaunchOverhead,
+		name: "nccl " + sc.Comm.String(), op: backends.OpComm, track: "comm", coll: coll,
+		enqueued: at, launch: at, setup: p.CommSetup[coll],
 		ctas: ctas, maxResident: unlimited, priority: st.CommPriority, order: order,
 		domain:  dom,
 		ctaRate: p.CTALinkBandwidth[coll] / perCTA, privRes: backends.ResCTA,
 		stall: p.CommLatencySensitivity,
-		hbm:   hbm, link: perCTA / p.LinkEfficiencySM,
+		hbm:   hbm, link: perCTA / p.LinkEfficiencySM[coll],
 	}
-	return []*job{j}, 0
+	return []*job{j}
 }
 
-// dmaJobs models a copy-engine collective: each rank pushes its data to
-// every peer, one transfer per peer, spread over the engines in use;
-// chunking lets one transfer use several engines at the cost of a gap per
-// chunk. Reductions run as a small kernel fed chunk by chunk.
-func dmaJobs(p Profile, sc scenarios.Scenario, st scenarios.Strategy, dom []int, at float64, order int, payload float64) ([]*job, float64) {
-	coll := sc.Comm.Collective
+// copyJob is a copy-engine phase: each rank pushes bytes to its peers, one
+// transfer per peer, spread over the engines in use; chunking lets one
+// transfer use several engines at the cost of a gap per chunk.
+func copyJob(p Profile, sc scenarios.Scenario, st scenarios.Strategy, at float64, order int, bytes float64) *job {
 	peers := sc.GPUs - 1
 	engines := p.CopyEngines
 	if st.CopyEngines > 0 {
 		engines = st.CopyEngines
 	}
-	perTransfer := payload / float64(peers)
+	perTransfer := bytes / float64(peers)
 	chunk := float64(st.ChunkBytes)
 	if chunk <= 0 {
 		// Unchunked: each transfer is cut into as many pieces as it takes
@@ -273,62 +277,83 @@ func dmaJobs(p Profile, sc scenarios.Scenario, st scenarios.Strategy, dom []int,
 	privRes := backends.ResCopyEngines
 	// The host enqueues every copy; when that is slower than the copies
 	// themselves, enqueueing bounds the collective.
-	if enq := payload / (float64(peers*chunks) * p.CopyLaunchOverhead); enq < rate {
+	if enq := bytes / (float64(peers*chunks) * p.CopyLaunchOverhead); enq < rate {
 		rate, privRes = enq, backends.ResLaunch
 	}
-	overhead := p.CopySyncOverhead + p.CopyLaunchOverhead
-	cp := &job{
+	return &job{
 		name: "copy " + sc.Comm.String(), op: backends.OpComm, track: "ce",
-		copy: true, enqueued: at, launch: at + overhead, order: order,
-		remaining: payload, copyRate: rate, engines: active, privRes: privRes,
-		hbm: p.DMAHBMPerLinkByte[coll], link: 1 / p.LinkEfficiencyCE,
+		copy: true, enqueued: at, launch: at + p.CopySyncOverhead + p.CopyLaunchOverhead, order: order,
+		remaining: bytes, copyRate: rate, engines: active, privRes: privRes,
+		hbm: p.DMAHBMPerLinkByte[sc.Comm.Collective], link: 1 / p.LinkEfficiencyCE,
 	}
-	jobs := []*job{cp}
-	tail := 0.0
-	if !coll.IsPureCopy() {
-		reduced := payload
-		if coll == scenarios.AllReduce {
-			reduced = payload / 2 // only the reduce-scatter half reduces
-		}
-		ctas := p.ReductionCTAs
-		if st.CommSMs > 0 {
-			ctas = min(ctas, st.CommSMs)
-		}
-		// The reduction streams through each chunk as it lands.
-		redChunk := math.Min(chunk, 8<<20)
-		bytes := reduced * p.ReductionBytesPerLinkByte
-		perCTA := bytes / float64(ctas)
-		red := &job{
-			name: "reduce " + sc.Comm.String(), op: backends.OpComm, track: "comm",
-			enqueued: at, launch: cp.launch + redChunk/rate,
-			ctas: ctas, maxResident: unlimited, priority: st.CommPriority, order: order,
-			domain:  dom,
-			ctaRate: p.SMHBMBandwidth / perCTA, privRes: backends.ResSMs,
-			hbm: perCTA,
-		}
-		jobs = append(jobs, red)
-		tail = redChunk * p.ReductionBytesPerLinkByte / (float64(ctas) * p.SMHBMBandwidth)
-	}
-	return jobs, tail
 }
 
-// ncclCEJobs models NCCL's own copy-engine collectives: the same copies on
-// every engine, with NCCL's launch cost on top of the copies' and, for an
-// out-of-place all-gather, the rank's own shard copied locally too.
-func ncclCEJobs(p Profile, sc scenarios.Scenario, at float64, order int, payload float64) []*job {
+// dmaJobs models c3lab's copy-engine collective. All-gather and all-to-all
+// are one copy phase that moves peer data only (each rank's own shard or
+// block is placed before timing). Reduce-scatter and all-reduce copy the
+// peers' blocks into staging buffers, then a reduction kernel on the comm
+// stream adds them once every copy has landed; all-reduce then copies the
+// reduced blocks to the peers in a second copy phase.
+func dmaJobs(p Profile, sc scenarios.Scenario, st scenarios.Strategy, dom []int, eng *engine, at float64, order int, payload float64) []*job {
+	coll := sc.Comm.Collective
+	if coll.IsPureCopy() {
+		return []*job{copyJob(p, sc, st, at, order, payload)}
+	}
+	phase := payload
+	if coll == scenarios.AllReduce {
+		phase = payload / 2 // a reduce-scatter, then an all-gather
+	}
+	cp := copyJob(p, sc, st, at, order, phase)
+	// The kernel reads the rank's own block and N-1 staged ones and writes
+	// one: N+1 block-sized HBM streams, a block being 1/(N-1) of the phase.
+	n := float64(sc.GPUs)
+	bytes := (n + 1) * phase / (n - 1)
+	ctas := p.ReductionCTAsPerSM * max(domainSize(eng, dom), 1)
+	perCTA := bytes / float64(ctas)
+	red := &job{
+		name: "reduce " + sc.Comm.String(), op: backends.OpComm, track: "comm",
+		enqueued: at, after: cp,
+		ctas: ctas, maxResident: unlimited, priority: st.CommPriority, order: order,
+		domain:  dom,
+		ctaRate: p.ReductionSMBandwidth / perCTA, maxRate: p.ReductionBandwidth / perCTA,
+		privRes: backends.ResSMs, hbm: perCTA,
+		// Latency-bound like NCCL's CTAs: it slows while another op loads HBM.
+		stall: p.CommLatencySensitivity,
+	}
+	jobs := []*job{cp, red}
+	if coll == scenarios.AllReduce {
+		ag := copyJob(p, sc, st, at, order, phase)
+		ag.after, ag.afterDelay = red, ag.launch-at
+		jobs = append(jobs, ag)
+	}
+	return jobs
+}
+
+// ncclCEJobs models NCCL's own copy-engine collectives (all-gather and
+// all-to-all): a small kernel on the SMs that must run first (measured: next
+// to a GEMM holding every SM the collective waits for the GEMM, FINDINGS.md),
+// then the copies on every engine. An out-of-place all-gather also copies
+// the rank's own shard locally.
+func ncclCEJobs(p Profile, sc scenarios.Scenario, st scenarios.Strategy, dom []int, at float64, order int, payload float64) []*job {
 	coll := sc.Comm.Collective
 	hbm := p.DMAHBMPerLinkByte[coll]
 	if coll == scenarios.AllGather {
 		hbm += 2 * float64(sc.Comm.Bytes) / payload
 	}
-	overhead := p.CommLaunchOverhead + p.CopySyncOverhead
+	k := &job{
+		name: "nccl-ce kernel " + sc.Comm.String(), op: backends.OpComm, track: "comm",
+		enqueued: at, launch: at, setup: p.NCCLCESetup,
+		ctas: p.NCCLCECTAs, maxResident: unlimited, priority: st.CommPriority, order: order,
+		domain: dom, ctaRate: 1e9, privRes: backends.ResLaunch,
+	}
 	engines := min(p.CopyEngines, max(1, sc.GPUs-1)*p.CopyEngines)
-	return []*job{{
+	cp := &job{
 		name: "nccl-ce " + sc.Comm.String(), op: backends.OpComm, track: "ce",
-		copy: true, enqueued: at, launch: at + overhead, order: order,
+		copy: true, enqueued: at, after: k, order: order,
 		remaining: payload, copyRate: float64(engines) * p.CopyEngineBandwidth, engines: engines,
-		privRes: backends.ResCopyEngines, hbm: hbm, link: 1 / p.LinkEfficiencyCE,
-	}}
+		privRes: backends.ResCopyEngines, hbm: hbm, link: 1 / p.LinkEfficiencyNCCLCE,
+	}
+	return []*job{k, cp}
 }
 
 func ceilDiv(a, b int) int { return (a + b - 1) / b }

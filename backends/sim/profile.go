@@ -5,10 +5,12 @@
 // The model (see model.md beside this file): kernels are made of CTAs that
 // hold one SM each from dispatch to completion; a block scheduler hands free
 // SMs to queued CTAs by stream priority, then launch order, within each
-// kernel's SM partition; collectives on copy engines hold no SMs. While ops
-// overlap, HBM and NVLink bandwidth are shared (max-min fair in proportion to
-// demand, with a contention penalty), and every op progresses at the rate of
-// its scarcest resource. Rates are recomputed whenever a CTA cohort ends, a
+// kernel's SM partition; GEMMs are persistent, so they free no SM before
+// they end; collectives on copy engines hold no SMs, and a copy-engine
+// reduction's kernel runs after its copies. While ops overlap, HBM and
+// NVLink bandwidth are shared (copy engines served first, the rest max-min
+// fair in proportion to demand, with a contention penalty), and every op
+// progresses at the rate of its scarcest resource. Rates are recomputed whenever a CTA cohort ends, a
 // kernel launches or an op finishes. Every constant is a named field of a
 // Profile. The model is deterministic.
 package sim
@@ -21,10 +23,12 @@ import "github.com/c3lab/c3lab/scenarios"
 //
 // Values marked "datasheet" come from NVIDIA's H200 specifications, values
 // marked "measured" from runs on a 2 x H200 node (c3lab's own, in
-// backends/cuda/results, and shared/reference/GPU-NODE.md), and values
-// marked "model" are first estimates that calibration against recordings
-// replaces. TestCalibrationAgainstH200 reports the error against the real
-// sweep.
+// backends/cuda/results, and shared/reference/GPU-NODE.md), values marked
+// "fitted" from TestFitH200 (calibration_fit_test.go), which fits them to
+// the gated sweeps of backends/cuda/results/2026-11-30-h200x2-gated, and
+// values marked "model" are estimates no run has pinned down yet.
+// TestCalibrationAgainstH200 and TestCalibrationCopyEnginesAgainstH200
+// hold the error against those sweeps.
 type Profile struct {
 	// Name is the profile's key ("h200").
 	Name string
@@ -46,12 +50,14 @@ type Profile struct {
 	// fp32 is the non-tensor SIMT rate).
 	PeakFLOPs map[scenarios.DType]float64
 	// GEMMEfficiency is the share of peak a large, well-shaped GEMM sustains
-	// on the SMs it holds (measured by c3lab on 2 x H200: bf16 8192^3 at
-	// 812-875 of 989 TFLOP/s).
-	GEMMEfficiency float64
+	// on the SMs it holds, per element type; a type not listed uses bf16's.
+	// Fitted: the median over the tensor-bound GEMMs of the sweep and of
+	// c3lab-ref.json, timed on random operands (bf16 8192^3: 1433 µs, 767
+	// TFLOP/s).
+	GEMMEfficiency map[scenarios.DType]float64
 	// GEMMMemoryStall slows compute-bound GEMM CTAs when another op loads
 	// HBM: the CTA rate is divided by 1 + GEMMMemoryStall x (the other op's
-	// share of HBM bandwidth). Model.
+	// share of HBM bandwidth). Fitted.
 	GEMMMemoryStall float64
 
 	// HBMBandwidth is achievable HBM bandwidth (measured: c3lab's stream op
@@ -62,40 +68,43 @@ type Profile struct {
 	// saturate HBM. Model.
 	SMHBMBandwidth float64
 	// HBMContention is the share of HBM bandwidth lost to bank and row
-	// conflicts while two ops stream through it at once. Model.
+	// conflicts while two ops stream through it at once. Fitted.
 	HBMContention float64
 	// L2Bytes is the L2 cache size (datasheet: 60 MB on H200, 50 MiB usable
 	// per partition pair; the model uses the whole).
 	L2Bytes int64
 	// L2Interference raises a GEMM's HBM traffic by this share while
-	// another op streams through L2 and evicts its tiles. Model.
+	// another op streams through L2 and evicts its tiles. Fitted.
 	L2Interference float64
 
 	// LinkBandwidth is one GPU's NVLink bandwidth per direction
 	// (datasheet: 18 links x 26.56 GB/s = 478 GB/s; NVSwitch gives every GPU
 	// the same total).
 	LinkBandwidth float64
-	// LinkEfficiencySM is the share of LinkBandwidth that SM-driven copies
-	// (NCCL kernels) reach. Measured: NCCL 2.28 all-gather busbw 249-290 GB/s
-	// on 2 x H200 behind NVSwitch with NVLS off.
-	LinkEfficiencySM float64
-	// LinkEfficiencyCE is the share the copy engines reach (measured: one
-	// 256 MiB peer copy at ~394 GB/s).
+	// LinkEfficiencySM is the share of LinkBandwidth that NCCL's kernels
+	// reach, per collective (fitted to NCCL 2.28's isolated collectives on
+	// 2 x H200 behind NVSwitch with NVLS off).
+	LinkEfficiencySM map[scenarios.Collective]float64
+	// LinkEfficiencyCE is the share c3lab's copy engines reach (fitted to
+	// its isolated copy-engine all-gathers and all-to-alls).
 	LinkEfficiencyCE float64
+	// LinkEfficiencyNCCLCE is the share NCCL's own copy-engine path reaches
+	// (fitted to its isolated all-gathers and all-to-alls).
+	LinkEfficiencyNCCLCE float64
 
 	// CommCTAs is the CTA (channel) count of an SM collective by default,
 	// per collective (NCCL's choice on NV18). Model.
 	CommCTAs map[scenarios.Collective]int
 	// CTALinkBandwidth is the link bandwidth one collective CTA drives,
 	// per collective; the collective saturates the link at about
-	// LinkBandwidth x LinkEfficiencySM / CTALinkBandwidth CTAs. Measured for
-	// all-gather: 8 and 16 NCCL channels moved 107 and 186 GB/s on H200
-	// (12-13 GB/s each); the others are model values from the paper's
-	// saturation points (all-to-all ~64 CUs).
+	// LinkBandwidth x LinkEfficiencySM / CTALinkBandwidth CTAs. Fitted: the
+	// median per-CTA bandwidth of the sweep's runs under a CTA cap of 8 and
+	// 16, where the capped collective runs alone after the GEMM.
 	CTALinkBandwidth map[scenarios.Collective]float64
 	// CommLatencySensitivity slows an SM collective's CTAs when another op
 	// loads HBM (its copies are latency-bound): CTA rate divided by
-	// 1 + CommLatencySensitivity x (the other op's share of HBM). Model.
+	// 1 + CommLatencySensitivity x (the other op's share of HBM). Fitted;
+	// the copy-engine reduction kernel shares it.
 	CommLatencySensitivity float64
 	// CommHBMPerLinkByte is the HBM traffic per byte sent over the link
 	// (read to send, write on receive, reduction reads), per collective.
@@ -103,11 +112,12 @@ type Profile struct {
 	// CommLocalCopy is whether an SM all-gather also copies the rank's own
 	// shard into the output (NCCL's out-of-place all-gather does).
 	CommLocalCopy bool
-	// CommLaunchOverhead is an SM collective's fixed cost: kernel launch,
-	// peer handshake and, as c3lab's real protocol measures it today, the
-	// host's group launch for all ranks. Measured: small collectives on
-	// H200 take 60-100 µs over their bandwidth time.
-	CommLaunchOverhead float64
+	// CommSetup is an SM collective's fixed cost per collective: the time
+	// its CTAs spend, holding their SMs, before data moves (peer
+	// handshakes). Fitted as the intercept of the isolated collectives'
+	// times against their size (the gated protocol keeps the host's launch
+	// out).
+	CommSetup map[scenarios.Collective]float64
 
 	// CopyEngines is the number of async copy engines per GPU (measured: 3).
 	CopyEngines int
@@ -117,22 +127,36 @@ type Profile struct {
 	// CopyLaunchOverhead is the host's cost to enqueue one copy and the
 	// engine's to start it. Model.
 	CopyLaunchOverhead float64
-	// CopySyncOverhead is a copy-engine collective's fixed cost for its
-	// cross-GPU flags (stream write/wait value pairs). Model.
+	// CopySyncOverhead is a copy-engine phase's fixed cost: the cross-GPU
+	// events that order it and the engines' start. Fitted as the intercept
+	// of the isolated copy-engine collectives' times against their size.
 	CopySyncOverhead float64
 	// CopyChunkGap is an engine's idle gap between consecutive chunks. Model.
 	CopyChunkGap float64
 	// DMAHBMPerLinkByte is the HBM traffic per link byte of a copy-engine
 	// collective, per collective (the reductions stage data through HBM).
 	DMAHBMPerLinkByte map[scenarios.Collective]float64
-	// ReductionCTAs is the CTA count of the reduction kernel that a
-	// copy-engine reduce-scatter or all-reduce runs on the SMs.
-	ReductionCTAs int
-	// ReductionBytesPerLinkByte is the HBM bytes that reduction kernel moves
-	// per link byte (reads two operands, writes one).
-	ReductionBytesPerLinkByte float64
+	// ReductionCTAsPerSM is how many CTAs per SM of its domain the
+	// reduction kernel of a copy-engine reduce-scatter or all-reduce
+	// launches (c3lab's kernel: a grid-stride loop over 4 CTAs per SM).
+	ReductionCTAsPerSM int
+	// ReductionSMBandwidth is the HBM traffic (reads and writes) one SM of
+	// that kernel moves per second; ReductionBandwidth caps the kernel
+	// whatever its SMs. Fitted: alone it moves about 1 TB/s, and confined
+	// to a few SMs next to a GEMM it crawls (FINDINGS.md, section 4).
+	ReductionSMBandwidth float64
+	ReductionBandwidth   float64
 
-	// LaunchGap is the time between enqueueing the first op and the second.
+	// NCCLCECTAs and NCCLCESetup are the SM kernel NCCL's copy-engine path
+	// runs before its copies: its CTA count and its fixed time. Next to a
+	// GEMM on every SM it waits for the GEMM (FINDINGS.md, section 2).
+	NCCLCECTAs  int
+	NCCLCESetup float64
+
+	// LaunchGap is how much later the second op becomes runnable than the
+	// first. The gated protocol enqueues both before the start; the second
+	// stream waits on an event recorded behind the gate. Fitted, at least
+	// 1 µs.
 	LaunchGap float64
 }
 
@@ -154,18 +178,28 @@ func H200() Profile {
 			scenarios.FP8:  1979e12,
 			scenarios.FP32: 67e12,
 		},
-		GEMMEfficiency:  0.86,
-		GEMMMemoryStall: 0.30,
+		GEMMEfficiency: map[scenarios.DType]float64{
+			scenarios.BF16: 0.768,
+			scenarios.FP16: 0.747,
+			scenarios.FP8:  0.687,
+		},
+		GEMMMemoryStall: 0.15,
 
 		HBMBandwidth:   4.0e12,
 		SMHBMBandwidth: 64e9,
-		HBMContention:  0.06,
+		HBMContention:  0.20,
 		L2Bytes:        60e6,
-		L2Interference: 0.15,
+		L2Interference: 0.5,
 
-		LinkBandwidth:    18 * 26.5625e9,
-		LinkEfficiencySM: 0.63,
-		LinkEfficiencyCE: 0.825,
+		LinkBandwidth: 18 * 26.5625e9,
+		LinkEfficiencySM: map[scenarios.Collective]float64{
+			scenarios.AllGather:     0.576,
+			scenarios.ReduceScatter: 0.550,
+			scenarios.AllReduce:     0.651,
+			scenarios.AllToAll:      0.583,
+		},
+		LinkEfficiencyCE:     0.816,
+		LinkEfficiencyNCCLCE: 0.692,
 
 		CommCTAs: map[scenarios.Collective]int{
 			scenarios.AllGather:     32,
@@ -174,25 +208,30 @@ func H200() Profile {
 			scenarios.AllToAll:      64,
 		},
 		CTALinkBandwidth: map[scenarios.Collective]float64{
-			scenarios.AllGather:     12.5e9,
-			scenarios.ReduceScatter: 11e9,
-			scenarios.AllReduce:     11e9,
-			scenarios.AllToAll:      7e9,
+			scenarios.AllGather:     13.7e9,
+			scenarios.ReduceScatter: 14.7e9,
+			scenarios.AllReduce:     20.3e9,
+			scenarios.AllToAll:      10.5e9,
 		},
-		CommLatencySensitivity: 0.5,
+		CommLatencySensitivity: 1.75,
 		CommHBMPerLinkByte: map[scenarios.Collective]float64{
 			scenarios.AllGather:     2,
 			scenarios.ReduceScatter: 3,
 			scenarios.AllReduce:     2.5,
 			scenarios.AllToAll:      2,
 		},
-		CommLocalCopy:      true,
-		CommLaunchOverhead: 60e-6,
+		CommLocalCopy: true,
+		CommSetup: map[scenarios.Collective]float64{
+			scenarios.AllGather:     59.5e-6,
+			scenarios.ReduceScatter: 68.9e-6,
+			scenarios.AllReduce:     31.7e-6,
+			scenarios.AllToAll:      28.9e-6,
+		},
 
 		CopyEngines:         3,
 		CopyEngineBandwidth: 394e9,
 		CopyLaunchOverhead:  6e-6,
-		CopySyncOverhead:    10e-6,
+		CopySyncOverhead:    36.7e-6,
 		CopyChunkGap:        1.5e-6,
 		DMAHBMPerLinkByte: map[scenarios.Collective]float64{
 			scenarios.AllGather:     2,
@@ -200,11 +239,24 @@ func H200() Profile {
 			scenarios.AllReduce:     2,
 			scenarios.AllToAll:      2,
 		},
-		ReductionCTAs:             16,
-		ReductionBytesPerLinkByte: 3,
+		ReductionCTAsPerSM:   4,
+		ReductionSMBandwidth: 15e9,
+		ReductionBandwidth:   0.983e12,
 
-		LaunchGap: 5e-6,
+		NCCLCECTAs:  1,
+		NCCLCESetup: 36.3e-6,
+
+		LaunchGap: 1e-6,
 	}
+}
+
+// gemmEfficiency is GEMMEfficiency for an element type, bf16's when the
+// type has no entry of its own.
+func (p Profile) gemmEfficiency(d scenarios.DType) float64 {
+	if e, ok := p.GEMMEfficiency[d]; ok {
+		return e
+	}
+	return p.GEMMEfficiency[scenarios.BF16]
 }
 
 // Profiles returns every built-in profile by name.

@@ -89,9 +89,6 @@ func (b *Backend) Simulate(ex backends.Experiment) (Outcome, error) {
 		for _, j := range jobs {
 			end = math.Max(end, j.end)
 		}
-		if op == backends.OpComm {
-			end += pl.tail
-		}
 		ends[op] = end
 		d := ns(end - pl.opLaunch[op])
 		if op == backends.OpCompute {
@@ -219,6 +216,9 @@ func boundDetail(p Profile, j *job, r backends.Resource, pl *plan) string {
 	case backends.ResTensor:
 		return "tensor-core throughput of the SMs it held"
 	case backends.ResSMs:
+		if j.maxRate > 0 {
+			return fmt.Sprintf("the reduction kernel's own speed: %.0f GB/s of HBM traffic per SM it holds, %.2f TB/s at most", p.ReductionSMBandwidth/1e9, p.ReductionBandwidth/1e12)
+		}
 		return fmt.Sprintf("too few SMs to pull more HBM bandwidth (%.0f GB/s per SM)", p.SMHBMBandwidth/1e9)
 	case backends.ResHBM:
 		if len(pl.eng.jobs) > 1 {
@@ -232,6 +232,12 @@ func boundDetail(p Profile, j *job, r backends.Resource, pl *plan) string {
 	case backends.ResCopyEngines:
 		return fmt.Sprintf("%d copy engine(s) at up to %.0f GB/s each", j.engines, p.CopyEngineBandwidth/1e9)
 	case backends.ResLaunch:
+		switch {
+		case j.after != nil:
+			return "waits for the step before it (its copies, or the reduction), then starts"
+		case j.setup > 0:
+			return "fixed setup (handshakes with the peers), holding its SMs"
+		}
 		return "launch and synchronization overhead"
 	}
 	return ""
@@ -239,7 +245,7 @@ func boundDetail(p Profile, j *job, r backends.Resource, pl *plan) string {
 
 // ctaGBs is the link bandwidth one CTA of an SM collective drives, in GB/s.
 func ctaGBs(p Profile, j *job) float64 {
-	return j.ctaRate * j.link * p.LinkEfficiencySM / 1e9
+	return j.ctaRate * j.link * p.LinkEfficiencySM[j.coll] / 1e9
 }
 
 // samples turns the engine's segments into piecewise-constant telemetry:
@@ -276,7 +282,7 @@ func samples(p Profile, pl *plan) []backends.Sample {
 		}
 		last = v
 	}
-	end := ns(pl.eng.now + pl.tail)
+	end := ns(pl.eng.now)
 	for _, name := range names {
 		out = append(out, backends.Sample{Metric: name, Time: end, Value: 0})
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"math"
 	"reflect"
+	"strings"
 	"testing"
 
 	"github.com/c3lab/c3lab/backends"
@@ -62,26 +63,53 @@ func boundShare(r profiler.Result, op backends.Op, res backends.Resource, opNano
 	return float64(ns) / opNanos
 }
 
-// The isolated baselines land where the H200 reference runs put them.
+// The isolated baselines land where c3lab's gated reference runs on
+// 2 x H200 put them: c3lab-ref.json (GEMM on random operands, NCCL) and
+// gpu-tests-copy-engines.txt (copy engines), next to a bf16 8192^3 GEMM.
 func TestIsolatedTimesMatchReferenceRuns(t *testing.T) {
-	r := measure(t, gemmAG(), scenarios.Strategy{})
-	// c3lab's own H200 runs (backends/cuda/results/2026-11-30-h200x2):
-	// bf16 8192^3 at 812-875 TFLOP/s, NCCL all-gather busbw 249-290 GB/s.
-	if r.AchievedTFLOPs < 800 || r.AchievedTFLOPs > 880 {
-		t.Errorf("bf16 8192^3 GEMM at %.0f TFLOP/s; the H200 runs measured 812-875", r.AchievedTFLOPs)
-	}
-	if bw := r.BusBW / 1e9; bw < 240 || bw > 310 {
-		t.Errorf("NCCL all-gather busbw %.0f GB/s; the H200 runs measured 249-290", bw)
-	}
-	d := measure(t, gemmAG(), scenarios.Strategy{CommEngine: scenarios.EngineDMA})
-	if bw := d.BusBW / 1e9; bw < 370 || bw > 400 {
-		t.Errorf("copy-engine all-gather busbw %.0f GB/s; the reference peer copy ran at ~394", bw)
+	dma := scenarios.Strategy{CommEngine: scenarios.EngineDMA}
+	nce := scenarios.Strategy{CommEngine: scenarios.EngineNCCLCE}
+	for _, tc := range []struct {
+		name     string
+		coll     scenarios.Collective
+		bytes    scenarios.ByteSize
+		st       scenarios.Strategy
+		measured float64 // GB/s busbw
+	}{
+		{"NCCL all-gather 256MiB", scenarios.AllGather, 256 << 20, scenarios.Strategy{}, 257},
+		{"NCCL all-gather 1GiB", scenarios.AllGather, 1 << 30, scenarios.Strategy{}, 290},
+		{"NCCL reduce-scatter 256MiB", scenarios.ReduceScatter, 256 << 20, scenarios.Strategy{}, 246},
+		{"NCCL all-reduce 256MiB", scenarios.AllReduce, 256 << 20, scenarios.Strategy{}, 302},
+		{"NCCL all-to-all 256MiB", scenarios.AllToAll, 256 << 20, scenarios.Strategy{}, 276},
+		{"copy-engine all-gather 256MiB", scenarios.AllGather, 256 << 20, dma, 366},
+		{"copy-engine all-to-all 256MiB", scenarios.AllToAll, 256 << 20, dma, 348},
+		{"copy-engine reduce-scatter 256MiB", scenarios.ReduceScatter, 256 << 20, dma, 171},
+		{"copy-engine all-reduce 256MiB", scenarios.AllReduce, 256 << 20, dma, 227},
+		{"nccl-ce all-gather 256MiB", scenarios.AllGather, 256 << 20, nce, 319},
+		{"nccl-ce all-to-all 256MiB", scenarios.AllToAll, 256 << 20, nce, 304},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			sc := gemmAG()
+			sc.Comm = scenarios.CommOp{Collective: tc.coll, Bytes: tc.bytes}
+			r := measure(t, sc, tc.st)
+			// bf16 8192^3 on random operands: 1433 µs, 767 TFLOP/s
+			// (1428-1457 µs across the session's runs).
+			if r.AchievedTFLOPs < 745 || r.AchievedTFLOPs > 790 {
+				t.Errorf("bf16 8192^3 GEMM at %.0f TFLOP/s; the H200 runs measured 755-770", r.AchievedTFLOPs)
+			}
+			if bw := r.BusBW / 1e9; math.Abs(bw/tc.measured-1) > 0.07 {
+				t.Errorf("busbw %.0f GB/s; the H200 runs measured %.0f (want within 7%%)", bw, tc.measured)
+			}
+		})
 	}
 }
 
-// A GEMM that fills the GPU starves an SM collective launched after it,
-// unless the collective launches first, has priority, or has a partition.
-func TestGEMMStarvesSMCollectiveUnlessPrioritizedOrPartitioned(t *testing.T) {
+// A GEMM that fills the GPU starves an SM collective launched after it:
+// cuBLAS's GEMMs are persistent, so the collective waits for all of it
+// (measured: 0.3 % of ideal on average under plain C3). Launching the
+// collective first or giving it a partition fixes that; priority alone
+// does not, since the GEMM's CTAs never free an SM for it to take.
+func TestGEMMStarvesSMCollectiveUnlessLaunchedFirstOrPartitioned(t *testing.T) {
 	base := measure(t, gemmAG(), scenarios.Strategy{})
 	if base.CommSlowdown < 1.5 {
 		t.Errorf("baseline comm slowdown %.2f; a starved collective should take at least 1.5x its isolated time", base.CommSlowdown)
@@ -89,24 +117,34 @@ func TestGEMMStarvesSMCollectiveUnlessPrioritizedOrPartitioned(t *testing.T) {
 	if s := boundShare(base, backends.OpComm, backends.ResWaitSMs, base.TCommInC3.Median); s < 0.35 {
 		t.Errorf("baseline collective waited for SMs %.0f%% of its time; want at least 35%%", s*100)
 	}
-	fixes := []scenarios.Strategy{
-		{Launch: scenarios.CommFirst},
-		{CommPriority: -5},
-		{CommSMs: 32},
-	}
-	for _, st := range fixes {
-		t.Run(st.String(), func(t *testing.T) {
-			r := measure(t, gemmAG(), st)
-			if r.CommSlowdown > 1.15 {
-				t.Errorf("comm slowdown %.2f under %s; want at most 1.15", r.CommSlowdown, st)
-			}
+	for _, tc := range []struct {
+		st    scenarios.Strategy
+		fixes bool
+	}{
+		{scenarios.Strategy{Launch: scenarios.CommFirst}, true},
+		{scenarios.Strategy{Launch: scenarios.CommFirst, CommPriority: -5}, true},
+		{scenarios.Strategy{CommSMs: 32}, true},
+		{scenarios.Strategy{CommPriority: -5}, false},
+	} {
+		t.Run(tc.st.String(), func(t *testing.T) {
+			r := measure(t, gemmAG(), tc.st)
 			f, _ := r.Fraction()
 			fb, _ := base.Fraction()
-			if f < fb+0.25 {
-				t.Errorf("fraction of ideal %.0f%% under %s vs %.0f%% baseline; want a clear gain", f*100, st, fb*100)
+			waited := boundShare(r, backends.OpComm, backends.ResWaitSMs, r.TCommInC3.Median)
+			if !tc.fixes {
+				if r.CommSlowdown < 1.5 || f > fb+0.05 {
+					t.Errorf("under %s: comm slowdown %.2f, %.0f%% of ideal; priority alone should not rescue the collective from a persistent GEMM", tc.st, r.CommSlowdown, f*100)
+				}
+				return
 			}
-			if s := boundShare(r, backends.OpComm, backends.ResWaitSMs, r.TCommInC3.Median); s > 0.1 {
-				t.Errorf("collective still waited for SMs %.0f%% of its time", s*100)
+			if r.CommSlowdown > 1.2 {
+				t.Errorf("comm slowdown %.2f under %s; want at most 1.2", r.CommSlowdown, tc.st)
+			}
+			if f < fb+0.25 {
+				t.Errorf("fraction of ideal %.0f%% under %s vs %.0f%% baseline; want a clear gain", f*100, tc.st, fb*100)
+			}
+			if waited > 0.1 {
+				t.Errorf("collective still waited for SMs %.0f%% of its time", waited*100)
 			}
 		})
 	}
@@ -123,7 +161,8 @@ func TestHBMContentionSlowsBothOps(t *testing.T) {
 	}
 }
 
-// Copy-engine collectives hold no SMs but still share HBM.
+// Copy-engine collectives hold no SMs but still share HBM, where they are
+// served first.
 func TestCopyEngineCollectiveUsesNoSMsButSharesHBM(t *testing.T) {
 	dma := scenarios.Strategy{CommEngine: scenarios.EngineDMA}
 	r := measure(t, gemmAG(), dma)
@@ -135,15 +174,18 @@ func TestCopyEngineCollectiveUsesNoSMsButSharesHBM(t *testing.T) {
 	if ce := timeAverage(r.Samples, backends.MetricCopyEngUtil, 0); ce <= 0 {
 		t.Errorf("copy engines idle (average %.2f) during a copy-engine collective", ce)
 	}
-	if r.CompSlowdown > 1.2 {
-		t.Errorf("compute-bound GEMM slowed %.2fx by copy engines; want at most 1.2", r.CompSlowdown)
+	if r.CompSlowdown > 1.1 {
+		t.Errorf("compute-bound GEMM slowed %.2fx by copy engines; want at most 1.1 (measured 1.01-1.04)", r.CompSlowdown)
 	}
 	if f, _ := r.Fraction(); f < 0.7 {
 		t.Errorf("copy-engine all-gather next to a compute-bound GEMM reached %.0f%% of ideal; want at least 70%%", f*100)
 	}
+	// Next to a streaming op the copies keep their HBM bandwidth and the
+	// stream op pays (measured: stream op 1.14-1.28x, copies 1.00-1.05x).
+	// The model used to slow both alike.
 	s := measure(t, streamAG(), dma)
-	if s.CompSlowdown < 1.05 || s.CommSlowdown < 1.05 {
-		t.Errorf("stream op + copy engines slowdowns %.2f / %.2f; sharing HBM should slow both", s.CompSlowdown, s.CommSlowdown)
+	if s.CompSlowdown < 1.1 || s.CommSlowdown > 1.05 {
+		t.Errorf("stream op + copy engines slowdowns %.2f / %.2f; want the stream op slowed at least 1.1x, the copies at most 1.05x", s.CompSlowdown, s.CommSlowdown)
 	}
 	var onSM bool
 	for _, sp := range r.Timeline {
@@ -220,18 +262,66 @@ func TestGEMMSMTargetLeavesRoomForComm(t *testing.T) {
 	}
 }
 
-// Copy-engine reductions need SMs for their reduction kernel: starved
-// behind a GEMM, rescued by a small partition.
-func TestDMAReductionNeedsSMs(t *testing.T) {
-	sc := gemmAG()
-	sc.Comm.Collective = scenarios.ReduceScatter
-	starved := measure(t, sc, scenarios.Strategy{CommEngine: scenarios.EngineDMA})
-	part := measure(t, sc, scenarios.Strategy{CommEngine: scenarios.EngineDMA, CommSMs: 16})
-	if starved.CommSlowdown < 1.5 {
-		t.Errorf("copy-engine reduce-scatter behind a GEMM slowed only %.2fx; its reduction kernel should starve", starved.CommSlowdown)
+// Copy-engine reductions: the copies need no SMs, but the reduction kernel
+// that runs after them does. Behind a GEMM that holds every SM it waits for
+// the GEMM, whatever its priority; confined to 16 SMs it crawls; next to a
+// short GEMM it runs after it and the scenario nears the ideal
+// (FINDINGS.md, section 4, and gpu-tests-copy-engines.txt). The model used
+// to let a 16-SM partition rescue the kernel; the GPUs contradict that.
+func TestDMAReductionWaitsForTheGEMM(t *testing.T) {
+	long := func(coll scenarios.Collective, bytes scenarios.ByteSize) scenarios.Scenario {
+		sc := gemmAG()
+		sc.Comm = scenarios.CommOp{Collective: coll, Bytes: bytes}
+		return sc
 	}
-	if part.CommSlowdown > 1.2 {
-		t.Errorf("copy-engine reduce-scatter with a 16-SM partition slowed %.2fx; want at most 1.2", part.CommSlowdown)
+	short, err := scenarios.Find("llama3-70b-tp8-o-proj-rs-224m")
+	if err != nil {
+		t.Fatal(err)
+	}
+	dma := scenarios.Strategy{CommEngine: scenarios.EngineDMA}
+	dmaPrio := scenarios.Strategy{CommEngine: scenarios.EngineDMA, Launch: scenarios.CommFirst, CommPriority: -5}
+	part := scenarios.Strategy{CommEngine: scenarios.EngineDMA, Launch: scenarios.CommFirst, CommSMs: 16}
+	for _, tc := range []struct {
+		name        string
+		sc          scenarios.Scenario
+		st          scenarios.Strategy
+		slowLo      float64 // comm slowdown bounds
+		slowHi      float64
+		minFraction float64
+		waitsForSMs bool // the reduction spends most of its time queued
+	}{
+		{"behind a long GEMM", long(scenarios.ReduceScatter, 64<<20), dma, 1.5, 10, -1, true},
+		{"priority does not help", long(scenarios.ReduceScatter, 64<<20), dmaPrio, 1.5, 10, -1, true},
+		// Measured: 2.92x and 2.33x.
+		{"reduce-scatter on 16 SMs", long(scenarios.ReduceScatter, 256<<20), part, 2.4, 3.5, -1, false},
+		{"all-reduce on 16 SMs", long(scenarios.AllReduce, 256<<20), part, 1.9, 2.9, -1, false},
+		// Measured: 101 % of ideal with dma-prio.
+		{"next to a short GEMM", short, dmaPrio, 0, 1.1, 0.9, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			r := measure(t, tc.sc, tc.st)
+			if r.CommSlowdown < tc.slowLo || r.CommSlowdown > tc.slowHi {
+				t.Errorf("copy-engine %s under %s slowed %.2fx; want %.1f..%.1f", tc.sc.Comm.Collective, tc.st, r.CommSlowdown, tc.slowLo, tc.slowHi)
+			}
+			if f, _ := r.Fraction(); f < tc.minFraction {
+				t.Errorf("fraction of ideal %.0f%%; want at least %.0f%%", f*100, tc.minFraction*100)
+			}
+			var waited, total int64
+			for _, e := range r.Explain[backends.ModeConcurrent] {
+				if e.Op != backends.OpComm || !strings.HasPrefix(e.Label, "reduce") {
+					continue
+				}
+				for _, b := range e.Bounds {
+					total += b.Nanos
+					if b.Resource == backends.ResWaitSMs {
+						waited += b.Nanos
+					}
+				}
+			}
+			if tc.waitsForSMs && float64(waited) < 0.3*float64(total) {
+				t.Errorf("the reduction kernel waited for SMs %d of %d ns; it should queue behind the GEMM", waited, total)
+			}
+		})
 	}
 }
 
