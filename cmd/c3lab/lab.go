@@ -7,9 +7,6 @@ import (
 
 	"github.com/charmbracelet/x/term"
 
-	"github.com/NVIDIA/go-nvml/pkg/nvml"
-
-	"github.com/c3lab/c3lab/profiler/telemetry"
 	"github.com/c3lab/c3lab/scenarios"
 	"github.com/c3lab/c3lab/tui"
 )
@@ -56,25 +53,13 @@ func runLab(ctx context.Context, args []string, s stdio) error {
 	recs := &labRecordings{flags: rf, b: b}
 	cfg := tui.Config{Backend: b, Suite: suite, Start: sc.Name, Strategy: st, Keys: &keys, Recorder: recs.open, RecordPath: rf.path}
 	if b.Name() == "cuda" {
-		// Live engine telemetry from NVML while the lab runs on the GPUs.
-		sampler, err := telemetry.Open(nvml.New(), telemetry.Config{})
+		// Live engine telemetry from NVML while the lab runs on the GPUs;
+		// after the lab, sampling stops and the sampler is freed.
+		live, stop, err := sampleNVML(ctx, 4)
 		if err != nil {
 			cfg.Note = "live telemetry off: " + err.Error()
 		} else {
-			live := make(chan telemetry.Batch, 4)
-			done := make(chan struct{})
-			sctx, stop := context.WithCancel(ctx)
-			go func() {
-				defer close(done)
-				defer close(live)
-				sampler.Run(sctx, live)
-			}()
-			// After the lab: stop sampling, wait for the sampler, then free it.
-			defer func() {
-				stop()
-				<-done
-				sampler.Close()
-			}()
+			defer stop()
 			cfg.Telemetry = live
 		}
 	}

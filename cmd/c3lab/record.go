@@ -104,13 +104,11 @@ func recordTelemetry(ctx context.Context, b backends.Backend, rec *recordings.Re
 	if rec == nil || b.Name() != "cuda" {
 		return func() {}
 	}
-	sampler, err := telemetry.Open(nvml.New(), telemetry.Config{})
+	batches, stopSampling, err := sampleNVML(ctx, 16)
 	if err != nil {
 		rec.Marker("telemetry off: " + err.Error())
 		return func() {}
 	}
-	sctx, cancel := context.WithCancel(ctx)
-	batches := make(chan telemetry.Batch, 16)
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
@@ -118,13 +116,31 @@ func recordTelemetry(ctx context.Context, b backends.Backend, rec *recordings.Re
 			rec.Samples(batch.Samples)
 		}
 	}()
-	go func() {
-		defer close(batches)
-		sampler.Run(sctx, batches)
-	}()
 	return func() {
+		stopSampling()
+		<-done
+	}
+}
+
+// sampleNVML starts sampling every GPU's NVML telemetry into a channel of
+// the given capacity, closed when sampling stops. stop ends sampling,
+// waits for the sampler and frees it.
+func sampleNVML(ctx context.Context, capacity int) (batches <-chan telemetry.Batch, stop func(), err error) {
+	sampler, err := telemetry.Open(nvml.New(), telemetry.Config{})
+	if err != nil {
+		return nil, nil, err
+	}
+	out := make(chan telemetry.Batch, capacity)
+	done := make(chan struct{})
+	sctx, cancel := context.WithCancel(ctx)
+	go func() {
+		defer close(done)
+		defer close(out)
+		sampler.Run(sctx, out)
+	}()
+	return out, func() {
 		cancel()
 		<-done
 		sampler.Close()
-	}
+	}, nil
 }
