@@ -9,6 +9,7 @@ import (
 	"sync"
 
 	"github.com/c3lab/c3lab/backends"
+	"github.com/c3lab/c3lab/native"
 	"github.com/c3lab/c3lab/scenarios"
 )
 
@@ -33,6 +34,19 @@ type Backend struct {
 	// gateStalls counts gated repetitions the watchdog had to open.
 	gateVal    uint32
 	gateStalls int
+	// tracer, when set (Options.CUPTI), reports every memory copy as the
+	// GPU saw it; each repetition's copies become timeline spans.
+	tracer copyTracer
+}
+
+// copyTracer reports memory copies as the GPUs saw them: CUPTI's activity
+// records (native.CUPTI).
+type copyTracer interface {
+	// Now is the tracer's clock, in ns.
+	Now() uint64
+	// Take returns every copy recorded since the last call.
+	Take() []native.CopyRecord
+	Stop()
 }
 
 // Options tune the backend.
@@ -54,6 +68,12 @@ type Options struct {
 	// GateStallNanos is how long enqueuing a gated repetition may take
 	// before the watchdog opens the gate. 0 means DefaultGateStall.
 	GateStallNanos int64
+	// CUPTI turns on CUPTI's memory-copy records (libcupti, opt-in): every
+	// copy of a repetition, c3lab's and NCCL's alike, becomes a timeline
+	// span on a track per CUDA stream ("cupti-sN"). It shows what NVML
+	// cannot, such as NCCL's own use of the copy engines, and costs a
+	// forced CUPTI flush per repetition.
+	CUPTI bool
 }
 
 // DefaultGateStall is how long enqueuing one gated repetition may take
@@ -97,6 +117,15 @@ func Open(opts Options) (*Backend, error) {
 		}
 		b.attach(g)
 		b.ncclCE = l.nccl.HasWindows() && l.nccl.Version() >= 22800
+		if opts.CUPTI {
+			c, cerr := native.StartCUPTI()
+			if cerr != nil {
+				err = fmt.Errorf("CUPTI copy records were asked for (C3LAB_CUPTI=1): %w", cerr)
+				g.Close()
+				return
+			}
+			b.tracer = c
+		}
 	})
 	if err != nil {
 		b.stop()
@@ -206,6 +235,9 @@ func (b *Backend) Close() error {
 			return
 		}
 		b.prepared = nil
+		if b.tracer != nil {
+			b.tracer.Stop()
+		}
 		err = b.g.Close()
 		b.g = nil
 	}) != nil {

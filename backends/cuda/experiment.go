@@ -477,6 +477,13 @@ func (b *Backend) rep(ctx context.Context, p *prepared, pl plan, ex backends.Exp
 	runComm := ex.Mode != backends.ModeCompute
 	commFirst := ex.Strategy.Normalize().Launch == scenarios.CommFirst || !runCompute
 	g := b.g
+	var t0 uint64 // the tracer's clock when the GPUs were released
+	if b.tracer != nil {
+		b.tracer.Take() // drop copies of earlier work (verification, say)
+		if !gated {
+			t0 = b.tracer.Now()
+		}
+	}
 	var watchdog *time.Timer
 	if gated {
 		b.gateVal++
@@ -565,6 +572,9 @@ func (b *Backend) rep(ctx context.Context, p *prepared, pl plan, ex backends.Exp
 		// Stop fails once the watchdog has fired: it opened the gate while
 		// the host was still enqueuing.
 		stalled = !watchdog.Stop()
+		if b.tracer != nil {
+			t0 = b.tracer.Now()
+		}
 		g.OpenGate(b.gateVal)
 	}
 	if err := b.wait(ctx, p, runCompute, runComm); err != nil {
@@ -614,6 +624,9 @@ func (b *Backend) rep(ctx context.Context, p *prepared, pl plan, ex backends.Exp
 				}
 			}
 		}
+	}
+	if b.tracer != nil {
+		spans = append(spans, cuptiSpans(b.tracer.Take(), t0, p.gpus)...)
 	}
 	rep.Wall = max(rep.Compute, rep.Comm)
 	return rep, spans, nil

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"os"
+	"strings"
 	"testing"
 	"time"
 
@@ -264,6 +265,34 @@ func TestGPUCopyEngineSizes(t *testing.T) {
 		}
 		if err := os.WriteFile(path, data, 0o644); err != nil {
 			t.Fatal(err)
+		}
+	}
+}
+
+// CUPTI's copy records (C3LAB_CUPTI=1) show every copy of a repetition:
+// c3lab's copy-engine transfers and NCCL's copy-engine path alike.
+func TestGPUCUPTICopies(t *testing.T) {
+	b := openGPUWith(t, Options{CUPTI: true})
+	needGPUs(t, b, 2)
+	for _, st := range []scenarios.Strategy{{CommEngine: scenarios.EngineDMA}, {CommEngine: scenarios.EngineNCCLCE}} {
+		var sink backends.Collector
+		sc := gpuScenario(scenarios.AllGather, 64<<20)
+		sc.Compute = scenarios.ComputeOp{Kind: scenarios.Stream, Bytes: 1 << 20}
+		if _, err := b.Run(context.Background(), backends.Experiment{Scenario: sc, Strategy: st, Mode: backends.ModeComm, Reps: 3}, &sink); err != nil {
+			t.Fatalf("%s: %v", st, err)
+		}
+		var copies int
+		for _, s := range sink.SpanList {
+			if strings.HasPrefix(s.Track, "cupti") {
+				copies++
+				if s.End <= s.Start {
+					t.Errorf("%s: empty span %+v", st, s)
+				}
+			}
+		}
+		t.Logf("%-12s %d CUPTI copy spans over 3 repetitions", st, copies)
+		if copies == 0 {
+			t.Errorf("%s: CUPTI reported no copies", st)
 		}
 	}
 }

@@ -43,10 +43,12 @@ func (b *backendFlag) open() (backends.Backend, string, error) {
 	return nil, "", badInput("unknown backend %q; allowed auto, cuda, sim", b.name)
 }
 
-// cudaOptions reads the cuda backend's experimental switches from the
-// environment: C3LAB_CUDA_GATE=0 turns the start gate off (see cuda.Options.Ungated).
+// cudaOptions reads the cuda backend's switches from the environment:
+// C3LAB_CUDA_GATE=0 turns the start gate off (cuda.Options.Ungated), and
+// C3LAB_CUPTI=1 adds CUPTI's copy records to the timelines
+// (cuda.Options.CUPTI).
 func cudaOptions() cuda.Options {
-	return cuda.Options{Ungated: os.Getenv("C3LAB_CUDA_GATE") == "0"}
+	return cuda.Options{Ungated: os.Getenv("C3LAB_CUDA_GATE") == "0", CUPTI: os.Getenv("C3LAB_CUPTI") == "1"}
 }
 
 // openTelling opens the backend and tells the user on w why it was chosen,

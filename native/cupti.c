@@ -1,0 +1,140 @@
+// See cupti.h. CUPTI hands activity buffers to callbacks that carry no user
+// pointer, so the loaded library and the record queue are process-wide
+// state here, guarded by a mutex (CUPTI calls the completion callback on
+// its own thread).
+#include <dlfcn.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cupti.h"
+
+#define KIND_MEMCPY 1        // CUPTI_ACTIVITY_KIND_MEMCPY
+#define CUPTI_SUCCESS 0
+#define CUPTI_MAX_RECORDS 2  // CUPTI_ERROR_MAX_LIMIT_REACHED: end of buffer
+#define BUFFER_BYTES (1 << 20)
+#define QUEUE_RECORDS (1 << 16)
+
+typedef void (*requested_fn)(uint8_t **, size_t *, size_t *);
+typedef void (*completed_fn)(void *, uint32_t, uint8_t *, size_t, size_t);
+
+static struct {
+	void *handle;
+	int (*enable)(int);
+	int (*disable)(int);
+	int (*register_callbacks)(requested_fn, completed_fn);
+	int (*flush_all)(uint32_t);
+	int (*next_record)(uint8_t *, size_t, void **);
+	int (*timestamp)(uint64_t *);
+	pthread_mutex_t mu;
+	c3_copy_record queue[QUEUE_RECORDS];
+	int head, count;
+	uint64_t dropped;
+} cupti = {.mu = PTHREAD_MUTEX_INITIALIZER};
+
+static void on_requested(uint8_t **buffer, size_t *size, size_t *max_records) {
+	*buffer = aligned_alloc(8, BUFFER_BYTES);
+	*size = *buffer ? BUFFER_BYTES : 0;
+	*max_records = 0;
+}
+
+// The prefix of every CUpti_ActivityMemcpy version: kind (4 bytes),
+// copyKind, srcKind, dstKind, flags (1 byte each), bytes, start, end
+// (8 bytes each), deviceId, contextId, streamId (4 bytes each).
+static void take_record(const uint8_t *r) {
+	uint32_t kind;
+	memcpy(&kind, r, 4);
+	if (kind != KIND_MEMCPY) return;
+	c3_copy_record c;
+	c.copy_kind = r[4];
+	memcpy(&c.bytes, r + 8, 8);
+	memcpy(&c.start, r + 16, 8);
+	memcpy(&c.end, r + 24, 8);
+	memcpy(&c.device, r + 32, 4);
+	memcpy(&c.stream, r + 40, 4);
+	pthread_mutex_lock(&cupti.mu);
+	if (cupti.count == QUEUE_RECORDS) {
+		cupti.dropped++;
+	} else {
+		cupti.queue[(cupti.head + cupti.count) % QUEUE_RECORDS] = c;
+		cupti.count++;
+	}
+	pthread_mutex_unlock(&cupti.mu);
+}
+
+static void on_completed(void *ctx, uint32_t stream, uint8_t *buffer, size_t size, size_t valid) {
+	(void)ctx, (void)stream, (void)size;
+	void *record = NULL;
+	while (cupti.next_record(buffer, valid, &record) == CUPTI_SUCCESS) take_record(record);
+	free(buffer);
+}
+
+#define LOAD(field, name)                                                        \
+	do {                                                                         \
+		*(void **)(&cupti.field) = dlsym(cupti.handle, name);                    \
+		if (!cupti.field) {                                                      \
+			snprintf(err, errlen, "symbol %s missing", name);                    \
+			dlclose(cupti.handle);                                               \
+			cupti.handle = NULL;                                                 \
+			return -1;                                                           \
+		}                                                                        \
+	} while (0)
+
+int c3_cupti_start(char *err, size_t errlen) {
+	static const char *const names[] = {"libcupti.so.13", "libcupti.so.12", "libcupti.so", NULL};
+	if (cupti.handle) return 0;
+	for (int i = 0; names[i] && !cupti.handle; i++) cupti.handle = dlopen(names[i], RTLD_NOW | RTLD_LOCAL);
+	if (!cupti.handle) {
+		const char *why = dlerror();
+		snprintf(err, errlen, "%s: %s", names[0], why ? why : "not found");
+		return -1;
+	}
+	LOAD(enable, "cuptiActivityEnable");
+	LOAD(disable, "cuptiActivityDisable");
+	LOAD(register_callbacks, "cuptiActivityRegisterCallbacks");
+	LOAD(flush_all, "cuptiActivityFlushAll");
+	LOAD(next_record, "cuptiActivityGetNextRecord");
+	LOAD(timestamp, "cuptiGetTimestamp");
+	int rc = cupti.register_callbacks(on_requested, on_completed);
+	if (rc == CUPTI_SUCCESS) rc = cupti.enable(KIND_MEMCPY);
+	if (rc != CUPTI_SUCCESS) {
+		snprintf(err, errlen, "CUPTI error %d enabling memory-copy records", rc);
+		dlclose(cupti.handle);
+		cupti.handle = NULL;
+		return -1;
+	}
+	return 0;
+}
+
+// Flag 1 is CUPTI_ACTIVITY_FLAG_FLUSH_FORCED: deliver buffers that are not full.
+int c3_cupti_flush(void) { return cupti.handle ? cupti.flush_all(1) : 0; }
+
+int c3_cupti_take(c3_copy_record *out, int max) {
+	pthread_mutex_lock(&cupti.mu);
+	int n = cupti.count < max ? cupti.count : max;
+	for (int i = 0; i < n; i++) out[i] = cupti.queue[(cupti.head + i) % QUEUE_RECORDS];
+	cupti.head = (cupti.head + n) % QUEUE_RECORDS;
+	cupti.count -= n;
+	pthread_mutex_unlock(&cupti.mu);
+	return n;
+}
+
+uint64_t c3_cupti_dropped(void) {
+	pthread_mutex_lock(&cupti.mu);
+	uint64_t d = cupti.dropped;
+	pthread_mutex_unlock(&cupti.mu);
+	return d;
+}
+
+uint64_t c3_cupti_now(void) {
+	uint64_t t = 0;
+	if (cupti.handle) cupti.timestamp(&t);
+	return t;
+}
+
+void c3_cupti_stop(void) {
+	if (!cupti.handle) return;
+	cupti.disable(KIND_MEMCPY);
+	cupti.flush_all(1);
+}
