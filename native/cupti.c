@@ -108,6 +108,27 @@ int c3_cupti_start(char *err, size_t errlen) {
 }
 
 // Flag 1 is CUPTI_ACTIVITY_FLAG_FLUSH_FORCED: deliver buffers that are not full.
+int c3_cupti_probe(char *err, size_t errlen) {
+	static const char *const names[] = {"libcupti.so.13", "libcupti.so.12", "libcupti.so", NULL};
+	void *h = NULL;
+	for (int i = 0; names[i] && !h; i++) h = dlopen(names[i], RTLD_NOW | RTLD_LOCAL);
+	if (!h) {
+		const char *why = dlerror();
+		snprintf(err, errlen, "%s: %s", names[0], why ? why : "not found");
+		return -1;
+	}
+	static const char *const syms[] = {"cuptiActivityEnable", "cuptiActivityRegisterCallbacks", "cuptiActivityGetNextRecord", NULL};
+	for (int i = 0; syms[i]; i++) {
+		if (!dlsym(h, syms[i])) {
+			snprintf(err, errlen, "symbol %s missing", syms[i]);
+			dlclose(h);
+			return -1;
+		}
+	}
+	dlclose(h);
+	return 0;
+}
+
 int c3_cupti_flush(void) { return cupti.handle ? cupti.flush_all(1) : 0; }
 
 int c3_cupti_take(c3_copy_record *out, int max) {

@@ -32,6 +32,16 @@ func StartCUPTI() (*CUPTI, error) {
 	return &CUPTI{}, nil
 }
 
+// ProbeCUPTI checks that CUPTI loads, without enabling any record; a
+// missing library comes back as a *MissingLibraryError.
+func ProbeCUPTI() error {
+	var buf [512]C.char
+	if C.c3_cupti_probe(&buf[0], C.size_t(len(buf))) != 0 {
+		return &MissingLibraryError{Library: "libcupti.so.13", NeededFor: "copy-engine timelines from CUPTI (C3LAB_CUPTI=1)", Detail: C.GoString(&buf[0])}
+	}
+	return nil
+}
+
 // Now is CUPTI's current timestamp in ns.
 func (*CUPTI) Now() uint64 { return uint64(C.c3_cupti_now()) }
 

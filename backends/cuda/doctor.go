@@ -13,8 +13,10 @@ type LibraryStatus struct {
 	Name      string `json:"name"`
 	NeededFor string `json:"needed_for"`
 	Found     bool   `json:"found"`
-	Version   string `json:"version,omitempty"`
-	Error     string `json:"error,omitempty"`
+	// Optional libraries add a feature; the backend runs without them.
+	Optional bool   `json:"optional,omitempty"`
+	Version  string `json:"version,omitempty"`
+	Error    string `json:"error,omitempty"`
 }
 
 // DeviceReport is the CUDA view of one GPU.
@@ -42,6 +44,22 @@ type Report struct {
 	CUDA      string          `json:"cuda_driver_api,omitempty"`
 	Libraries []LibraryStatus `json:"libraries"`
 	Devices   []DeviceReport  `json:"devices,omitempty"`
+}
+
+// cuptiStatus says whether CUPTI, which only C3LAB_CUPTI=1 needs, loads.
+func cuptiStatus() LibraryStatus {
+	s := LibraryStatus{Name: "libcupti.so", NeededFor: "copy records on the timeline (optional, C3LAB_CUPTI=1)", Optional: true}
+	err := native.ProbeCUPTI()
+	var ml *native.MissingLibraryError
+	switch {
+	case err == nil:
+		s.Found = true
+	case errors.As(err, &ml):
+		s.Error = ml.Detail
+	default:
+		s.Error = err.Error()
+	}
+	return s
 }
 
 // Probe loads each library and reads every GPU's facts without running
@@ -107,8 +125,9 @@ func probe() Report {
 		ma, mi := n.Version()
 		return fmt.Sprintf("%d.%d", ma, mi), nil
 	})
+	r.Libraries = append(r.Libraries, cuptiStatus())
 	for _, l := range r.Libraries {
-		if !l.Found {
+		if !l.Found && !l.Optional {
 			r.Reason = fmt.Sprintf("%s: %s", l.Name, l.Error)
 			return r
 		}

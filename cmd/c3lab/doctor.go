@@ -43,7 +43,10 @@ func runDoctor(_ context.Context, args []string, s stdio) error {
 	fmt.Fprintln(w, "libraries")
 	for _, l := range r.CUDA.Libraries {
 		mark := "ok     " + l.Version
-		if !l.Found {
+		switch {
+		case !l.Found && l.Optional:
+			mark = "absent  " + l.Error
+		case !l.Found:
 			mark = "MISSING " + l.Error
 		}
 		fmt.Fprintf(w, "  %-16s %-40s (%s)\n", l.Name, mark, l.NeededFor)
