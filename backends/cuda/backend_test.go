@@ -593,3 +593,50 @@ func TestCopyEngineSamples(t *testing.T) {
 		})
 	}
 }
+
+// Copy-engine collectives on 8 GPUs are correct (Run verifies them), and
+// every round of copies is a permutation: each GPU receives from exactly
+// one peer per round, so no GPU's NVLink ports take all 7 senders at once.
+func TestCopyEngineCollectivesOnEightGPUs(t *testing.T) {
+	for _, coll := range scenarios.Collectives {
+		t.Run(string(coll), func(t *testing.T) {
+			f := newFakeGPU(8)
+			b := fakeBackend(t, f, Options{})
+			sc := smallGEMM(coll)
+			sc.GPUs, sc.Comm.Bytes = 8, 256<<10
+			if _, err := run(t, b, sc, scenarios.Strategy{CommEngine: scenarios.EngineDMA}, backends.ModeComm); err != nil {
+				t.Fatal(err)
+			}
+			if f.colls != 0 {
+				t.Errorf("%d NCCL calls for a copy-engine collective", f.colls)
+			}
+		})
+	}
+	p := &prepared{gpus: 8}
+	for r := range 8 {
+		p.send = append(p.send, bufID(100+r))
+		p.recv = append(p.recv, bufID(200+r))
+		p.staging = append(p.staging, bufID(300+r))
+	}
+	owner := func(id bufID) int { return int(id) % 100 }
+	for _, kind := range scenarios.Collectives {
+		c := collective{Kind: kind, Count: 8 << 10}
+		rounds := map[int]map[int]bool{} // round -> receivers
+		for q := range 8 {
+			ts := dmaTransfers(c, p, q)
+			if len(ts) != 7 {
+				t.Fatalf("%s: rank %d sends %d transfers, want 7 (peers only)", kind, q, len(ts))
+			}
+			for j, tr := range ts {
+				if rounds[j] == nil {
+					rounds[j] = map[int]bool{}
+				}
+				dst := owner(tr.dst)
+				if dst == q || rounds[j][dst] {
+					t.Errorf("%s round %d: rank %d sends to %d, already a receiver this round (or itself)", kind, j, q, dst)
+				}
+				rounds[j][dst] = true
+			}
+		}
+	}
+}

@@ -141,10 +141,15 @@ type transfer struct {
 // because a same-device copy runs on the SMs, where a GEMM holding every
 // SM delays it; see NOTES.md); for a reduction block r of its input to its
 // slot in rank r's staging buffer.
+//
+// The peers come in rotated order, q+1, q+2, ... (mod N), and copyPhase
+// deals them to the engines in that order. So in every round each engine
+// of every rank writes to a different GPU: no GPU receives from all its
+// peers at once while others idle (see peerOrder).
 func dmaTransfers(c collective, p *prepared, q int) []transfer {
 	n := 2 * c.Count
 	var out []transfer
-	for r := range p.gpus {
+	for _, r := range peerOrder(q, p.gpus) {
 		switch c.Kind {
 		case scenarios.AllGather:
 			if r != q {
@@ -169,10 +174,24 @@ func dmaTransfers(c collective, p *prepared, q int) []transfer {
 func gatherReduced(c collective, p *prepared, q int) []transfer {
 	blk := 2 * reduceBlock(c, p.gpus)
 	var out []transfer
-	for r := range p.gpus {
+	for _, r := range peerOrder(q, p.gpus) {
 		if r != q {
 			out = append(out, transfer{dst: p.recv[r], dstOff: int64(q) * blk, src: p.recv[q], srcOff: int64(q) * blk, bytes: blk})
 		}
+	}
+	return out
+}
+
+// peerOrder is the order in which rank q of n sends: itself last, the
+// others from q+1 on, wrapping. Round j of the copies (the j-th transfer of
+// every rank) then goes from each rank q to rank q+j+1: a permutation, so
+// every GPU receives from exactly one peer per round, and the engines
+// share NVSwitch bandwidth evenly. Sending in plain rank order would have
+// every rank write to GPU 0 (or 1) first.
+func peerOrder(q, n int) []int {
+	out := make([]int, 0, n)
+	for i := 1; i <= n; i++ {
+		out = append(out, (q+i)%n)
 	}
 	return out
 }
