@@ -54,8 +54,8 @@ func TestAdvise(t *testing.T) {
 			scenarios.Strategy{Launch: scenarios.CommFirst, CommPriority: -5}, "overhead"},
 		{"a memory-bound GEMM can give SMs to the collective", scenario(smallMGEM, scenarios.AllGather, 4<<20), simCaps,
 			scenarios.Strategy{Launch: scenarios.CommFirst, CommPriority: -5, CommSMs: 32}, "memory-bound"},
-		{"reduce-scatter reduces on a small partition", scenario(bigGEMM, scenarios.ReduceScatter, 224<<20), simCaps,
-			scenarios.Strategy{Launch: scenarios.CommFirst, CommPriority: -5, CommEngine: scenarios.EngineDMA, CommSMs: 16}, "cannot add"},
+		{"reduce-scatter next to a compute-bound GEMM stays on NCCL, launched first", scenario(bigGEMM, scenarios.ReduceScatter, 224<<20), simCaps,
+			scenarios.Strategy{Launch: scenarios.CommFirst, CommPriority: -5}, "waits for a GEMM"},
 		{"no copy-engine reductions: reduce-scatter stays on the SMs", scenario(bigGEMM, scenarios.ReduceScatter, 224<<20), noDMAReductions,
 			scenarios.Strategy{Launch: scenarios.CommFirst, CommPriority: -5}, "no copy-engine reduction"},
 	} {
@@ -105,4 +105,22 @@ func TestTuneOnTheSimulator(t *testing.T) {
 	if trials[best].TC3 > trials[0].TC3 {
 		t.Errorf("the best trial is slower than the advice")
 	}
+}
+
+// For reductions the copy-engine variant stays a candidate, launched first
+// at top priority and without a partition (a 16-SM one measured worse on
+// the H200s).
+func TestReductionCandidates(t *testing.T) {
+	caps := sim.New(sim.H200()).Capabilities()
+	a := Advise(scenario(bigGEMM, scenarios.AllReduce, 224<<20), caps)
+	want := scenarios.Strategy{Launch: scenarios.CommFirst, CommPriority: -5, CommEngine: scenarios.EngineDMA}
+	for _, c := range a.Candidates {
+		if c.Name == "dma" {
+			if c.Strategy.Normalize() != want.Normalize() {
+				t.Errorf("dma candidate %s, want %s", c.Strategy, want)
+			}
+			return
+		}
+	}
+	t.Errorf("no copy-engine candidate among %v", a.Candidates)
 }
