@@ -45,6 +45,9 @@ func CopyEngineGrid() []NamedStrategy {
 		{"dma-comm-sms-16", scenarios.Strategy{CommEngine: scenarios.EngineDMA, Launch: scenarios.CommFirst, CommSMs: 16}},
 		// The GEMM confined to 120 SMs leaves 12 free for the reduction kernel.
 		{"dma-gemm-120", scenarios.Strategy{CommEngine: scenarios.EngineDMA, Launch: scenarios.CommFirst, CommPriority: -5, ComputeSMs: 120}},
+		// 20 SMs for the reduction: the refit simulator's best partition
+		// for copy-engine reductions (FINDINGS.md section 4), not yet measured.
+		{"dma-gemm-112", scenarios.Strategy{CommEngine: scenarios.EngineDMA, Launch: scenarios.CommFirst, CommPriority: -5, ComputeSMs: 112}},
 		{"nccl-ce", scenarios.Strategy{CommEngine: scenarios.EngineNCCLCE}},
 	}
 }
