@@ -55,7 +55,7 @@ for s in "${steps[@]}"; do
     ;;
   sweep-dma)
     step "sweep (copy engines against NCCL)"
-    timeout -s INT 300 .gpu/c3lab sweep --backend cuda --strategies baseline,comm-first+prio,dma,dma-comm-first,dma-prio,dma-gemm-120,nccl-ce \
+    timeout -s INT 300 .gpu/c3lab sweep --backend cuda --strategies baseline,comm-first+prio,dma,dma-comm-first,dma-prio,dma-gemm-120,dma-gemm-112,nccl-ce \
       --out "$OUT/sweep-dma.json" > "$OUT/sweep-dma.txt" 2> "$OUT/sweep-dma.err"
     echo "sweep-dma rc=$?"
     cat "$OUT/sweep-dma.txt"
