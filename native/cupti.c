@@ -70,6 +70,18 @@ static void on_completed(void *ctx, uint32_t stream, uint8_t *buffer, size_t siz
 	free(buffer);
 }
 
+// open_cupti loads the newest CUPTI there is, or says why none loads.
+static void *open_cupti(char *err, size_t errlen) {
+	static const char *const names[] = {"libcupti.so.13", "libcupti.so.12", "libcupti.so", NULL};
+	for (int i = 0; names[i]; i++) {
+		void *h = dlopen(names[i], RTLD_NOW | RTLD_LOCAL);
+		if (h) return h;
+	}
+	const char *why = dlerror();
+	snprintf(err, errlen, "%s: %s", names[0], why ? why : "not found");
+	return NULL;
+}
+
 #define LOAD(field, name)                                                        \
 	do {                                                                         \
 		*(void **)(&cupti.field) = dlsym(cupti.handle, name);                    \
@@ -82,14 +94,8 @@ static void on_completed(void *ctx, uint32_t stream, uint8_t *buffer, size_t siz
 	} while (0)
 
 int c3_cupti_start(char *err, size_t errlen) {
-	static const char *const names[] = {"libcupti.so.13", "libcupti.so.12", "libcupti.so", NULL};
 	if (cupti.handle) return 0;
-	for (int i = 0; names[i] && !cupti.handle; i++) cupti.handle = dlopen(names[i], RTLD_NOW | RTLD_LOCAL);
-	if (!cupti.handle) {
-		const char *why = dlerror();
-		snprintf(err, errlen, "%s: %s", names[0], why ? why : "not found");
-		return -1;
-	}
+	if (!(cupti.handle = open_cupti(err, errlen))) return -1;
 	LOAD(enable, "cuptiActivityEnable");
 	LOAD(disable, "cuptiActivityDisable");
 	LOAD(register_callbacks, "cuptiActivityRegisterCallbacks");
@@ -109,14 +115,8 @@ int c3_cupti_start(char *err, size_t errlen) {
 
 // Flag 1 is CUPTI_ACTIVITY_FLAG_FLUSH_FORCED: deliver buffers that are not full.
 int c3_cupti_probe(char *err, size_t errlen) {
-	static const char *const names[] = {"libcupti.so.13", "libcupti.so.12", "libcupti.so", NULL};
-	void *h = NULL;
-	for (int i = 0; names[i] && !h; i++) h = dlopen(names[i], RTLD_NOW | RTLD_LOCAL);
-	if (!h) {
-		const char *why = dlerror();
-		snprintf(err, errlen, "%s: %s", names[0], why ? why : "not found");
-		return -1;
-	}
+	void *h = open_cupti(err, errlen);
+	if (!h) return -1;
 	static const char *const syms[] = {"cuptiActivityEnable", "cuptiActivityRegisterCallbacks", "cuptiActivityGetNextRecord", NULL};
 	for (int i = 0; syms[i]; i++) {
 		if (!dlsym(h, syms[i])) {
