@@ -640,3 +640,20 @@ func TestCopyEngineCollectivesOnEightGPUs(t *testing.T) {
 		}
 	}
 }
+
+// Without peer access between two GPUs, copy-engine collectives are
+// refused with a reason (a "peer" copy would go through host memory);
+// NCCL still runs.
+func TestCopyEnginesNeedPeerAccess(t *testing.T) {
+	f := newFakeGPU(2)
+	f.devs[1].Peers = nil
+	b := fakeBackend(t, f, Options{})
+	sc := smallGEMM(scenarios.AllGather)
+	_, err := run(t, b, sc, scenarios.Strategy{CommEngine: scenarios.EngineDMA}, backends.ModeComm)
+	if err == nil || !strings.Contains(err.Error(), "GPU 1 cannot map GPU 0") || !strings.Contains(err.Error(), "comm_engine sm") {
+		t.Errorf("copy engines without P2P: error %v", err)
+	}
+	if _, err := run(t, b, sc, scenarios.Strategy{}, backends.ModeComm); err != nil {
+		t.Errorf("NCCL without P2P: %v", err)
+	}
+}

@@ -45,6 +45,9 @@ func (b *Backend) dmaSetup(p *prepared, st scenarios.Strategy) (*dmaPlan, error)
 	if engines < 1 {
 		return nil, fmt.Errorf("GPU 0 reports %d copy engines; copy-engine collectives need at least one", b.devs[0].CopyEngines)
 	}
+	if err := checkPeers(b.devs[:p.gpus]); err != nil {
+		return nil, err
+	}
 	d := &dmaPlan{engines: engines, chunk: int64(st.ChunkBytes)}
 	if !p.coll.Kind.IsPureCopy() {
 		if p.gpus > 8 {
@@ -87,6 +90,20 @@ func (b *Backend) dmaSetup(p *prepared, st scenarios.Strategy) (*dmaPlan, error)
 		d.done = append(d.done, p.copyDone[dev][:engines])
 	}
 	return d, nil
+}
+
+// checkPeers refuses copy-engine collectives unless every GPU maps every
+// other's memory: without peer access a "peer" copy is staged through host
+// memory, which would time PCIe and the host, not the copy engines.
+func checkPeers(devs []devInfo) error {
+	for i, d := range devs {
+		for j := range devs {
+			if i != j && !slices.Contains(d.Peers, j) {
+				return fmt.Errorf("copy-engine collectives need peer access between every pair of GPUs, and GPU %d cannot map GPU %d's memory (no P2P path); use comm_engine sm (NCCL)", i, j)
+			}
+		}
+	}
+	return nil
 }
 
 // reductionSetup allocates (once per prepared scenario) each rank's staging

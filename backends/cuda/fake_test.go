@@ -64,9 +64,15 @@ type fakeEvent struct {
 func newFakeGPU(n int) *fakeGPU {
 	f := &fakeGPU{free: 8 << 30, bufs: map[bufID]*fakeBuf{}, streams: map[streamID]*fakeStream{}, events: map[eventID]*fakeEvent{},
 		gemmNs: 100_000, streamNs: 60_000, commNs: 80_000}
-	for range n {
+	for i := range n {
+		var peers []int
+		for j := range n {
+			if j != i {
+				peers = append(peers, j)
+			}
+		}
 		f.devs = append(f.devs, devInfo{Name: "Fake H200", SMs: 132, MemoryBytes: 8 << 30, CopyEngines: 3, CCMajor: 9,
-			PriorityLeast: 0, PriorityGreatest: -5, Green: true, SMStep: 8})
+			PriorityLeast: 0, PriorityGreatest: -5, Green: true, SMStep: 8, Peers: peers})
 	}
 	return f
 }

@@ -42,6 +42,9 @@ type devInfo struct {
 	Green bool
 	// SMStep is the partition granularity (8 on Hopper).
 	SMStep int
+	// Peers lists the GPUs whose memory this one maps directly (peer
+	// access enabled); copy-engine collectives need every pair.
+	Peers []int
 }
 
 // partition says which SMs a stream's kernels may use.

@@ -134,6 +134,7 @@ func newNativeGPU(l *libs) (*nativeGPU, error) {
 				g.Close()
 				return nil, fmt.Errorf("enabling peer access GPU %d -> %d: %w", i, j, err)
 			}
+			a.info.Peers = append(a.info.Peers, j)
 		}
 	}
 	return g, nil
