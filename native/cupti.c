@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "cupti.h"
+#include "dl.h"
 
 #define KIND_MEMCPY 1        // CUPTI_ACTIVITY_KIND_MEMCPY
 #define CUPTI_SUCCESS 0
@@ -70,38 +71,17 @@ static void on_completed(void *ctx, uint32_t stream, uint8_t *buffer, size_t siz
 	free(buffer);
 }
 
-// open_cupti loads the newest CUPTI there is, or says why none loads.
-static void *open_cupti(char *err, size_t errlen) {
-	static const char *const names[] = {"libcupti.so.13", "libcupti.so.12", "libcupti.so", NULL};
-	for (int i = 0; names[i]; i++) {
-		void *h = dlopen(names[i], RTLD_NOW | RTLD_LOCAL);
-		if (h) return h;
-	}
-	const char *why = dlerror();
-	snprintf(err, errlen, "%s: %s", names[0], why ? why : "not found");
-	return NULL;
-}
-
-#define LOAD(field, name)                                                        \
-	do {                                                                         \
-		*(void **)(&cupti.field) = dlsym(cupti.handle, name);                    \
-		if (!cupti.field) {                                                      \
-			snprintf(err, errlen, "symbol %s missing", name);                    \
-			dlclose(cupti.handle);                                               \
-			cupti.handle = NULL;                                                 \
-			return -1;                                                           \
-		}                                                                        \
-	} while (0)
+static const char *const cupti_names[] = {"libcupti.so.13", "libcupti.so.12", "libcupti.so", NULL};
 
 int c3_cupti_start(char *err, size_t errlen) {
 	if (cupti.handle) return 0;
-	if (!(cupti.handle = open_cupti(err, errlen))) return -1;
-	LOAD(enable, "cuptiActivityEnable");
-	LOAD(disable, "cuptiActivityDisable");
-	LOAD(register_callbacks, "cuptiActivityRegisterCallbacks");
-	LOAD(flush_all, "cuptiActivityFlushAll");
-	LOAD(next_record, "cuptiActivityGetNextRecord");
-	LOAD(timestamp, "cuptiGetTimestamp");
+	if (!(cupti.handle = c3_open_first(cupti_names, err, errlen))) return -1;
+	SYM(&cupti, enable, "cuptiActivityEnable");
+	SYM(&cupti, disable, "cuptiActivityDisable");
+	SYM(&cupti, register_callbacks, "cuptiActivityRegisterCallbacks");
+	SYM(&cupti, flush_all, "cuptiActivityFlushAll");
+	SYM(&cupti, next_record, "cuptiActivityGetNextRecord");
+	SYM(&cupti, timestamp, "cuptiGetTimestamp");
 	int rc = cupti.register_callbacks(on_requested, on_completed);
 	if (rc == CUPTI_SUCCESS) rc = cupti.enable(KIND_MEMCPY);
 	if (rc != CUPTI_SUCCESS) {
@@ -115,7 +95,7 @@ int c3_cupti_start(char *err, size_t errlen) {
 
 // Flag 1 is CUPTI_ACTIVITY_FLAG_FLUSH_FORCED: deliver buffers that are not full.
 int c3_cupti_probe(char *err, size_t errlen) {
-	void *h = open_cupti(err, errlen);
+	void *h = c3_open_first(cupti_names, err, errlen);
 	if (!h) return -1;
 	static const char *const syms[] = {"cuptiActivityEnable", "cuptiActivityRegisterCallbacks", "cuptiActivityGetNextRecord", NULL};
 	for (int i = 0; syms[i]; i++) {

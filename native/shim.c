@@ -4,9 +4,10 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "dl.h"
 #include "shim.h"
 
-static void *open_first(const char *const *names, char *err, size_t errlen) {
+void *c3_open_first(const char *const *names, char *err, size_t errlen) {
 	for (int i = 0; names[i]; i++) {
 		void *h = dlopen(names[i], RTLD_NOW | RTLD_LOCAL);
 		if (h) return h;
@@ -16,26 +17,10 @@ static void *open_first(const char *const *names, char *err, size_t errlen) {
 	return NULL;
 }
 
-// sym loads a required symbol; the first of the alternatives that exists wins.
-#define SYM(t, field, ...)                                                                  \
-	do {                                                                                    \
-		const char *alts[] = {__VA_ARGS__, NULL};                                           \
-		for (int i_ = 0; alts[i_] && !(t)->field; i_++)                                     \
-			*(void **)(&(t)->field) = dlsym((t)->handle, alts[i_]);                         \
-		if (!(t)->field) {                                                                  \
-			snprintf(err, errlen, "symbol %s missing", alts[0]);                            \
-			dlclose((t)->handle);                                                           \
-			(t)->handle = NULL;                                                             \
-			return -1;                                                                      \
-		}                                                                                   \
-	} while (0)
-
-#define OPT(t, field, name) (*(void **)(&(t)->field) = dlsym((t)->handle, name))
-
 int c3_cuda_open(c3_cuda *t, char *err, size_t errlen) {
 	static const char *const names[] = {"libcuda.so.1", "libcuda.so", NULL};
 	memset(t, 0, sizeof *t);
-	t->handle = open_first(names, err, errlen);
+	t->handle = c3_open_first(names, err, errlen);
 	if (!t->handle) return -1;
 	SYM(t, cuInit, "cuInit");
 	SYM(t, cuDriverGetVersion, "cuDriverGetVersion");
@@ -121,7 +106,7 @@ CUresult c3_launch_u64(const c3_cuda *t, CUfunction f, unsigned gx, unsigned bx,
 int c3_cublaslt_open(c3_cublaslt *t, char *err, size_t errlen) {
 	static const char *const names[] = {"libcublasLt.so.13", "libcublasLt.so.12", "libcublasLt.so", NULL};
 	memset(t, 0, sizeof *t);
-	t->handle = open_first(names, err, errlen);
+	t->handle = c3_open_first(names, err, errlen);
 	if (!t->handle) return -1;
 	SYM(t, cublasLtCreate, "cublasLtCreate");
 	SYM(t, cublasLtDestroy, "cublasLtDestroy");
@@ -212,7 +197,7 @@ int c3_gemm_run(const c3_cublaslt *t, cublasLtHandle_t h, const c3_gemm_plan *p,
 int c3_nccl_open(c3_nccl *t, char *err, size_t errlen) {
 	static const char *const names[] = {"libnccl.so.2", "libnccl.so", NULL};
 	memset(t, 0, sizeof *t);
-	t->handle = open_first(names, err, errlen);
+	t->handle = c3_open_first(names, err, errlen);
 	if (!t->handle) return -1;
 	SYM(t, ncclGetVersion, "ncclGetVersion");
 	SYM(t, ncclGetErrorString, "ncclGetErrorString");
@@ -261,7 +246,7 @@ int c3_nccl_init_rank(const c3_nccl *t, ncclComm_t *comm, int nranks, const nccl
 int c3_nvrtc_open(c3_nvrtc *t, char *err, size_t errlen) {
 	static const char *const names[] = {"libnvrtc.so.13", "libnvrtc.so.12", "libnvrtc.so", NULL};
 	memset(t, 0, sizeof *t);
-	t->handle = open_first(names, err, errlen);
+	t->handle = c3_open_first(names, err, errlen);
 	if (!t->handle) return -1;
 	SYM(t, nvrtcVersion, "nvrtcVersion");
 	SYM(t, nvrtcGetErrorString, "nvrtcGetErrorString");
