@@ -2,10 +2,7 @@ package cuda
 
 import (
 	"context"
-	"encoding/json"
-	"os"
 	"testing"
-	"time"
 
 	"github.com/c3lab/c3lab/backends"
 	"github.com/c3lab/c3lab/profiler"
@@ -75,19 +72,14 @@ func TestGPUReferenceOps(t *testing.T) {
 		t.Logf("%-28s median %8.1f µs (p10 %8.1f, p90 %8.1f) busbw %6.1f GB/s", op.Label, st.Median/1e3, st.P10/1e3, st.P90/1e3, bw)
 		out = append(out, op)
 	}
-	if path := os.Getenv("C3LAB_REF_OUT"); path != "" {
-		data, _ := json.MarshalIndent(map[string]any{"tool": "c3lab cuda reference ops", "date": time.Now().UTC().Format(time.RFC3339), "devices": b.Devices(), "doctor": Probe(), "ops": out}, "", "  ")
-		if err := os.WriteFile(path, data, 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
+	writeReport(t, "C3LAB_REF_OUT", "c3lab cuda reference ops", map[string]any{"devices": b.Devices(), "doctor": Probe(), "ops": out})
 }
 
 // TestGPUHarnessOverhead checks that the measurement protocol adds under
 // 1 % to an isolated op's time, gated (the default) and ungated. It writes
 // JSON to $C3LAB_OVERHEAD_OUT when set.
 func TestGPUHarnessOverhead(t *testing.T) {
-	report := map[string]any{"tool": "c3lab harness overhead", "date": time.Now().UTC().Format(time.RFC3339)}
+	report := map[string]any{}
 	var gatedOverhead float64
 	for _, protocol := range []struct {
 		name string
@@ -107,12 +99,7 @@ func TestGPUHarnessOverhead(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	if path := os.Getenv("C3LAB_OVERHEAD_OUT"); path != "" {
-		data, _ := json.MarshalIndent(report, "", "  ")
-		if err := os.WriteFile(path, data, 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
+	writeReport(t, "C3LAB_OVERHEAD_OUT", "c3lab harness overhead", report)
 	if gatedOverhead > 0.01 {
 		t.Errorf("the gated harness adds %.2f%% to an isolated GEMM; want under 1%%", gatedOverhead*100)
 	}

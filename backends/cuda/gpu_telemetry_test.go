@@ -2,9 +2,7 @@ package cuda
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
-	"os"
 	"strings"
 	"testing"
 	"time"
@@ -134,16 +132,8 @@ func TestGPUTelemetry(t *testing.T) {
 	}
 	tick := profiler.Summarize(tickNs)
 	t.Logf("sampler tick, 2 GPUs, all metrics: median %.0f µs (p10 %.0f, p90 %.0f, 30 ticks)", tick.Median/1e3, tick.P10/1e3, tick.P90/1e3)
-	if path := os.Getenv("C3LAB_TELEMETRY_OUT"); path != "" {
-		data, err := json.MarshalIndent(map[string]any{"tool": "c3lab telemetry check", "date": time.Now().UTC().Format(time.RFC3339),
-			"devices": b.Devices(), "interval_ms": s.Interval().Milliseconds(), "phases": phases, "unsupported": unsupported, "tick_cost": tick}, "", "  ")
-		if err != nil {
-			t.Fatalf("encoding the telemetry report: %v", err)
-		}
-		if err := os.WriteFile(path, data, 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
+	writeReport(t, "C3LAB_TELEMETRY_OUT", "c3lab telemetry check", map[string]any{
+		"devices": b.Devices(), "interval_ms": s.Interval().Milliseconds(), "phases": phases, "unsupported": unsupported, "tick_cost": tick})
 	idle, nccl, ce, gemm := phases[0], phases[1], phases[2], phases[3]
 	mean := func(p telemetryPhase, m string) float64 {
 		v := p.Means[m]
@@ -245,7 +235,7 @@ func TestGPUProfilerOverhead(t *testing.T) {
 			measure(&on, true)
 		}
 	}
-	report := map[string]any{"tool": "c3lab profiler overhead", "date": time.Now().UTC().Format(time.RFC3339), "devices": b.Devices(),
+	report := map[string]any{"devices": b.Devices(),
 		"scenario": sc, "strategy": st.String(), "sampler_interval_ms": s.Interval().Milliseconds()}
 	worst := 0.0
 	for name, pair := range map[string][2][]int64{"T_comp": {on.comp, off.comp}, "T_comm": {on.comm, off.comm}, "T_c3": {on.c3, off.c3}} {
@@ -256,12 +246,7 @@ func TestGPUProfilerOverhead(t *testing.T) {
 		t.Logf("%-6s profiled %8.1f µs (p10 %8.1f, p90 %8.1f)  plain %8.1f µs (p10 %8.1f, p90 %8.1f)  %+.2f%% (%d runs each)",
 			name, a.Median/1e3, a.P10/1e3, a.P90/1e3, o.Median/1e3, o.P10/1e3, o.P90/1e3, d*100, len(pair[0]))
 	}
-	if path := os.Getenv("C3LAB_PROFILER_OVERHEAD_OUT"); path != "" {
-		data, _ := json.MarshalIndent(report, "", "  ")
-		if err := os.WriteFile(path, data, 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
+	writeReport(t, "C3LAB_PROFILER_OVERHEAD_OUT", "c3lab profiler overhead", report)
 	if worst > 0.01 {
 		t.Errorf("profiling changes a median op time by %.2f%%; want under 1%%", worst*100)
 	}

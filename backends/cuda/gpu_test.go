@@ -38,6 +38,26 @@ func openGPUWith(t *testing.T, opts Options) *Backend {
 	return b
 }
 
+// writeReport writes a GPU test's results as JSON to the file the
+// environment variable env names (nothing when it is unset), with the
+// tool's name and the date added. A report that cannot be encoded (a NaN,
+// say) fails the test rather than leaving an empty file.
+func writeReport(t *testing.T, env, tool string, fields map[string]any) {
+	t.Helper()
+	path := os.Getenv(env)
+	if path == "" {
+		return
+	}
+	fields["tool"], fields["date"] = tool, time.Now().UTC().Format(time.RFC3339)
+	data, err := json.MarshalIndent(fields, "", "  ")
+	if err != nil {
+		t.Fatalf("encoding the %s report: %v", tool, err)
+	}
+	if err := os.WriteFile(path, data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
 func needGPUs(t *testing.T, b *Backend, n int) {
 	t.Helper()
 	if got := len(b.Devices()); got < n {
@@ -257,16 +277,7 @@ func TestGPUCopyEngineSizes(t *testing.T) {
 		t.Logf("%s: c3lab's copy engines are at least as fast as NCCL from %d B per rank up", coll, crossover[string(coll)])
 		out = append(out, sizes...)
 	}
-	if path := os.Getenv("C3LAB_CE_SIZES_OUT"); path != "" {
-		data, err := json.MarshalIndent(map[string]any{"tool": "c3lab copy-engine sizes", "date": time.Now().UTC().Format(time.RFC3339),
-			"devices": b.Devices(), "doctor": Probe(), "sizes": out, "crossover_bytes_per_rank": crossover}, "", "  ")
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(path, data, 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
+	writeReport(t, "C3LAB_CE_SIZES_OUT", "c3lab copy-engine sizes", map[string]any{"devices": b.Devices(), "doctor": Probe(), "sizes": out, "crossover_bytes_per_rank": crossover})
 }
 
 // CUPTI's copy records (C3LAB_CUPTI=1) show every copy of a repetition:
