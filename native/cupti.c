@@ -12,6 +12,7 @@
 #include "dl.h"
 
 #define KIND_MEMCPY 1        // CUPTI_ACTIVITY_KIND_MEMCPY
+#define KIND_MEMCPY_P2P 22   // CUPTI_ACTIVITY_KIND_MEMCPY2: peer-to-peer copies
 #define CUPTI_SUCCESS 0
 #define CUPTI_MAX_RECORDS 2  // CUPTI_ERROR_MAX_LIMIT_REACHED: end of buffer
 #define BUFFER_BYTES (1 << 20)
@@ -40,13 +41,14 @@ static void on_requested(uint8_t **buffer, size_t *size, size_t *max_records) {
 	*max_records = 0;
 }
 
-// The prefix of every CUpti_ActivityMemcpy version: kind (4 bytes),
-// copyKind, srcKind, dstKind, flags (1 byte each), bytes, start, end
-// (8 bytes each), deviceId, contextId, streamId (4 bytes each).
+// The prefix of every CUpti_ActivityMemcpy and CUpti_ActivityMemcpyPtoP
+// version: kind (4 bytes), copyKind, srcKind, dstKind, flags (1 byte each),
+// bytes, start, end (8 bytes each), deviceId, contextId, streamId (4 bytes
+// each). Peer-to-peer copies come only as MEMCPY2 records.
 static void take_record(const uint8_t *r) {
 	uint32_t kind;
 	memcpy(&kind, r, 4);
-	if (kind != KIND_MEMCPY) return;
+	if (kind != KIND_MEMCPY && kind != KIND_MEMCPY_P2P) return;
 	c3_copy_record c;
 	c.copy_kind = r[4];
 	memcpy(&c.bytes, r + 8, 8);
@@ -84,6 +86,7 @@ int c3_cupti_start(char *err, size_t errlen) {
 	SYM(&cupti, timestamp, "cuptiGetTimestamp");
 	int rc = cupti.register_callbacks(on_requested, on_completed);
 	if (rc == CUPTI_SUCCESS) rc = cupti.enable(KIND_MEMCPY);
+	if (rc == CUPTI_SUCCESS) rc = cupti.enable(KIND_MEMCPY_P2P);
 	if (rc != CUPTI_SUCCESS) {
 		snprintf(err, errlen, "CUPTI error %d enabling memory-copy records", rc);
 		dlclose(cupti.handle);
@@ -137,5 +140,6 @@ uint64_t c3_cupti_now(void) {
 void c3_cupti_stop(void) {
 	if (!cupti.handle) return;
 	cupti.disable(KIND_MEMCPY);
+	cupti.disable(KIND_MEMCPY_P2P);
 	cupti.flush_all(1);
 }
