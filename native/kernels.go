@@ -24,6 +24,14 @@ const (
 	ReduceKernel     = "c3_reduce_bf16"
 	ReduceThreads    = 256
 	ReduceMaxSources = 8
+	// ReducePipeKernel is the pipelined reduction (reduce.cu): it adds a
+	// block chunk by chunk as the copy engines land the chunks. Its sync
+	// words (uint32) are the status word, ReduceSyncStatusTimeout once a
+	// flag timed out; from word ReduceSyncFlags one flag per peer source
+	// and chunk; then one done counter per chunk.
+	ReducePipeKernel        = "c3_reduce_pipe_bf16"
+	ReduceSyncFlags         = 16
+	ReduceSyncStatusTimeout = 1
 )
 
 // KernelSource returns the CUDA C source of one of c3lab's kernel files

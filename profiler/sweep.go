@@ -40,8 +40,10 @@ func CopyEngineGrid() []NamedStrategy {
 		{"dma-chunk-8m", scenarios.Strategy{CommEngine: scenarios.EngineDMA, ChunkBytes: 8 << 20}},
 		{"dma-comm-first", scenarios.Strategy{CommEngine: scenarios.EngineDMA, Launch: scenarios.CommFirst}},
 		// For copy-engine reductions, whose reduction kernel needs SMs: at
-		// the highest priority, or on a 16-SM partition of its own.
+		// the highest priority, or on a partition of its own (8 or 16 SMs;
+		// there the add is pipelined with the copies).
 		{"dma-prio", scenarios.Strategy{CommEngine: scenarios.EngineDMA, Launch: scenarios.CommFirst, CommPriority: -5}},
+		{"dma-comm-sms-8", scenarios.Strategy{CommEngine: scenarios.EngineDMA, Launch: scenarios.CommFirst, CommSMs: 8}},
 		{"dma-comm-sms-16", scenarios.Strategy{CommEngine: scenarios.EngineDMA, Launch: scenarios.CommFirst, CommSMs: 16}},
 		// The GEMM confined to 120 SMs leaves 12 free for the reduction kernel.
 		{"dma-gemm-120", scenarios.Strategy{CommEngine: scenarios.EngineDMA, Launch: scenarios.CommFirst, CommPriority: -5, ComputeSMs: 120}},

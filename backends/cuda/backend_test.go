@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/c3lab/c3lab/backends"
+	"github.com/c3lab/c3lab/native"
 	"github.com/c3lab/c3lab/profiler"
 	"github.com/c3lab/c3lab/scenarios"
 )
@@ -291,8 +292,14 @@ func TestCopyEngineCollectives(t *testing.T) {
 		{"all-gather, 2 engines", scenarios.AllGather, scenarios.Strategy{CommEngine: scenarios.EngineDMA, CopyEngines: 2}, 2},
 		{"all-gather, 64 KiB chunks", scenarios.AllGather, scenarios.Strategy{CommEngine: scenarios.EngineDMA, ChunkBytes: 64 << 10}, 4},
 		{"all-to-all (peer block only)", scenarios.AllToAll, scenarios.Strategy{CommEngine: scenarios.EngineDMA}, 3},
-		{"reduce-scatter", scenarios.ReduceScatter, scenarios.Strategy{CommEngine: scenarios.EngineDMA, CommSMs: 16}, 3},
-		{"all-reduce", scenarios.AllReduce, scenarios.Strategy{CommEngine: scenarios.EngineDMA, CommSMs: 16}, 6},
+		{"reduce-scatter, add after the copies", scenarios.ReduceScatter, scenarios.Strategy{CommEngine: scenarios.EngineDMA}, 3},
+		{"all-reduce, add after the copies", scenarios.AllReduce, scenarios.Strategy{CommEngine: scenarios.EngineDMA}, 6},
+		// In a comm partition the add is pipelined with the copies: one
+		// pull per chunk (256 KiB in 64 KiB chunks), and for the
+		// all-reduce (128 KiB blocks) 2 pulls and 2 forwarded chunks.
+		{"reduce-scatter, pipelined", scenarios.ReduceScatter, scenarios.Strategy{CommEngine: scenarios.EngineDMA, CommSMs: 16, ChunkBytes: 64 << 10}, 4},
+		{"all-reduce, pipelined", scenarios.AllReduce, scenarios.Strategy{CommEngine: scenarios.EngineDMA, CommSMs: 8, ChunkBytes: 64 << 10}, 4},
+		{"all-reduce, pipelined, one chunk", scenarios.AllReduce, scenarios.Strategy{CommEngine: scenarios.EngineDMA, CommSMs: 8}, 2},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			f := newFakeGPU(2)
@@ -513,13 +520,21 @@ func TestCopyEngineSpans(t *testing.T) {
 		coll    scenarios.Collective
 		st      scenarios.Strategy
 		engines int
+		tracks  []string // when not ce0..ce(engines-1)
 	}{
-		{"all-gather, 3 engines", scenarios.AllGather, scenarios.Strategy{CommEngine: scenarios.EngineDMA}, 3},
-		{"all-to-all, 1 engine", scenarios.AllToAll, scenarios.Strategy{CommEngine: scenarios.EngineDMA, CopyEngines: 1}, 1},
-		{"all-reduce, 2 phases", scenarios.AllReduce, scenarios.Strategy{CommEngine: scenarios.EngineDMA, CommSMs: 16}, 3},
-		{"nccl", scenarios.AllGather, scenarios.Strategy{}, 0},
+		{"all-gather, 3 engines", scenarios.AllGather, scenarios.Strategy{CommEngine: scenarios.EngineDMA}, 3, nil},
+		{"all-to-all, 1 engine", scenarios.AllToAll, scenarios.Strategy{CommEngine: scenarios.EngineDMA, CopyEngines: 1}, 1, nil},
+		{"all-reduce, 2 phases", scenarios.AllReduce, scenarios.Strategy{CommEngine: scenarios.EngineDMA}, 3, nil},
+		// One chunk: one pull stream (ce0) and one gather stream (ce3) work.
+		{"all-reduce, pipelined: pulls and gathers", scenarios.AllReduce, scenarios.Strategy{CommEngine: scenarios.EngineDMA, CommSMs: 16}, 2, []string{"ce0", "ce3"}},
+		{"nccl", scenarios.AllGather, scenarios.Strategy{}, 0, nil},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
+			if tc.tracks == nil {
+				for k := range tc.engines {
+					tc.tracks = append(tc.tracks, fmt.Sprintf("ce%d", k))
+				}
+			}
 			f := newFakeGPU(2)
 			b := fakeBackend(t, f, Options{})
 			var sink backends.Collector
@@ -551,7 +566,7 @@ func TestCopyEngineSpans(t *testing.T) {
 					t.Fatalf("GPU %d: %d copy-engine spans, want %d", dev, len(ce[dev]), tc.engines)
 				}
 				for k, s := range ce[dev] {
-					if s.Track != fmt.Sprintf("ce%d", k) || s.Kind != "copy" || s.End <= s.Start || s.Start < comm[dev].Start || s.End > comm[dev].End {
+					if s.Track != tc.tracks[k] || s.Kind != "copy" || s.End <= s.Start || s.Start < comm[dev].Start || s.End > comm[dev].End {
 						t.Errorf("GPU %d span %+v, inside comm span %d..%d", dev, s, comm[dev].Start, comm[dev].End)
 					}
 				}
@@ -604,8 +619,13 @@ func TestCopyEngineCollectivesOnEightGPUs(t *testing.T) {
 			b := fakeBackend(t, f, Options{})
 			sc := smallGEMM(coll)
 			sc.GPUs, sc.Comm.Bytes = 8, 256<<10
-			if _, err := run(t, b, sc, scenarios.Strategy{CommEngine: scenarios.EngineDMA}, backends.ModeComm); err != nil {
-				t.Fatal(err)
+			for _, st := range []scenarios.Strategy{
+				{CommEngine: scenarios.EngineDMA},
+				{CommEngine: scenarios.EngineDMA, CommSMs: 16, ChunkBytes: 64 << 10},
+			} {
+				if _, err := run(t, b, sc, st, backends.ModeComm); err != nil {
+					t.Fatalf("%v: %v", st, err)
+				}
 			}
 			if f.colls != 0 {
 				t.Errorf("%d NCCL calls for a copy-engine collective", f.colls)
@@ -655,5 +675,62 @@ func TestCopyEnginesNeedPeerAccess(t *testing.T) {
 	}
 	if _, err := run(t, b, sc, scenarios.Strategy{}, backends.ModeComm); err != nil {
 		t.Errorf("NCCL without P2P: %v", err)
+	}
+}
+
+// A pipelined reduction whose kernel gave up waiting for its copies (the
+// status word set) fails the experiment with the reason, rather than
+// report times of a wrong result; the next experiment starts clean.
+func TestPipelinedReductionTimeout(t *testing.T) {
+	f := newFakeGPU(2)
+	b := fakeBackend(t, f, Options{})
+	g := &timingOutReduction{fakeGPU: f, fail: true}
+	b.do(func() { b.attach(g) })
+	sc := smallGEMM(scenarios.ReduceScatter)
+	st := scenarios.Strategy{CommEngine: scenarios.EngineDMA, CommSMs: 8}
+	_, err := run(t, b, sc, st, backends.ModeConcurrent)
+	if err == nil || !strings.Contains(err.Error(), "gave up") {
+		t.Fatalf("timed-out reduction: error %v", err)
+	}
+	g.fail = false
+	if _, err := run(t, b, sc, st, backends.ModeConcurrent); err != nil {
+		t.Errorf("the next experiment: %v", err)
+	}
+	if f.pipeReduces == 0 || f.pipeGrids[0] != 8*pipeCTAsPerSM {
+		t.Errorf("%d pipelined reductions, grids %v", f.pipeReduces, f.pipeGrids)
+	}
+}
+
+// timingOutReduction sets the status word as a kernel that timed out does.
+type timingOutReduction struct {
+	*fakeGPU
+	fail bool
+}
+
+func (g *timingOutReduction) ReducePipelined(s streamID, out bufRef, srcs []bufRef, n int64, ps pipeSync) error {
+	if err := g.fakeGPU.ReducePipelined(s, out, srcs, n, ps); err != nil {
+		return err
+	}
+	if g.fail {
+		g.bufs[ps.sync].data[0] |= native.ReduceSyncStatusTimeout
+	}
+	return nil
+}
+
+func TestPipeChunk(t *testing.T) {
+	for _, tc := range []struct{ n, chunkBytes, want int64 }{
+		{64 << 20, 0, 2 << 20},        // 128 MiB blocks: 4 MiB chunks
+		{1 << 30, 0, 1 << 24},         // 2 GiB blocks: 64 chunks of 32 MiB
+		{1000, 0, 1000},               // smaller than one chunk: one chunk
+		{1001, 0, 1008},               // rounded up to 16 bytes
+		{64 << 20, 8 << 20, 4 << 20},  // chunk_bytes as asked
+		{64 << 20, 64 << 10, 1 << 20}, // at most 64 chunks
+	} {
+		if got := pipeChunk(tc.n, tc.chunkBytes); got != tc.want {
+			t.Errorf("pipeChunk(%d, %d) = %d, want %d", tc.n, tc.chunkBytes, got, tc.want)
+		}
+		if got := pipeChunk(tc.n, tc.chunkBytes); (tc.n+got-1)/got > pipeMaxChunks || got%8 != 0 {
+			t.Errorf("pipeChunk(%d, %d) = %d: too many chunks or not 16-byte words", tc.n, tc.chunkBytes, got)
+		}
 	}
 }

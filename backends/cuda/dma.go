@@ -15,23 +15,70 @@ import (
 // GPU, ordered across GPUs with events. All-gather and all-to-all run no
 // kernel at all. Reduce-scatter and all-reduce (beyond the paper) copy the
 // peers' blocks into a staging buffer and add them with a small kernel on
-// the comm stream, which a comm partition confines to a few SMs; all-reduce
-// then all-gathers the reduced blocks on the copy engines.
+// the comm stream; all-reduce then all-gathers the reduced blocks on the
+// copy engines. Without a comm partition the kernel runs after the copies,
+// on whatever SMs are free; in a comm partition it owns its SMs, so it is
+// pipelined with the copies instead (see pipePlan).
 type dmaPlan struct {
 	engines int
 	chunk   int64 // bytes per copy; 0 = one piece per engine
-	// copyStreams[rank][engine], started[rank][engine] and
-	// done[rank][engine]: the streams, when their first copy could start,
-	// and their completion events (the copy-engine timeline's spans).
+	// copyStreams[rank][engine]: the streams that carry the collective's
+	// (first) copies. started[rank][i] and done[rank][i]: when copy stream
+	// i could start and its completion (the copy-engine timeline's spans),
+	// for the copy streams and then a pipelined all-reduce's gather
+	// streams.
 	copyStreams [][]streamID
 	started     [][]eventID
 	done        [][]eventID
+	// pipe is set for a reduction pipelined with its copies.
+	pipe *pipePlan
+}
+
+// pipePlan is a reduction pipelined with its copies: each rank's copy
+// streams pull the peers' blocks chunk by chunk and raise a flag per
+// chunk; a reduction kernel that owns the comm partition's SMs adds each
+// chunk as soon as its flags are up, so the add overlaps the copies instead
+// of following them, and it never competes with the GEMM for SMs. An
+// all-reduce's gather streams forward each reduced chunk to the peers as
+// soon as its done counter is full.
+type pipePlan struct {
+	chunk int64 // elements per chunk
+	grid  int   // the kernel's CTAs
+	// gather[rank][engine] are an all-reduce's forwarding streams.
+	gather [][]streamID
+}
+
+// pipeCTAsPerSM is how many CTAs of the pipelined reduction share one SM
+// of the comm partition: enough warps to keep HBM requests in flight.
+const pipeCTAsPerSM = 4
+
+// pipeMinChunkBytes and pipeMaxChunks size the pipeline's chunks: at least
+// 4 MiB (a copy of that size runs at full NVLink speed), at most 64 chunks.
+const (
+	pipeMinChunkBytes = 4 << 20
+	pipeMaxChunks     = 64
+)
+
+// pipeChunk is the pipeline's chunk, in elements, for blocks of n elements:
+// chunkBytes when set, at least pipeMinChunkBytes otherwise; never more
+// than pipeMaxChunks chunks; a multiple of 8 elements (16 bytes).
+func pipeChunk(n, chunkBytes int64) int64 {
+	c := chunkBytes / 2
+	if c <= 0 {
+		c = pipeMinChunkBytes / 2
+	}
+	c = max(c, (n+pipeMaxChunks-1)/pipeMaxChunks)
+	c = (c + 7) / 8 * 8
+	return min(c, max((n+7)/8*8, 8))
 }
 
 // key identifies the plan for the verification cache.
 func (d *dmaPlan) key() string {
 	if d == nil {
 		return "off"
+	}
+	if d.pipe != nil {
+		return fmt.Sprintf("%d engines, pipelined, chunk %d elements, %d CTAs", d.engines, d.pipe.chunk, d.pipe.grid)
 	}
 	return fmt.Sprintf("%d engines, chunk %d", d.engines, d.chunk)
 }
@@ -59,6 +106,11 @@ func (b *Backend) dmaSetup(p *prepared, st scenarios.Strategy) (*dmaPlan, error)
 		if err := b.reductionSetup(p); err != nil {
 			return nil, err
 		}
+		if st.CommSMs > 0 {
+			if err := b.pipeSetup(p, d, st); err != nil {
+				return nil, err
+			}
+		}
 	}
 	for dev := range p.gpus {
 		var ss []streamID
@@ -74,7 +126,20 @@ func (b *Backend) dmaSetup(p *prepared, st scenarios.Strategy) (*dmaPlan, error)
 			p.copyDone = append(p.copyDone, nil)
 			p.copyStart = append(p.copyStart, nil)
 		}
-		for len(p.copyDone[dev]) < engines {
+		streams := engines
+		if d.pipe != nil && p.coll.Kind == scenarios.AllReduce {
+			var gs []streamID
+			for e := range engines {
+				s, err := b.stream(dev, "gather", streamSpec{Priority: e})
+				if err != nil {
+					return nil, fmt.Errorf("gather stream %d on GPU %d: %w", e, dev, err)
+				}
+				gs = append(gs, s)
+			}
+			d.pipe.gather = append(d.pipe.gather, gs)
+			streams += engines
+		}
+		for len(p.copyDone[dev]) < streams {
 			var evs [2]eventID
 			for i := range evs {
 				ev, err := b.g.Event(dev)
@@ -86,8 +151,8 @@ func (b *Backend) dmaSetup(p *prepared, st scenarios.Strategy) (*dmaPlan, error)
 			p.copyStart[dev] = append(p.copyStart[dev], evs[0])
 			p.copyDone[dev] = append(p.copyDone[dev], evs[1])
 		}
-		d.started = append(d.started, p.copyStart[dev][:engines])
-		d.done = append(d.done, p.copyDone[dev][:engines])
+		d.started = append(d.started, p.copyStart[dev][:streams])
+		d.done = append(d.done, p.copyDone[dev][:streams])
 	}
 	return d, nil
 }
@@ -119,6 +184,11 @@ func (b *Backend) reductionSetup(p *prepared) error {
 			return fmt.Errorf("allocating the staging buffer on GPU %d: %w", dev, err)
 		}
 		p.staging = append(p.staging, s)
+		w, err := b.g.Alloc(dev, pipeSyncBytes)
+		if err != nil {
+			return fmt.Errorf("allocating the reduction's sync words on GPU %d: %w", dev, err)
+		}
+		p.pipeSync = append(p.pipeSync, w)
 		ev, err := b.g.Event(dev)
 		if err != nil {
 			return err
@@ -223,6 +293,9 @@ func (b *Backend) collective(p *prepared, pl plan) error {
 	start := make([]eventID, p.gpus)
 	for q := range p.gpus {
 		start[q] = p.ev[q][evCommStart]
+	}
+	if d.pipe != nil {
+		return b.pipelinedReduction(p, pl)
 	}
 	if err := b.copyPhase(p, d, start, true, func(q int) []transfer { return dmaTransfers(pl.coll, p, q) }); err != nil {
 		return err

@@ -28,8 +28,12 @@ type prepared struct {
 	copyDone   [][]eventID
 	copyStart  [][]eventID
 	reduceDone []eventID
-	// staging[dev] receives the peers' blocks of a copy-engine reduction.
-	staging []bufID
+	// staging[dev] receives the peers' blocks of a copy-engine reduction;
+	// pipeSync[dev] holds a pipelined reduction's flags and counters, and
+	// pipeSeq numbers its calls since the experiment cleared them.
+	staging  []bufID
+	pipeSync []bufID
+	pipeSeq  uint32
 	// ceSend, ceRecv are symmetric-memory copies of the collective's
 	// buffers for NCCL's copy-engine path; ceWindows says for which
 	// communicator configs they are registered.
@@ -178,7 +182,7 @@ func (b *Backend) release() error {
 		return nil
 	}
 	var errs []error
-	for _, ids := range [][]bufID{p.a, p.bm, p.d, p.send, p.recv, p.staging, p.ceSend, p.ceRecv} {
+	for _, ids := range [][]bufID{p.a, p.bm, p.d, p.send, p.recv, p.staging, p.pipeSync, p.ceSend, p.ceRecv} {
 		for _, id := range ids {
 			errs = append(errs, b.g.Free(id))
 		}
@@ -419,6 +423,11 @@ func (b *Backend) run(ctx context.Context, ex backends.Experiment, sink backends
 	if err := b.verify(p, pl, ex.Mode); err != nil {
 		return backends.RunResult{}, err
 	}
+	if pl.dma != nil && pl.dma.pipe != nil && ex.Mode != backends.ModeCompute {
+		if err := b.pipeStatus(p); err != nil {
+			return backends.RunResult{}, err
+		}
+	}
 	res := backends.RunResult{Mode: ex.Mode}
 	gate, stalls := !b.opts.Ungated, 0
 	for i := -ex.Warmup; i < ex.Reps; i++ {
@@ -614,13 +623,26 @@ func (b *Backend) rep(ctx context.Context, p *prepared, pl plan, ex backends.Exp
 				// start to its last copy's end (for an all-reduce, across
 				// both copy phases). Track ceN is copy stream N; the driver
 				// maps streams onto the GPU's copy engines.
-				for k := range pl.dma.copyStreams[dev] {
+				for k := range pl.dma.started[dev] {
 					s, e, err := b.span(ev[evStart], pl.dma.started[dev][k], pl.dma.done[dev][k])
 					if err != nil {
 						return backends.Rep{}, nil, err
 					}
+					if e <= s {
+						continue // a stream that had nothing to copy
+					}
 					spans = append(spans, backends.Span{Op: backends.OpComm, Name: fmt.Sprintf("copies %s", ex.Scenario.Comm), Device: dev,
 						Track: fmt.Sprintf("ce%d", k), Kind: "copy", Start: s, End: e})
+				}
+				if !pl.coll.Kind.IsPureCopy() {
+					// The reduction kernel: from the collective's start,
+					// so the wait for its SMs (or its copies) shows.
+					s, e, err := b.span(ev[evStart], ev[evCommStart], p.reduceDone[dev])
+					if err != nil {
+						return backends.Rep{}, nil, err
+					}
+					spans = append(spans, backends.Span{Op: backends.OpComm, Name: "reduce " + ex.Scenario.Comm.String(), Device: dev,
+						Track: "reduce", Kind: "kernel", Start: s, End: e})
 				}
 			}
 		}

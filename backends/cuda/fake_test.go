@@ -41,6 +41,13 @@ type fakeGPU struct {
 	stall      time.Duration
 	mu         sync.Mutex // guards log and gate: the gate watchdog writes from its own goroutine
 	gate       uint32
+	// flagAt is when a stream last wrote a flag word (the fake runs every
+	// call at once, in order, so a flag not yet written when something
+	// waits on it would wait forever: an error).
+	flagAt map[bufRef]int64
+	// pipeReduces counts pipelined reductions; pipeGrids their grids.
+	pipeReduces int
+	pipeGrids   []int
 }
 
 type fakeBuf struct {
@@ -179,6 +186,69 @@ func (f *fakeGPU) Reduce(s streamID, out bufID, outOff int64, srcs []bufRef, n i
 		binary.LittleEndian.PutUint16(f.bufs[out].data[outOff+2*i:], bf16Int(sum))
 	}
 	st.clock += n / 100
+	return nil
+}
+
+func (f *fakeGPU) word(w bufRef) uint32 {
+	return binary.LittleEndian.Uint32(f.bufs[w.b].data[w.off:])
+}
+
+func (f *fakeGPU) WriteFlag(s streamID, w bufRef, v uint32) error {
+	st := f.streams[s]
+	if f.bufs[w.b].dev != st.dev {
+		return fmt.Errorf("fake: stream on GPU %d writes a flag on GPU %d", st.dev, f.bufs[w.b].dev)
+	}
+	binary.LittleEndian.PutUint32(f.bufs[w.b].data[w.off:], v)
+	if f.flagAt == nil {
+		f.flagAt = map[bufRef]int64{}
+	}
+	f.flagAt[w] = st.clock
+	return nil
+}
+
+func (f *fakeGPU) WaitFlag(s streamID, w bufRef, v uint32) error {
+	st := f.streams[s]
+	if got := f.word(w); int32(got-v) < 0 {
+		return fmt.Errorf("fake: stream on GPU %d would wait forever: word at %d+%d is %d, wants %d", st.dev, w.b, w.off, got, v)
+	}
+	st.clock = max(st.clock, f.flagAt[w])
+	f.logf("wait-flag dev%d", st.dev)
+	return nil
+}
+
+func (f *fakeGPU) ReducePipelined(s streamID, out bufRef, srcs []bufRef, n int64, ps pipeSync) error {
+	st := f.streams[s]
+	f.pipeReduces++
+	f.pipeGrids = append(f.pipeGrids, ps.grid)
+	f.logf("reduce-pipelined dev%d %d sources grid %d", st.dev, len(srcs), ps.grid)
+	chunks := ps.chunks(n)
+	if 4*syncWords(len(srcs), chunks) > int64(len(f.bufs[ps.sync].data)) {
+		return fmt.Errorf("fake: %d chunks overflow the sync buffer", chunks)
+	}
+	for c := range chunks {
+		for k := 1; k < len(srcs); k++ {
+			w := bufRef{ps.sync, 4 * flagWord(k, c, chunks)}
+			if got := f.word(w); int32(got-ps.seq) < 0 {
+				return fmt.Errorf("fake: the pipelined reduction on GPU %d would spin: source %d's flag for chunk %d is %d, wants %d", st.dev, k, c, got, ps.seq)
+			}
+			st.clock = max(st.clock, f.flagAt[w])
+		}
+		lo, hi := c*ps.chunk, min((c+1)*ps.chunk, n)
+		for i := lo; i < hi; i++ {
+			sum := 0
+			for _, src := range srcs {
+				sum += int(decodeAny(scenarios.BF16, f.bufs[src.b].data[src.off+2*i:]))
+			}
+			binary.LittleEndian.PutUint16(f.bufs[out.b].data[out.off+2*i:], bf16Int(sum))
+		}
+		st.clock += (hi - lo) / 100
+		done := bufRef{ps.sync, 4 * doneWord(len(srcs), c, chunks)}
+		binary.LittleEndian.PutUint32(f.bufs[done.b].data[done.off:], f.word(done)+uint32(ps.grid))
+		if f.flagAt == nil {
+			f.flagAt = map[bufRef]int64{}
+		}
+		f.flagAt[done] = st.clock
+	}
 	return nil
 }
 

@@ -11,6 +11,7 @@
 package cuda
 
 import (
+	"github.com/c3lab/c3lab/native"
 	"github.com/c3lab/c3lab/scenarios"
 )
 
@@ -123,6 +124,19 @@ type gpu interface {
 	// elements of every source, on stream s (a small kernel on the stream's
 	// SMs). At most 8 sources.
 	Reduce(s streamID, out bufID, outOff int64, srcs []bufRef, n int64) error
+	// ReducePipelined enqueues the same sum as Reduce, chunk by chunk,
+	// alongside the copies that bring the sources: before adding chunk c
+	// it waits (on the SMs, inside the kernel) until every peer source's
+	// flag for c reaches ps.seq, and after writing it every CTA adds 1 to
+	// the chunk's done counter. Source 0 is the rank's own block, ready
+	// from the start. The flags and counters are ps.sync's words (see
+	// pipeSync).
+	ReducePipelined(s streamID, out bufRef, srcs []bufRef, n int64, ps pipeSync) error
+	// WriteFlag enqueues, on stream s after the work before it, a write of
+	// v to the 32-bit word at w; WaitFlag holds stream s until that word,
+	// compared cyclically, is at least v. Neither runs a kernel.
+	WriteFlag(s streamID, w bufRef, v uint32) error
+	WaitFlag(s streamID, w bufRef, v uint32) error
 	// CopyPeer enqueues a copy of n bytes from src+srcOff to dst+dstOff on
 	// stream s; the buffers may live on different GPUs (a copy engine moves
 	// the data; no SM is used).
@@ -138,3 +152,33 @@ type gpu interface {
 	Synchronize(dev int) error
 	Close() error
 }
+
+// pipeSync ties one rank's pipelined reduction to its copies. The sync
+// buffer holds 32-bit words: the status word (native.ReduceSyncStatusTimeout
+// once a flag was not raised in time), from word native.ReduceSyncFlags the
+// flags, one per peer source and chunk, then the done counters, one per
+// chunk.
+type pipeSync struct {
+	sync      bufID
+	chunk     int64  // elements per chunk
+	seq       uint32 // the call's sequence number: flags reach it when ready
+	grid      int    // CTAs; after call seq a done counter reads seq*grid
+	timeoutNs int64  // how long the kernel waits for a flag before it gives up
+}
+
+// chunks is how many chunks a reduction of n elements has.
+func (ps pipeSync) chunks(n int64) int64 { return (n + ps.chunk - 1) / ps.chunk }
+
+// flagWord is the index of the flag of source k (1..sources-1) for chunk c.
+func flagWord(k int, c, chunks int64) int64 {
+	return native.ReduceSyncFlags + int64(k-1)*chunks + c
+}
+
+// doneWord is the index of chunk c's done counter.
+func doneWord(sources int, c, chunks int64) int64 {
+	return native.ReduceSyncFlags + int64(sources-1)*chunks + c
+}
+
+// syncWords is how many words a reduction of that many sources and chunks
+// uses.
+func syncWords(sources int, chunks int64) int64 { return doneWord(sources, chunks, chunks) }

@@ -46,9 +46,10 @@ type device struct {
 	blas   native.BLASHandle
 	stream native.Function // c3lab's streaming kernel
 	module native.Module
-	// reduce is compiled on first use (only copy-engine reductions need it).
-	reduce       native.Function
-	reduceModule native.Module
+	// reduce and reducePipe are compiled on first use (only copy-engine
+	// reductions need them).
+	reduce, reducePipe native.Function
+	reduceModule       native.Module
 	// green partitions by group size: [0] the group, [1] the rest.
 	green map[int][2]native.GreenContext
 	plans map[gemmSpec]*native.GEMMPlan
@@ -438,49 +439,107 @@ func (g *nativeGPU) OpenGate(v uint32) {
 	}
 }
 
-// reduceKernel compiles (once per device) and returns the reduction kernel.
-func (g *nativeGPU) reduceKernel(dev int) (native.Function, error) {
+// reduceKernels compiles (once per device) and returns the reduction
+// kernels: after the copies, and pipelined with them.
+func (g *nativeGPU) reduceKernels(dev int) (after, pipe native.Function, err error) {
 	d := g.devs[dev]
 	if d.reduceModule != (native.Module{}) {
-		return d.reduce, nil
+		return d.reduce, d.reducePipe, nil
 	}
 	arch := fmt.Sprintf("sm_%d%d", d.info.CCMajor, d.info.CCMinor)
 	cubin, err := g.l.nvrtc.CompileCached("reduce.cu", arch, kernelCacheDir())
 	if err != nil {
-		return native.Function{}, fmt.Errorf("compiling the reduction kernel for %s: %w", arch, err)
+		return after, pipe, fmt.Errorf("compiling the reduction kernels for %s: %w", arch, err)
 	}
 	m, err := g.l.drv.LoadModule(cubin)
 	if err != nil {
-		return native.Function{}, err
+		return after, pipe, err
 	}
-	f, err := g.l.drv.Function(m, native.ReduceKernel)
+	if after, err = g.l.drv.Function(m, native.ReduceKernel); err == nil {
+		pipe, err = g.l.drv.Function(m, native.ReducePipeKernel)
+	}
 	if err != nil {
 		g.l.drv.UnloadModule(m)
-		return native.Function{}, err
+		return after, pipe, err
 	}
-	d.reduceModule, d.reduce = m, f
-	return f, nil
+	d.reduceModule, d.reduce, d.reducePipe = m, after, pipe
+	return after, pipe, nil
+}
+
+// reduceArgs are the kernel arguments both reductions start with: out, n,
+// the number of sources and 8 source pointers (unused slots repeat a
+// valid one).
+func (g *nativeGPU) reduceArgs(out bufRef, srcs []bufRef, n int64) ([]uint64, error) {
+	if len(srcs) < 1 || len(srcs) > native.ReduceMaxSources {
+		return nil, fmt.Errorf("a reduction of %d sources; 1..%d allowed", len(srcs), native.ReduceMaxSources)
+	}
+	for _, r := range append([]bufRef{out}, srcs...) {
+		if r.off < 0 || r.off+2*n > g.bufs[r.b].bytes {
+			return nil, fmt.Errorf("a reduction of %d elements at offset %d overruns a %d-byte buffer", n, r.off, g.bufs[r.b].bytes)
+		}
+	}
+	args := []uint64{uint64(g.bufs[out.b].p) + uint64(out.off), uint64(n), uint64(len(srcs))}
+	for i := range native.ReduceMaxSources {
+		src := srcs[min(i, len(srcs)-1)]
+		args = append(args, uint64(g.bufs[src.b].p)+uint64(src.off))
+	}
+	return args, nil
 }
 
 func (g *nativeGPU) Reduce(s streamID, out bufID, outOff int64, srcs []bufRef, n int64) error {
 	st := g.streams[s]
-	if len(srcs) < 1 || len(srcs) > native.ReduceMaxSources {
-		return fmt.Errorf("a reduction of %d sources; 1..%d allowed", len(srcs), native.ReduceMaxSources)
+	args, err := g.reduceArgs(bufRef{out, outOff}, srcs, n)
+	if err != nil {
+		return err
 	}
 	if err := g.current(st.dev); err != nil {
 		return err
 	}
-	f, err := g.reduceKernel(st.dev)
+	f, _, err := g.reduceKernels(st.dev)
 	if err != nil {
 		return err
 	}
-	args := []uint64{uint64(g.bufs[out].p) + uint64(outOff), uint64(n), uint64(len(srcs))}
-	for i := range native.ReduceMaxSources {
-		src := srcs[min(i, len(srcs)-1)] // unused slots repeat a valid pointer
-		args = append(args, uint64(g.bufs[src.b].p)+uint64(src.off))
-	}
-	grid := min((n+native.ReduceThreads-1)/native.ReduceThreads, int64(4*g.devs[st.dev].info.SMs))
+	// Eight elements (one 16-byte word) per thread; the grid strides.
+	grid := min((n/8+native.ReduceThreads-1)/native.ReduceThreads, int64(4*g.devs[st.dev].info.SMs))
 	return g.l.drv.Launch(f, uint32(max(grid, 1)), native.ReduceThreads, st.s, args...)
+}
+
+func (g *nativeGPU) ReducePipelined(s streamID, out bufRef, srcs []bufRef, n int64, ps pipeSync) error {
+	st := g.streams[s]
+	args, err := g.reduceArgs(out, srcs, n)
+	if err != nil {
+		return err
+	}
+	if ps.chunk < 1 || syncWords(len(srcs), ps.chunks(n))*4 > g.bufs[ps.sync].bytes {
+		return fmt.Errorf("pipelined reduction: chunk %d for %d elements does not fit its %d-byte sync buffer", ps.chunk, n, g.bufs[ps.sync].bytes)
+	}
+	if err := g.current(st.dev); err != nil {
+		return err
+	}
+	_, f, err := g.reduceKernels(st.dev)
+	if err != nil {
+		return err
+	}
+	args = append(args, uint64(g.bufs[ps.sync].p), uint64(ps.chunk), uint64(ps.seq), uint64(ps.timeoutNs))
+	return g.l.drv.Launch(f, uint32(max(ps.grid, 1)), native.ReduceThreads, st.s, args...)
+}
+
+// WriteFlag and WaitFlag are stream memory operations: the stream's front
+// end writes or polls the word, no kernel runs.
+func (g *nativeGPU) WriteFlag(s streamID, w bufRef, v uint32) error {
+	st := g.streams[s]
+	if err := g.current(st.dev); err != nil {
+		return err
+	}
+	return g.l.drv.WriteValue32(st.s, g.bufs[w.b].p+native.DevPtr(w.off), v)
+}
+
+func (g *nativeGPU) WaitFlag(s streamID, w bufRef, v uint32) error {
+	st := g.streams[s]
+	if err := g.current(st.dev); err != nil {
+		return err
+	}
+	return g.l.drv.WaitValue32(st.s, g.bufs[w.b].p+native.DevPtr(w.off), v, native.StreamWaitValueGEQ)
 }
 
 func (g *nativeGPU) CopyPeer(dst bufID, dstOff int64, src bufID, srcOff int64, n int64, s streamID) error {

@@ -292,8 +292,9 @@ func copyJob(p Profile, sc scenarios.Scenario, st scenarios.Strategy, at float64
 // are one copy phase that moves peer data only (each rank's own shard or
 // block is placed before timing). Reduce-scatter and all-reduce copy the
 // peers' blocks into staging buffers, then a reduction kernel on the comm
-// stream adds them once every copy has landed; all-reduce then copies the
-// reduced blocks to the peers in a second copy phase.
+// stream adds them once every copy has landed (pipelined with the copies
+// in a comm partition); all-reduce then copies the reduced blocks to the
+// peers in a second copy phase.
 func dmaJobs(p Profile, sc scenarios.Scenario, st scenarios.Strategy, dom []int, eng *engine, at float64, order int, payload float64) []*job {
 	coll := sc.Comm.Collective
 	if coll.IsPureCopy() {
@@ -309,17 +310,43 @@ func dmaJobs(p Profile, sc scenarios.Scenario, st scenarios.Strategy, dom []int,
 	n := float64(sc.GPUs)
 	bytes := (n + 1) * phase / (n - 1)
 	ctas := p.ReductionCTAsPerSM * max(domainSize(eng, dom), 1)
-	perCTA := bytes / float64(ctas)
-	red := &job{
-		name: "reduce " + sc.Comm.String(), op: backends.OpComm, track: "comm",
-		enqueued: at, after: cp,
-		ctas: ctas, maxResident: unlimited, priority: st.CommPriority, order: order,
-		domain:  dom,
-		ctaRate: p.ReductionSMBandwidth / perCTA, maxRate: p.ReductionBandwidth / perCTA,
-		privRes: backends.ResSMs, hbm: perCTA,
-		// Latency-bound like NCCL's CTAs: it slows while another op loads HBM.
-		stall: p.CommLatencySensitivity,
+	reduction := func(name string, share float64) *job {
+		perCTA := bytes * share / float64(ctas)
+		return &job{
+			name: name, op: backends.OpComm, track: "comm",
+			enqueued: at, launch: at,
+			ctas: ctas, maxResident: unlimited, priority: st.CommPriority, order: order,
+			domain:  dom,
+			ctaRate: p.ReductionSMBandwidth / perCTA, maxRate: p.ReductionBandwidth / perCTA,
+			privRes: backends.ResSMs, hbm: perCTA,
+			// Latency-bound like NCCL's CTAs: it slows while another op loads HBM.
+			stall: p.CommLatencySensitivity,
+		}
 	}
+	if st.CommSMs > 0 {
+		// In a comm partition the add is pipelined with the copies, chunk
+		// by chunk (backends/cuda: pipelinedReduction). Modelled as the
+		// kernel adding all chunks but the last from the start (it cannot
+		// outrun the copies by more than the model's fluid rates allow),
+		// and the last chunk once every copy has landed; an all-reduce
+		// forwards reduced chunks while the copies still run, and the last
+		// chunk after its add.
+		chunks := float64(pipelineChunks(phase/(n-1), float64(st.ChunkBytes)))
+		head, tail := 1-1/chunks, 1/chunks
+		red := reduction("reduce "+sc.Comm.String(), head)
+		last := reduction("reduce (last chunk) "+sc.Comm.String(), tail)
+		last.after = cp
+		jobs := []*job{cp, red, last}
+		if coll == scenarios.AllReduce {
+			ag := copyJob(p, sc, st, at, order, phase*head)
+			agLast := copyJob(p, sc, st, at, order, phase*tail)
+			agLast.after, agLast.afterDelay = last, agLast.launch-at
+			jobs = append(jobs, ag, agLast)
+		}
+		return jobs
+	}
+	red := reduction("reduce "+sc.Comm.String(), 1)
+	red.launch, red.after = math.Inf(1), cp
 	jobs := []*job{cp, red}
 	if coll == scenarios.AllReduce {
 		ag := copyJob(p, sc, st, at, order, phase)
@@ -327,6 +354,18 @@ func dmaJobs(p Profile, sc scenarios.Scenario, st scenarios.Strategy, dom []int,
 		jobs = append(jobs, ag)
 	}
 	return jobs
+}
+
+// pipelineChunks is how many chunks a pipelined copy-engine reduction cuts
+// a block of blockBytes into, as backends/cuda does: chunks of chunkBytes
+// when set, else of at least 4 MiB, and never more than 64.
+func pipelineChunks(blockBytes, chunkBytes float64) int {
+	c := chunkBytes
+	if c <= 0 {
+		c = 4 << 20
+	}
+	c = math.Max(c, blockBytes/64)
+	return max(1, int(math.Ceil(blockBytes/c)))
 }
 
 // ncclCEJobs models NCCL's own copy-engine collectives (all-gather and

@@ -40,7 +40,7 @@ func runSweep(ctx context.Context, args []string, s stdio) error {
 	rf.register(fs)
 	suite := fs.String("suite", "default", "the scenario suite: default (the built-in suite)")
 	only := fs.String("scenarios", "", "comma-separated scenario names to run instead of the whole suite")
-	strategies := fs.String("strategies", "", "comma-separated strategies: baseline, comm-first+prio, comm-sms-16, comm-sms-32, comm-sms-64, ctas-8, ctas-16 (the default grid), dma, dma-1ce, dma-chunk-8m, dma-comm-first, dma-prio, dma-comm-sms-16, dma-gemm-120, dma-gemm-112, nccl-ce")
+	strategies := fs.String("strategies", "", "comma-separated strategies: "+strategyNames())
 	reps := fs.Int("reps", 0, "timed repetitions per run; 0 = each scenario's own")
 	out := fs.String("out", "", "write the results to this JSON file")
 	force := fs.Bool("force", false, "overwrite --out if it exists")
@@ -185,4 +185,17 @@ func splitList(s string) []string {
 		}
 	}
 	return out
+}
+
+// strategyNames lists the named strategies for the help text: the default
+// grid, then the copy-engine ones.
+func strategyNames() string {
+	var grid, ce []string
+	for _, n := range profiler.DefaultGrid() {
+		grid = append(grid, n.Name)
+	}
+	for _, n := range profiler.CopyEngineGrid() {
+		ce = append(ce, n.Name)
+	}
+	return strings.Join(grid, ", ") + " (the default grid), " + strings.Join(ce, ", ")
 }
