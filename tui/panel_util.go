@@ -29,11 +29,13 @@ func utilRows() []utilRow {
 
 // utilTitle names the panel, the device it shows (dev, of n present) and
 // the run it shows.
-func utilTitle(r *profiler.Result, live bool, dev, n int) string {
+func utilTitle(r *profiler.Result, tel telemetry, dev, n int) string {
 	switch {
 	case r == nil:
 		return "Utilization"
-	case live:
+	case tel.live && tel.run != nil:
+		return "Utilization · " + gpuLabel(dev, n) + " · live NVML, copy engines from the run: average, then over time"
+	case tel.live:
 		return "Utilization · " + gpuLabel(dev, n) + " · live NVML: average, then over time"
 	}
 	return "Utilization · " + gpuLabel(dev, n) + " · concurrent run: average, then over time"
@@ -93,18 +95,18 @@ func utilLinesFor(st Styles, r *profiler.Result, tel telemetry, w, rows int) []s
 	out := make([]string, 0, rows*len(utilRows())+1)
 	for _, row := range utilRows() {
 		lab := st.Label.Render(fit(row.label, labelW))
-		s, ok := tel.series[row.metric]
+		s, src, ok := tel.lookup(row.metric)
 		if !ok {
 			out = append(out, lab+st.Dim.Render("n/a (not in this backend's telemetry)"))
 			continue
 		}
-		avg := s.mean(0, tel.end)
+		avg := s.mean(0, src.end)
 		line := lab + styledBar(st, st.Util, avg, bw) + alignRight(utilValue(row.metric, avg, hbm), utilValueW)
 		if sw <= 0 {
 			out = append(out, line)
 			continue
 		}
-		chart := brailleFill(utilHistory(s, tel, 2*sw), 0, 1, sw, rows)
+		chart := brailleFill(utilHistory(s, src, 2*sw), 0, 1, sw, rows)
 		out = append(out, line+"  "+st.Util.Render(chart[0]))
 		for _, c := range chart[1:] {
 			out = append(out, strings.Repeat(" ", labelW+bw+utilValueW+2)+st.Util.Render(c))

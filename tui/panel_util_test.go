@@ -62,3 +62,46 @@ func TestUtilLiveHistory(t *testing.T) {
 		t.Errorf("SMs row %q, want a full last cell and a 1%% average (1 over the last of 99 steps)", sm)
 	}
 }
+
+// A GPU run's result carries only copy-engine samples (from its own copy
+// spans); while live NVML batches arrive, the panel shows NVML's rows live
+// and keeps the run's copy-engine row, and says so in its title.
+func TestUtilLiveWithRunCopyEngines(t *testing.T) {
+	h := nvtel.NewHistory(liveHistory)
+	for i := range 10 {
+		h.Add(nvtel.Batch{Samples: []backends.Sample{{Device: 0, Metric: backends.MetricSMUtil, Time: int64(i) * 100e6, Value: 0.5}}})
+	}
+	r := fixtureResult(testSuite()[0], scenarios.Strategy{CommEngine: scenarios.EngineDMA})
+	r.Samples = []backends.Sample{
+		{Device: 0, Metric: backends.MetricCopyEngUtil, Time: 0, Value: 1},
+		{Device: 0, Metric: backends.MetricCopyEngUtil, Time: 500, Value: 0},
+	}
+	r.Timeline = []backends.Span{{Device: 0, Track: "ce0", Start: 0, End: 1000}}
+	m := New(Config{})
+	m.result, m.liveOn, m.live = &r, true, h
+	if !m.liveShown() {
+		t.Fatal("live telemetry not shown for a result with copy-engine samples only")
+	}
+	m.refreshDevices()
+	title := utilTitle(&r, m.tel, 0, 1)
+	if !strings.Contains(title, "live NVML, copy engines from the run") {
+		t.Errorf("title %q", title)
+	}
+	lines := utilLinesFor(DefaultStyles(true), &r, m.tel, 80, 1)
+	var sm, ce string
+	for _, l := range lines {
+		switch l = ansi.Strip(l); {
+		case strings.HasPrefix(l, "SMs ") && !strings.HasPrefix(l, "SMs held"):
+			sm = l
+		case strings.HasPrefix(l, "copy eng"):
+			ce = l
+		}
+	}
+	if !strings.Contains(sm, "50%") || !strings.Contains(ce, "50%") {
+		t.Errorf("SMs row %q (want live 50%%), copy eng row %q (want the run's 50%%)", sm, ce)
+	}
+	sim := fixtureResult(testSuite()[0], scenarios.Strategy{})
+	if m.result = &sim; len(sim.Samples) > 0 && m.liveShown() {
+		t.Error("a simulated result's own telemetry was replaced by live NVML")
+	}
+}

@@ -109,7 +109,7 @@ func (m *Model) renderDetail(d detail, rc rect, tabbed bool) []string {
 	var lines []string
 	switch d {
 	case detailUtil:
-		title, lines = utilTitle(r, m.tel.live, m.gpu, len(m.gpus)), utilLinesFor(st, r, m.tel, w, utilChartRows(rc.H-2))
+		title, lines = utilTitle(r, m.tel, m.gpu, len(m.gpus)), utilLinesFor(st, r, m.tel, w, utilChartRows(rc.H-2))
 	case detailTimeline:
 		title = timelineTitle(r, m.gpu, len(m.gpus), m.zoom)
 		lines = timelineLines(st, r, timelineTracks(r, m.tracks-2, m.gpu), w, m.gpu, m.zoom)

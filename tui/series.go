@@ -62,6 +62,35 @@ type telemetry struct {
 	series map[string]series
 	// live is set when the series are live NVML telemetry, not the run's own.
 	live bool
+	// run, with live telemetry, is the run's own telemetry, for the metrics
+	// NVML cannot see (copy engines, from the run's copy spans).
+	run *telemetry
+}
+
+// lookup returns a metric's series and the telemetry it belongs to: this
+// one's, or else the run's behind live telemetry.
+func (tel telemetry) lookup(metric string) (series, telemetry, bool) {
+	if s, ok := tel.series[metric]; ok {
+		return s, tel, true
+	}
+	if tel.run != nil {
+		if s, ok := tel.run.series[metric]; ok {
+			return s, *tel.run, true
+		}
+	}
+	return series{}, tel, false
+}
+
+// hasNVMLMetrics reports whether a result carries samples of any resource
+// NVML reports (everything the utilization panel shows but copy engines):
+// the simulator's do; a GPU run's carry only what its own events tell.
+func hasNVMLMetrics(r *profiler.Result) bool {
+	for _, s := range r.Samples {
+		if s.Metric != backends.MetricCopyEngUtil && slices.ContainsFunc(utilRows(), func(u utilRow) bool { return u.metric == s.Metric }) {
+			return true
+		}
+	}
+	return false
 }
 
 // newTelemetry gathers device dev's samples of r. The repetition ends at

@@ -106,9 +106,10 @@ func gpuLabel(dev, n int) string {
 }
 
 // liveShown reports whether the utilization panel shows live NVML
-// telemetry: a result without samples of its own, while batches arrive.
+// telemetry: while batches arrive, for a result without NVML-type samples
+// of its own (a GPU run's copy-engine samples stay, next to the live rows).
 func (m *Model) liveShown() bool {
-	return m.liveOn && m.result != nil && len(m.result.Samples) == 0
+	return m.liveOn && m.result != nil && !hasNVMLMetrics(m.result)
 }
 
 // refreshDevices recomputes the devices present and keeps the selection on
@@ -125,7 +126,11 @@ func (m *Model) refreshDevices() {
 	}
 	m.tel = newTelemetry(m.result, m.gpu)
 	if m.liveShown() {
+		run := m.tel
 		m.tel = liveTelemetry(m.live, m.gpu)
+		if len(run.series) > 0 {
+			m.tel.run = &run
+		}
 	}
 }
 
