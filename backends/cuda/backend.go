@@ -74,6 +74,12 @@ type Options struct {
 	// cannot, such as NCCL's own use of the copy engines, and costs a
 	// forced CUPTI flush per repetition.
 	CUPTI bool
+	// PipePull makes a pipelined copy-engine reduction pull the peers'
+	// chunks (each rank's copy streams read from the peers) instead of
+	// pushing them (each rank writes its chunks into the peers' staging
+	// buffers and raises the peer's flag). Push is the default; pull is
+	// kept to measure the difference (FINDINGS.md section 4).
+	PipePull bool
 }
 
 // DefaultGateStall is how long enqueuing one gated repetition may take

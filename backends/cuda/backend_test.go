@@ -734,3 +734,25 @@ func TestPipeChunk(t *testing.T) {
 		}
 	}
 }
+
+// Pushed (the default) and pulled chunks give the same pipelined
+// reduction, on 2 and 4 GPUs.
+func TestPipelinedReductionPushAndPull(t *testing.T) {
+	for _, pull := range []bool{false, true} {
+		for _, gpus := range []int{2, 4} {
+			for _, coll := range []scenarios.Collective{scenarios.ReduceScatter, scenarios.AllReduce} {
+				f := newFakeGPU(gpus)
+				b := fakeBackend(t, f, Options{PipePull: pull})
+				sc := smallGEMM(coll)
+				sc.GPUs, sc.Comm.Bytes = gpus, 512<<10
+				st := scenarios.Strategy{CommEngine: scenarios.EngineDMA, CommSMs: 8, ChunkBytes: 64 << 10}
+				if _, err := run(t, b, sc, st, backends.ModeConcurrent); err != nil {
+					t.Errorf("pull=%v, %d GPUs, %s: %v", pull, gpus, coll, err)
+				}
+				if f.pipeReduces == 0 {
+					t.Errorf("pull=%v, %d GPUs, %s: no pipelined reduction ran", pull, gpus, coll)
+				}
+			}
+		}
+	}
+}

@@ -35,10 +35,11 @@ func (b *Backend) pipeSetup(p *prepared, d *dmaPlan, st scenarios.Strategy) erro
 // pipelinedReduction enqueues a copy-engine reduce-scatter or all-reduce
 // whose add runs alongside its copies:
 //
-//  1. Each rank's copy streams pull chunk c of every peer's block for this
-//     rank into the staging buffer (peers in rotated order, so every GPU
-//     is read by one peer per round), and after each copy the stream
-//     raises that source's flag for c. No SM is used.
+//  1. Each rank's copy streams push chunk c of its block for every peer
+//     into that peer's staging buffer (peers in rotated order, so every
+//     GPU receives from one peer per round), and after each copy the
+//     stream raises the flag for that source and chunk on the peer (a
+//     stream write to peer memory). No SM is used.
 //  2. Each rank's reduction kernel, on the comm stream and so in the comm
 //     partition, adds chunk c as soon as its flags are up and then counts
 //     it done.
@@ -46,7 +47,10 @@ func (b *Backend) pipeSetup(p *prepared, d *dmaPlan, st scenarios.Strategy) erro
 //     (a stream wait, no SM) and push the reduced chunk to every peer.
 //  4. The comm stream waits for every copy of every rank.
 //
-// Pulling, not pushing, keeps every flag on the GPU that waits on it.
+// Pushing, as the add-after design and the all-gather do, keeps every copy
+// on the sending GPU's copy engines. Pulling (Options.PipePull) kept every
+// flag local but measured far slower next to a GEMM (FINDINGS.md section
+// 4).
 func (b *Backend) pipelinedReduction(p *prepared, pl plan) error {
 	g, d, pp := b.g, pl.dma, pl.dma.pipe
 	p.pipeSeq++
@@ -55,12 +59,16 @@ func (b *Backend) pipelinedReduction(p *prepared, pl plan) error {
 	chunks := (n + pp.chunk - 1) / pp.chunk
 	blk := 2 * n // bytes of one block
 	word := func(dev int, w int64) bufRef { return bufRef{p.pipeSync[dev], 4 * w} }
-	for r := range p.gpus {
-		for e, s := range d.copyStreams[r] {
-			if err := g.Wait(s, p.ev[r][evCommStart]); err != nil {
+	// Rank q's copy streams move chunk c of block r between q and r: by
+	// default q pushes its own block r into r's staging; with PipePull, q
+	// pulls the peers' blocks q into its own staging. Either way the flag
+	// raised after the copy is the receiving rank's.
+	for q := range p.gpus {
+		for e, s := range d.copyStreams[q] {
+			if err := g.Wait(s, p.ev[q][evCommStart]); err != nil {
 				return err
 			}
-			if err := g.Record(d.started[r][e], s); err != nil {
+			if err := g.Record(d.started[q][e], s); err != nil {
 				return err
 			}
 		}
@@ -68,23 +76,27 @@ func (b *Backend) pipelinedReduction(p *prepared, pl plan) error {
 		for c := range chunks {
 			lo := c * pp.chunk
 			bytes := 2 * min(pp.chunk, n-lo)
-			for _, q := range peerOrder(r, p.gpus) {
-				if q == r {
+			for _, peer := range peerOrder(q, p.gpus) {
+				if peer == q {
 					continue
 				}
-				slot := stagingSlot(q, r)
-				s := d.copyStreams[r][k%d.engines]
+				from, to := q, peer // push
+				if b.opts.PipePull {
+					from, to = peer, q
+				}
+				slot := stagingSlot(from, to)
+				s := d.copyStreams[q][k%d.engines]
 				k++
-				if err := g.CopyPeer(p.staging[r], int64(slot)*blk+2*lo, p.send[q], int64(r)*blk+2*lo, bytes, s); err != nil {
+				if err := g.CopyPeer(p.staging[to], int64(slot)*blk+2*lo, p.send[from], int64(to)*blk+2*lo, bytes, s); err != nil {
 					return err
 				}
-				if err := g.WriteFlag(s, word(r, flagWord(slot+1, c, chunks)), seq); err != nil {
+				if err := g.WriteFlag(s, word(to, flagWord(slot+1, c, chunks)), seq); err != nil {
 					return err
 				}
 			}
 		}
-		for e, s := range d.copyStreams[r] {
-			if err := g.Record(d.done[r][e], s); err != nil {
+		for e, s := range d.copyStreams[q] {
+			if err := g.Record(d.done[q][e], s); err != nil {
 				return err
 			}
 		}

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"strings"
+	"slices"
 	"sync"
 	"time"
 
@@ -195,8 +196,8 @@ func (f *fakeGPU) word(w bufRef) uint32 {
 
 func (f *fakeGPU) WriteFlag(s streamID, w bufRef, v uint32) error {
 	st := f.streams[s]
-	if f.bufs[w.b].dev != st.dev {
-		return fmt.Errorf("fake: stream on GPU %d writes a flag on GPU %d", st.dev, f.bufs[w.b].dev)
+	if d := f.bufs[w.b].dev; d != st.dev && !slices.Contains(f.devs[st.dev].Peers, d) {
+		return fmt.Errorf("fake: stream on GPU %d writes a flag on GPU %d without peer access", st.dev, d)
 	}
 	binary.LittleEndian.PutUint32(f.bufs[w.b].data[w.off:], v)
 	if f.flagAt == nil {
