@@ -719,7 +719,7 @@ func (g *timingOutReduction) ReducePipelined(s streamID, out bufRef, srcs []bufR
 
 func TestPipeChunk(t *testing.T) {
 	for _, tc := range []struct{ n, chunkBytes, want int64 }{
-		{64 << 20, 0, 2 << 20},        // 128 MiB blocks: 4 MiB chunks
+		{64 << 20, 0, 4 << 20},        // 128 MiB blocks: 8 MiB chunks
 		{1 << 30, 0, 1 << 24},         // 2 GiB blocks: 64 chunks of 32 MiB
 		{1000, 0, 1000},               // smaller than one chunk: one chunk
 		{1001, 0, 1008},               // rounded up to 16 bytes

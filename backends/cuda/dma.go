@@ -53,9 +53,10 @@ type pipePlan struct {
 const pipeCTAsPerSM = 4
 
 // pipeMinChunkBytes and pipeMaxChunks size the pipeline's chunks: at least
-// 4 MiB (a copy of that size runs at full NVLink speed), at most 64 chunks.
+// 8 MiB (a copy of that size runs at full NVLink speed, and the kernel's
+// per-chunk wait is paid rarely), at most 64 chunks.
 const (
-	pipeMinChunkBytes = 4 << 20
+	pipeMinChunkBytes = 8 << 20
 	pipeMaxChunks     = 64
 )
 

@@ -101,7 +101,8 @@ func (b *Backend) pipelinedReduction(p *prepared, pl plan) error {
 			}
 		}
 	}
-	ps := pipeSync{chunk: pp.chunk, seq: seq, grid: pp.grid, timeoutNs: b.opts.RepTimeoutNanos}
+	ps := pipeSync{chunk: pp.chunk, seq: seq, grid: pp.grid, timeoutNs: b.opts.RepTimeoutNanos,
+		countDone: pl.coll.Kind == scenarios.AllReduce}
 	outOff := func(r int) int64 {
 		if pl.coll.Kind == scenarios.AllReduce {
 			return int64(r) * blk

@@ -243,6 +243,9 @@ func (f *fakeGPU) ReducePipelined(s streamID, out bufRef, srcs []bufRef, n int64
 			binary.LittleEndian.PutUint16(f.bufs[out.b].data[out.off+2*i:], bf16Int(sum))
 		}
 		st.clock += (hi - lo) / 100
+		if !ps.countDone {
+			continue
+		}
 		done := bufRef{ps.sync, 4 * doneWord(len(srcs), c, chunks)}
 		binary.LittleEndian.PutUint32(f.bufs[done.b].data[done.off:], f.word(done)+uint32(ps.grid))
 		if f.flagAt == nil {

@@ -127,8 +127,8 @@ type gpu interface {
 	// ReducePipelined enqueues the same sum as Reduce, chunk by chunk,
 	// alongside the copies that bring the sources: before adding chunk c
 	// it waits (on the SMs, inside the kernel) until every peer source's
-	// flag for c reaches ps.seq, and after writing it every CTA adds 1 to
-	// the chunk's done counter. Source 0 is the rank's own block, ready
+	// flag for c reaches ps.seq, and after writing it (with ps.countDone)
+	// every CTA adds 1 to the chunk's done counter. Source 0 is the rank's own block, ready
 	// from the start. The flags and counters are ps.sync's words (see
 	// pipeSync).
 	ReducePipelined(s streamID, out bufRef, srcs []bufRef, n int64, ps pipeSync) error
@@ -164,6 +164,9 @@ type pipeSync struct {
 	seq       uint32 // the call's sequence number: flags reach it when ready
 	grid      int    // CTAs; after call seq a done counter reads seq*grid
 	timeoutNs int64  // how long the kernel waits for a flag before it gives up
+	// countDone asks the kernel to count each chunk done (fenced), for
+	// copies that forward reduced chunks; a reduce-scatter skips it.
+	countDone bool
 }
 
 // chunks is how many chunks a reduction of n elements has.

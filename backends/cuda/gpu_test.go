@@ -238,6 +238,11 @@ func TestGPUCopyEngineCollectives(t *testing.T) {
 			f, _ := r.Fraction()
 			t.Logf("%-14s %-36s T_comm %7.1f µs busbw %5.0f GB/s  T_c3 %7.1f µs  F %5.1f%%  slowdowns %.2f / %.2f",
 				coll, name, r.TComm.Median/1e3, r.BusBW/1e9, r.TC3.Median/1e3, f*100, r.CompSlowdown, r.CommSlowdown)
+			for _, sp := range r.Timeline {
+				if sp.Device == 0 {
+					t.Logf("    GPU 0 %-8s %8.1f .. %8.1f µs  %s", sp.Track, float64(sp.Start)/1e3, float64(sp.End)/1e3, sp.Name)
+				}
+			}
 			if tc.st.CommSMs > 0 && !tc.pull && r.CommSlowdown > 1.3 {
 				t.Errorf("%s %s slowed %.2fx next to the GEMM; the pipelined add owns its SMs", coll, name, r.CommSlowdown)
 			}

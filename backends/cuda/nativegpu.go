@@ -520,7 +520,11 @@ func (g *nativeGPU) ReducePipelined(s streamID, out bufRef, srcs []bufRef, n int
 	if err != nil {
 		return err
 	}
-	args = append(args, uint64(g.bufs[ps.sync].p), uint64(ps.chunk), uint64(ps.seq), uint64(ps.timeoutNs))
+	count := uint64(0)
+	if ps.countDone {
+		count = 1
+	}
+	args = append(args, uint64(g.bufs[ps.sync].p), uint64(ps.chunk), uint64(ps.seq), uint64(ps.timeoutNs), count)
 	return g.l.drv.Launch(f, uint32(max(ps.grid, 1)), native.ReduceThreads, st.s, args...)
 }
 

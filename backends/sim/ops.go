@@ -358,11 +358,11 @@ func dmaJobs(p Profile, sc scenarios.Scenario, st scenarios.Strategy, dom []int,
 
 // pipelineChunks is how many chunks a pipelined copy-engine reduction cuts
 // a block of blockBytes into, as backends/cuda does: chunks of chunkBytes
-// when set, else of at least 4 MiB, and never more than 64.
+// when set, else of at least 8 MiB, and never more than 64.
 func pipelineChunks(blockBytes, chunkBytes float64) int {
 	c := chunkBytes
 	if c <= 0 {
-		c = 4 << 20
+		c = 8 << 20
 	}
 	c = math.Max(c, blockBytes/64)
 	return max(1, int(math.Ceil(blockBytes/c)))

@@ -11,6 +11,7 @@
 // whole block.
 #define C3_REDUCE_THREADS 256
 #define C3_REDUCE_MAX_SRC 8
+#define C3_UNROLL 4
 // Layout of the pipelined kernel's sync words (32-bit): the status word,
 // then from C3_SYNC_FLAGS one flag per peer source and chunk
 // (flags[(k-1)*nchunks + c] for source k >= 1; source 0 is the rank's own
@@ -75,12 +76,48 @@ __device__ void c3_reduce_range(unsigned short *out, const unsigned short *const
 	unsigned long long i = lo;
 	if (vec && (lo & 7ull) == 0) {
 		unsigned long long words = (hi - lo) / 8;
-		for (unsigned long long w = tid; w < words; w += stride) {
+		const uint4 *s0 = (const uint4 *)(src[0] + lo);
+		uint4 *o = (uint4 *)(out + lo);
+		// C3_UNROLL words per thread per step, every load issued before the
+		// first add: few SMs must keep many bytes in flight, or a GEMM's
+		// memory traffic next to them stretches each round trip and the
+		// add slows with it.
+		unsigned long long w = tid;
+		for (; w + (C3_UNROLL - 1) * stride < words; w += C3_UNROLL * stride) {
+			float acc[C3_UNROLL][8];
+			uint4 v[C3_UNROLL];
+#pragma unroll
+			for (int u = 0; u < C3_UNROLL; u++) {
+				v[u] = c3_load_cg16(s0 + w + u * stride);
+			}
+#pragma unroll
+			for (int u = 0; u < C3_UNROLL; u++) {
+#pragma unroll
+				for (int j = 0; j < 8; j++) acc[u][j] = 0.0f;
+				c3_add8(acc[u], v[u]);
+			}
+			for (int k = 1; k < nsrc; k++) {
+				const uint4 *sk = (const uint4 *)(src[k] + lo);
+#pragma unroll
+				for (int u = 0; u < C3_UNROLL; u++) {
+					v[u] = c3_load_cg16(sk + w + u * stride);
+				}
+#pragma unroll
+				for (int u = 0; u < C3_UNROLL; u++) {
+					c3_add8(acc[u], v[u]);
+				}
+			}
+#pragma unroll
+			for (int u = 0; u < C3_UNROLL; u++) {
+				o[w + u * stride] = c3_pack8(acc[u]);
+			}
+		}
+		for (; w < words; w += stride) {
 			float acc[8] = {0, 0, 0, 0, 0, 0, 0, 0};
 			for (int k = 0; k < nsrc; k++) {
 				c3_add8(acc, c3_load_cg16((const uint4 *)(src[k] + lo) + w));
 			}
-			((uint4 *)(out + lo))[w] = c3_pack8(acc);
+			o[w] = c3_pack8(acc);
 		}
 		i = lo + words * 8;
 	}
@@ -124,9 +161,11 @@ __device__ __forceinline__ unsigned long long c3_now_ns() {
 }
 
 // c3_reduce_pipe_bf16: see the file comment. seq is this call's sequence
-// number: a flag is ready when it reaches seq (compared cyclically), and
-// every CTA adds 1 to a chunk's done counter when its part of the chunk is
-// written, so after call seq the counter reads seq * gridDim.x. A flag
+// number: a flag is ready when it reaches seq (compared cyclically). With
+// count_done set (an all-reduce, whose copy streams forward each reduced
+// chunk), every CTA adds 1 to a chunk's done counter when its part of the
+// chunk is written, so after call seq the counter reads seq * gridDim.x;
+// otherwise nothing waits on a chunk and the fences are skipped. A flag
 // that is not ready after timeout_ns sets the status word; the kernel then
 // stops adding but still counts every chunk done, so nothing waiting on it
 // hangs, and the host reports the failure.
@@ -136,7 +175,7 @@ c3_reduce_pipe_bf16(unsigned short *__restrict__ out, unsigned long long n, unsi
                     const unsigned short *s3, const unsigned short *s4, const unsigned short *s5,
                     const unsigned short *s6, const unsigned short *s7,
                     unsigned int *sync, unsigned long long chunk, unsigned long long seq,
-                    unsigned long long timeout_ns) {
+                    unsigned long long timeout_ns, unsigned long long count_done) {
 	const unsigned short *src[C3_REDUCE_MAX_SRC] = {s0, s1, s2, s3, s4, s5, s6, s7};
 	int ns = (int)(nsrc < C3_REDUCE_MAX_SRC ? nsrc : C3_REDUCE_MAX_SRC);
 	bool vec = c3_aligned(out, src, ns) && (chunk & 7ull) == 0;
@@ -169,11 +208,17 @@ c3_reduce_pipe_bf16(unsigned short *__restrict__ out, unsigned long long n, unsi
 			unsigned long long hi = lo + chunk < n ? lo + chunk : n;
 			c3_reduce_range(out, src, ns, lo, hi, vec);
 		}
-		__threadfence();
-		__syncthreads();
-		if (threadIdx.x == 0) {
-			__threadfence_system();
-			atomicAdd(done + c, 1u);
+		if (count_done) {
+			// A copy stream forwards the chunk once every CTA has counted
+			// it: make the writes visible to the copy engines first.
+			__threadfence();
+			__syncthreads();
+			if (threadIdx.x == 0) {
+				__threadfence_system();
+				atomicAdd(done + c, 1u);
+			}
+		} else {
+			__syncthreads(); // ready is rewritten for the next chunk
 		}
 	}
 }
