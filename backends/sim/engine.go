@@ -61,6 +61,11 @@ type job struct {
 	// maxRate, when positive, caps the whole job's rate in units per second
 	// however many CTAs it holds.
 	maxRate float64
+	// contended marks a memory-bound kernel (the copy-engine reduction)
+	// whose rate is capped at Profile.ContendedSMBandwidth per SM it holds
+	// (the engine keeps one resident CTA per SM) while a tensor-bound GEMM
+	// runs.
+	contended bool
 
 	// Copy jobs: remaining work in units (bytes) and their private rate.
 	// Pooled kernels keep their pool in remaining too.
@@ -306,6 +311,25 @@ func (e *engine) rates() []flow {
 			frozen[i], flows[i].rate = true, flows[i].max
 		}
 	}
+	// Several copy phases at once (a pipelined all-reduce forwards reduced
+	// chunks while the reduce-scatter's copies still run) share the link
+	// and HBM: scale them down together to what each resource carries.
+	for _, r := range shared {
+		var use float64
+		for i, f := range flows {
+			if frozen[i] {
+				use += f.rate * r.use(f.j)
+			}
+		}
+		if use > r.cap {
+			for i := range flows {
+				if frozen[i] && r.use(flows[i].j) > 0 {
+					flows[i].rate *= r.cap / use
+					flows[i].bound = r.name
+				}
+			}
+		}
+	}
 	theta := 0.0
 	for {
 		// Find the share of private maximum at which the next resource
@@ -385,7 +409,20 @@ func (e *engine) privMax(j *job, others float64) float64 {
 	if j.maxRate > 0 {
 		r = math.Min(r, j.maxRate)
 	}
+	if j.contended && j.hbm > 0 && e.p.ContendedSMBandwidth > 0 && e.tensorBusy() {
+		r = math.Min(r, float64(j.resident)*e.p.ContendedSMBandwidth/j.hbm)
+	}
 	return r
+}
+
+// tensorBusy reports whether a tensor-bound kernel (a GEMM) is running.
+func (e *engine) tensorBusy() bool {
+	for _, j := range e.jobs {
+		if j.privRes == backends.ResTensor && e.active(j) && !e.settingUp(j) {
+			return true
+		}
+	}
+	return false
 }
 
 // nextEvent returns the time to the next change: a cohort or copy finishing,

@@ -321,6 +321,8 @@ func dmaJobs(p Profile, sc scenarios.Scenario, st scenarios.Strategy, dom []int,
 			privRes: backends.ResSMs, hbm: perCTA,
 			// Latency-bound like NCCL's CTAs: it slows while another op loads HBM.
 			stall: p.CommLatencySensitivity,
+			// And next to a GEMM it gets only its SMs' share of L2.
+			contended: true,
 		}
 	}
 	if st.CommSMs > 0 {
@@ -333,15 +335,19 @@ func dmaJobs(p Profile, sc scenarios.Scenario, st scenarios.Strategy, dom []int,
 		// chunk after its add.
 		chunks := float64(pipelineChunks(phase/(n-1), float64(st.ChunkBytes)))
 		head, tail := 1-1/chunks, 1/chunks
-		red := reduction("reduce "+sc.Comm.String(), head)
 		last := reduction("reduce (last chunk) "+sc.Comm.String(), tail)
 		last.after = cp
-		jobs := []*job{cp, red, last}
+		jobs := []*job{cp, last}
+		if chunks > 1 {
+			jobs = append(jobs, reduction("reduce "+sc.Comm.String(), head))
+		}
 		if coll == scenarios.AllReduce {
-			ag := copyJob(p, sc, st, at, order, phase*head)
 			agLast := copyJob(p, sc, st, at, order, phase*tail)
 			agLast.after, agLast.afterDelay = last, agLast.launch-at
-			jobs = append(jobs, ag, agLast)
+			jobs = append(jobs, agLast)
+			if chunks > 1 {
+				jobs = append(jobs, copyJob(p, sc, st, at, order, phase*head))
+			}
 		}
 		return jobs
 	}

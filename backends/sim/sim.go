@@ -217,7 +217,8 @@ func boundDetail(p Profile, j *job, r backends.Resource, pl *plan) string {
 		return "tensor-core throughput of the SMs it held"
 	case backends.ResSMs:
 		if j.maxRate > 0 {
-			return fmt.Sprintf("the reduction kernel's own speed: %.0f GB/s of HBM traffic per SM it holds, %.2f TB/s at most", p.ReductionSMBandwidth/1e9, p.ReductionBandwidth/1e12)
+			return fmt.Sprintf("the reduction kernel's own speed: %.0f GB/s of memory traffic per SM it holds (%.0f while a GEMM fills L2 and the crossbar), %.2f TB/s at most",
+				p.ReductionSMBandwidth/1e9, p.ContendedSMBandwidth/1e9, p.ReductionBandwidth/1e12)
 		}
 		return fmt.Sprintf("too few SMs to pull more HBM bandwidth (%.0f GB/s per SM)", p.SMHBMBandwidth/1e9)
 	case backends.ResHBM:
