@@ -72,19 +72,26 @@ func Advise(sc scenarios.Scenario, caps backends.Capabilities) Advice {
 		say("launch the collective first: it then holds its SMs before the GEMM fills the GPU")
 	}
 
-	useDMA := caps.DMA && coll.IsPureCopy() && int64(sc.Comm.Bytes) >= dmaMinBytes
-	if useDMA {
+	large := int64(sc.Comm.Bytes) >= dmaMinBytes
+	switch {
+	case caps.DMA && coll.IsPureCopy() && large:
 		st.CommEngine = scenarios.EngineDMA
 		say("run the %s on the copy engines: it is a pure copy, needs no SM, and at %s per rank the engines' launch overhead is small", coll, sc.Comm.Bytes)
-	} else {
-		switch {
-		case coll.IsPureCopy() && int64(sc.Comm.Bytes) < dmaMinBytes:
-			say("keep the %s on the SMs: at %s per rank the copy engines' launch and synchronization overhead outweighs what they save", coll, sc.Comm.Bytes)
-		case !coll.IsPureCopy() && caps.DMAReductions:
-			say("keep the %s on NCCL's kernels: copy engines cannot add, and the copy-engine %s's add kernel, launched after its copies, waits for a GEMM that holds every SM (on 2 x H200 next to long GEMMs it reached 26-39 %% of ideal, NCCL launched first 58-69 %%; a 16-SM partition made it worse). Next to a GEMM shorter than the collective the copy-engine version wins (96-98 %%), so the candidates include it", coll, coll)
-		case !coll.IsPureCopy():
-			say("keep the %s on the SMs: copy engines cannot add, and this backend has no copy-engine reduction", coll)
+	case caps.DMA && caps.DMAReductions && !coll.IsPureCopy() && large:
+		st.CommEngine = scenarios.EngineDMA
+		say("run the %s's copies on the copy engines and its add as one kernel after them, at top priority: the copies need no SM, and the add's SM time is the same whether it runs next to the GEMM or after it (next to a GEMM an add kernel gets only its SMs' share of the memory system, about 20 GB/s per SM on H200). On 2 x H200 this reached 80.9 %% of ideal on average next to GEMMs, NCCL launched first 76.5 %%", coll)
+		if caps.SMPartition && !memBound {
+			if n := leaveSMs(caps.Limits); n > 0 {
+				st.ComputeSMs = n
+				say("confine the GEMM to %d SMs so the add starts on the SMs it leaves free as soon as the copies land, not when the GEMM ends (dma-gemm-112 on H200: 83.4 %% on average, 68.5 %% next to GEMM-long ones against 58.2 %% without)", n)
+			}
 		}
+	case coll.IsPureCopy() && !large:
+		say("keep the %s on the SMs: at %s per rank the copy engines' launch and synchronization overhead outweighs what they save (on H200 they win from 64 MiB per rank up)", coll, sc.Comm.Bytes)
+	case !coll.IsPureCopy() && caps.DMAReductions:
+		say("keep the %s on NCCL's kernels: at %s per rank the copy engines' synchronization overhead outweighs what they save", coll, sc.Comm.Bytes)
+	case !coll.IsPureCopy():
+		say("keep the %s on the SMs: copy engines cannot add, and this backend has no copy-engine reduction", coll)
 	}
 	if st.CommEngine != scenarios.EngineDMA && caps.SMPartition {
 		// Only a memory-bound op can give SMs away cheaply.
@@ -101,6 +108,18 @@ func Advise(sc scenarios.Scenario, caps backends.Capabilities) Advice {
 	a.Strategy = st
 	a.Candidates = candidates(st, caps, coll)
 	return a
+}
+
+// leaveSMs is the SM count that leaves about 15 % of the GPU free for a
+// copy-engine reduction's add kernel (112 of 132 on H200), rounded down to
+// the partition step; 0 when the GPU is too small to spare any.
+func leaveSMs(l scenarios.Limits) int {
+	step := max(l.SMStep, 1)
+	n := (l.SMs * 85 / 100) / step * step
+	if n <= 0 || n >= l.SMs {
+		return 0
+	}
+	return n
 }
 
 // candidates are the advice and the strategies it is worth comparing with.
@@ -132,6 +151,13 @@ func candidates(advice scenarios.Strategy, caps backends.Capabilities, coll scen
 		d := first
 		d.CommEngine = scenarios.EngineDMA
 		add("dma", d)
+		if !coll.IsPureCopy() && caps.SMPartition && 16 <= caps.Limits.SMs-caps.Limits.SMStep {
+			// The add pipelined with the copies in a partition of its own:
+			// the best measured next to some all-reduces.
+			p := d
+			p.CommPriority, p.CommSMs = 0, 16
+			add("dma-comm-sms-16", p)
+		}
 	}
 	return out
 }

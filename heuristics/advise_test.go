@@ -54,8 +54,12 @@ func TestAdvise(t *testing.T) {
 			scenarios.Strategy{Launch: scenarios.CommFirst, CommPriority: -5}, "overhead"},
 		{"a memory-bound GEMM can give SMs to the collective", scenario(smallMGEM, scenarios.AllGather, 4<<20), simCaps,
 			scenarios.Strategy{Launch: scenarios.CommFirst, CommPriority: -5, CommSMs: 32}, "memory-bound"},
-		{"reduce-scatter next to a compute-bound GEMM stays on NCCL, launched first", scenario(bigGEMM, scenarios.ReduceScatter, 224<<20), simCaps,
-			scenarios.Strategy{Launch: scenarios.CommFirst, CommPriority: -5}, "waits for a GEMM"},
+		{"reduce-scatter next to a compute-bound GEMM: copy engines, the add after them, the GEMM leaving 20 SMs", scenario(bigGEMM, scenarios.ReduceScatter, 224<<20), simCaps,
+			scenarios.Strategy{Launch: scenarios.CommFirst, CommPriority: -5, CommEngine: scenarios.EngineDMA, ComputeSMs: 112}, "SM time is the same"},
+		{"all-reduce next to a memory-bound op: copy engines, no GEMM partition", scenario(smallMGEM, scenarios.AllReduce, 224<<20), simCaps,
+			scenarios.Strategy{Launch: scenarios.CommFirst, CommPriority: -5, CommEngine: scenarios.EngineDMA}, "copy engines"},
+		{"a small all-reduce stays on NCCL", scenario(bigGEMM, scenarios.AllReduce, 4<<20), simCaps,
+			scenarios.Strategy{Launch: scenarios.CommFirst, CommPriority: -5}, "synchronization overhead"},
 		{"no copy-engine reductions: reduce-scatter stays on the SMs", scenario(bigGEMM, scenarios.ReduceScatter, 224<<20), noDMAReductions,
 			scenarios.Strategy{Launch: scenarios.CommFirst, CommPriority: -5}, "no copy-engine reduction"},
 	} {
@@ -107,20 +111,37 @@ func TestTuneOnTheSimulator(t *testing.T) {
 	}
 }
 
-// For reductions the copy-engine variant stays a candidate, launched first
-// at top priority and without a partition (a 16-SM one measured worse on
-// the H200s).
+// For reductions the candidates hold both copy-engine designs: the add
+// after the copies at top priority on the whole GPU, and the add pipelined
+// with the copies in a 16-SM partition of its own.
 func TestReductionCandidates(t *testing.T) {
 	caps := sim.New(sim.H200()).Capabilities()
 	a := Advise(scenario(bigGEMM, scenarios.AllReduce, 224<<20), caps)
-	want := scenarios.Strategy{Launch: scenarios.CommFirst, CommPriority: -5, CommEngine: scenarios.EngineDMA}
+	want := map[string]scenarios.Strategy{
+		"dma":             {Launch: scenarios.CommFirst, CommPriority: -5, CommEngine: scenarios.EngineDMA},
+		"dma-comm-sms-16": {Launch: scenarios.CommFirst, CommEngine: scenarios.EngineDMA, CommSMs: 16},
+	}
 	for _, c := range a.Candidates {
-		if c.Name == "dma" {
-			if c.Strategy.Normalize() != want.Normalize() {
-				t.Errorf("dma candidate %s, want %s", c.Strategy, want)
+		if w, ok := want[c.Name]; ok {
+			if c.Strategy.Normalize() != w.Normalize() {
+				t.Errorf("%s candidate %s, want %s", c.Name, c.Strategy, w)
 			}
-			return
+			delete(want, c.Name)
 		}
 	}
-	t.Errorf("no copy-engine candidate among %v", a.Candidates)
+	if len(want) > 0 {
+		t.Errorf("candidates %v lack %v", a.Candidates, want)
+	}
+}
+
+func TestLeaveSMs(t *testing.T) {
+	for _, tc := range []struct{ sms, step, want int }{
+		{132, 8, 112}, // H200
+		{304, 8, 256}, // MI300X-sized
+		{8, 8, 0},     // nothing to spare
+	} {
+		if got := leaveSMs(scenarios.Limits{SMs: tc.sms, SMStep: tc.step}); got != tc.want {
+			t.Errorf("leaveSMs(%d SMs, step %d) = %d, want %d", tc.sms, tc.step, got, tc.want)
+		}
+	}
 }

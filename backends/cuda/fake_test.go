@@ -4,8 +4,8 @@ import (
 	"encoding/binary"
 	"fmt"
 	"math"
-	"strings"
 	"slices"
+	"strings"
 	"sync"
 	"time"
 
