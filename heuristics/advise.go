@@ -79,7 +79,7 @@ func Advise(sc scenarios.Scenario, caps backends.Capabilities) Advice {
 		say("run the %s on the copy engines: it is a pure copy, needs no SM, and at %s per rank the engines' launch overhead is small", coll, sc.Comm.Bytes)
 	case caps.DMA && caps.DMAReductions && !coll.IsPureCopy() && large:
 		st.CommEngine = scenarios.EngineDMA
-		say("run the %s's copies on the copy engines and its add as one kernel after them, at top priority: the copies need no SM, and the add's SM time is the same whether it runs next to the GEMM or after it (next to a GEMM an add kernel gets only its SMs' share of the memory system, about 20 GB/s per SM on H200). On 2 x H200 this reached 80.9 %% of ideal on average next to GEMMs, NCCL launched first 76.5 %%", coll)
+		say("run the %s's copies on the copy engines and its add as one kernel after them, at top priority: the copies need no SM, and the add's SM time is the same whether it runs next to the GEMM or after it (next to a GEMM an add kernel gets only its SMs' share of the memory system, about 40 GB/s per SM on H200). On 2 x H200 this reached 80.9 %% of ideal on average next to GEMMs, NCCL launched first 76.5 %%", coll)
 		if caps.SMPartition && !memBound {
 			if n := leaveSMs(caps.Limits); n > 0 {
 				st.ComputeSMs = n
