@@ -85,8 +85,10 @@ type Progress func(done, total int, current string, eta time.Duration)
 // full protocol of Measure (isolated baselines interleaved with the
 // concurrent runs, so drift touches them alike).
 //
-// onEntry, when not nil, gets every entry as soon as it is measured (a
-// recorder keeps what was done even if the sweep is cut short).
+// onEntry, when not nil, gets every entry as soon as it is measured, with
+// the concurrent repetition's timeline and telemetry (a recorder keeps
+// what was done even if the sweep is cut short); the entries returned
+// carry the numbers only.
 func Sweep(ctx context.Context, b backends.Backend, suite []scenarios.Scenario, grid []NamedStrategy, opt Options, progress Progress, onEntry func(SweepEntry)) ([]SweepEntry, error) {
 	total := len(suite) * len(grid)
 	var out []SweepEntry
@@ -112,13 +114,20 @@ func Sweep(ctx context.Context, b backends.Backend, suite []scenarios.Scenario, 
 				}
 				e.Err = err.Error()
 			} else {
-				r.Timeline, r.Samples = nil, nil
 				e.Result = &r
 			}
-			out = append(out, e)
 			if onEntry != nil {
+				// The callback (a recorder) gets the concurrent
+				// repetition's timeline and telemetry; the returned
+				// entries keep the numbers only.
 				onEntry(e)
 			}
+			if e.Result != nil {
+				trimmed := *e.Result
+				trimmed.Timeline, trimmed.Samples = nil, nil
+				e.Result = &trimmed
+			}
+			out = append(out, e)
 		}
 	}
 	if progress != nil {

@@ -69,3 +69,24 @@ func TestNamedStrategiesValidOnH200(t *testing.T) {
 		}
 	}
 }
+
+// The sweep's callback (a recorder) gets each result's timeline; the
+// entries the sweep returns keep the numbers only.
+func TestSweepCallbackGetsTimelines(t *testing.T) {
+	fb := &fakeBackend{caps: backends.Capabilities{Limits: limits(), Priority: true}}
+	grid, err := ParseGrid([]string{"baseline"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var seen []SweepEntry
+	entries, err := Sweep(context.Background(), fb, []scenarios.Scenario{scenario()}, grid, Options{Reps: 2}, nil, func(e SweepEntry) { seen = append(seen, e) })
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(seen) != 1 || seen[0].Result == nil || len(seen[0].Result.Timeline) == 0 {
+		t.Fatalf("the callback got %+v, want a result with its timeline", seen)
+	}
+	if len(entries) != 1 || entries[0].Result == nil || len(entries[0].Result.Timeline) != 0 || len(entries[0].Result.Samples) != 0 {
+		t.Errorf("returned entry %+v, want numbers only", entries)
+	}
+}
