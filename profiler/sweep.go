@@ -47,9 +47,12 @@ func CopyEngineGrid() []NamedStrategy {
 		{"dma-comm-sms-16", scenarios.Strategy{CommEngine: scenarios.EngineDMA, Launch: scenarios.CommFirst, CommSMs: 16}},
 		// The GEMM confined to 120 SMs leaves 12 free for the reduction kernel.
 		{"dma-gemm-120", scenarios.Strategy{CommEngine: scenarios.EngineDMA, Launch: scenarios.CommFirst, CommPriority: -5, ComputeSMs: 120}},
-		// 20 SMs for the reduction: the refit simulator's best partition
-		// for copy-engine reductions (FINDINGS.md section 4), not yet measured.
+		// 20 SMs for the reduction kernel, which starts on them as soon as
+		// the copies land (FINDINGS.md section 4).
 		{"dma-gemm-112", scenarios.Strategy{CommEngine: scenarios.EngineDMA, Launch: scenarios.CommFirst, CommPriority: -5, ComputeSMs: 112}},
+		// The same split, with the add pipelined with the copies on the 20
+		// SMs the GEMM leaves (the GEMM keeps the aligned partition).
+		{"dma-gemm-112-pipe", scenarios.Strategy{CommEngine: scenarios.EngineDMA, Launch: scenarios.CommFirst, ComputeSMs: 112, CommSMs: 20}},
 		{"nccl-ce", scenarios.Strategy{CommEngine: scenarios.EngineNCCLCE}},
 	}
 }

@@ -423,3 +423,29 @@ func TestMarshalLeavesTextAlone(t *testing.T) {
 		t.Errorf("decode(Marshal(sc)) = %+v, %v, %v\nwant %+v\n%s", back, ok, d.problems, sc, out)
 	}
 }
+
+// comm_sms may be exactly what compute_sms leaves, whatever its size: the
+// compute op gets an aligned partition, the collective the rest. Off that
+// sum the usual steps hold.
+func TestCommSMsAsTheRestOfAComputeSplit(t *testing.T) {
+	lim := h200()
+	for _, tc := range []struct {
+		st   Strategy
+		want string // "" when valid
+	}{
+		{Strategy{ComputeSMs: 112, CommSMs: 20}, ""},
+		{Strategy{ComputeSMs: 120, CommSMs: 12}, ""},
+		{Strategy{ComputeSMs: 112, CommSMs: 12}, "comm_sms is 12; SM partitions"},
+		{Strategy{CommSMs: 20}, "comm_sms is 20; SM partitions"},
+		{Strategy{ComputeSMs: 116, CommSMs: 16}, "compute_sms is 116; SM partitions"},
+	} {
+		errs := ValidateStrategy(tc.st, lim)
+		got := ""
+		if len(errs) > 0 {
+			got = errs[0].Msg
+		}
+		if (tc.want == "") != (got == "") || !strings.Contains(got, tc.want) {
+			t.Errorf("%+v: errors %v, want %q", tc.st, errs, tc.want)
+		}
+	}
+}

@@ -191,7 +191,12 @@ func ValidateStrategy(s Strategy, lim Limits) []FieldError {
 			add(path, "%s is %d but %s has %d SMs and the other op needs at least %d; allowed up to %d", name, v, lim.Device, lim.SMs, step, lim.SMs-step)
 		}
 	}
-	checkSMs("$.comm_sms", "comm_sms", s.CommSMs)
+	// comm_sms may also be exactly what compute_sms leaves: the compute op
+	// then gets an aligned partition and the collective the rest of the
+	// split, whatever its size.
+	if !(s.ComputeSMs > 0 && s.CommSMs > 0 && s.CommSMs+s.ComputeSMs == lim.SMs) {
+		checkSMs("$.comm_sms", "comm_sms", s.CommSMs)
+	}
 	checkSMs("$.compute_sms", "compute_sms", s.ComputeSMs)
 	if s.CommSMs > 0 && s.ComputeSMs > 0 && s.CommSMs+s.ComputeSMs > lim.SMs {
 		add("$.compute_sms", "comm_sms + compute_sms is %d but %s has %d SMs; allowed a sum up to %d", s.CommSMs+s.ComputeSMs, lim.Device, lim.SMs, lim.SMs)

@@ -756,3 +756,30 @@ func TestPipelinedReductionPushAndPull(t *testing.T) {
 		}
 	}
 }
+
+// With both compute_sms and comm_sms, the GEMM gets the aligned group of
+// the split and the collective the rest; a pipelined reduction sizes its
+// grid for the rest. A pair that does not add up to the GPU is refused.
+func TestComputeGroupCommRest(t *testing.T) {
+	f := newFakeGPU(2)
+	b := fakeBackend(t, f, Options{})
+	sc := smallGEMM(scenarios.AllReduce)
+	st := scenarios.Strategy{CommEngine: scenarios.EngineDMA, Launch: scenarios.CommFirst, ComputeSMs: 112, CommSMs: 20}
+	if _, err := run(t, b, sc, st, backends.ModeConcurrent); err != nil {
+		t.Fatal(err)
+	}
+	parts := map[partition]bool{}
+	for _, s := range f.streams {
+		parts[s.spec.Partition] = true
+	}
+	if !parts[partition{GroupSMs: 112}] || !parts[partition{GroupSMs: 112, Rest: true}] {
+		t.Errorf("stream partitions %v, want the 112-SM group and its rest", parts)
+	}
+	if len(f.pipeGrids) == 0 || f.pipeGrids[0] != 20*pipeCTAsPerSM {
+		t.Errorf("pipelined grids %v, want %d", f.pipeGrids, 20*pipeCTAsPerSM)
+	}
+	bad := scenarios.Strategy{CommEngine: scenarios.EngineDMA, ComputeSMs: 104, CommSMs: 16}
+	if _, err := run(t, b, sc, bad, backends.ModeConcurrent); err == nil || !strings.Contains(err.Error(), "must be the 28 SMs") {
+		t.Errorf("comm_sms 16 with compute_sms 104: error %v", err)
+	}
+}

@@ -209,10 +209,15 @@ func (b *Backend) strategyPlan(p *prepared, st scenarios.Strategy) (plan, error)
 	sms := b.devs[0].SMs
 	var compPart, commPart partition
 	switch {
-	case st.CommSMs > 0:
-		if st.ComputeSMs > 0 && st.ComputeSMs != sms-st.CommSMs {
-			return plan{}, fmt.Errorf("with comm_sms %d the cuda backend gives the compute op the other %d SMs; leave compute_sms unset", st.CommSMs, sms-st.CommSMs)
+	case st.CommSMs > 0 && st.ComputeSMs > 0:
+		// The compute op's partition is the aligned group, the
+		// collective's the rest of the same split.
+		if st.CommSMs+st.ComputeSMs != sms {
+			return plan{}, fmt.Errorf("with both comm_sms and compute_sms the cuda backend splits the GPU in two: comm_sms must be the %d SMs compute_sms %d leaves, not %d", sms-st.ComputeSMs, st.ComputeSMs, st.CommSMs)
 		}
+		compPart = partition{GroupSMs: st.ComputeSMs}
+		commPart = partition{GroupSMs: st.ComputeSMs, Rest: true}
+	case st.CommSMs > 0:
 		commPart = partition{GroupSMs: st.CommSMs}
 		compPart = partition{GroupSMs: st.CommSMs, Rest: true}
 	case st.ComputeSMs > 0:

@@ -66,7 +66,7 @@ for s in "${steps[@]}"; do
   sweep-red)
     step "sweep (reductions: NCCL against copy engines, add after or pipelined)"
     timeout -s INT 240 .gpu/c3lab sweep --backend cuda --scenarios "$RED_SCENARIOS" \
-      --strategies baseline,comm-first+prio,dma,dma-prio,dma-comm-sms-8,dma-comm-sms-16,dma-gemm-112 \
+      --strategies baseline,comm-first+prio,dma,dma-prio,dma-comm-sms-8,dma-comm-sms-16,dma-gemm-112,dma-gemm-112-pipe \
       --out "$OUT/sweep-reductions.json" --record "$OUT/sweep-reductions.c3rec" > "$OUT/sweep-reductions.txt" 2> "$OUT/sweep-reductions.err"
     echo "sweep-red rc=$?"
     cat "$OUT/sweep-reductions.txt"

@@ -224,6 +224,8 @@ func TestGPUCopyEngineCollectives(t *testing.T) {
 			{scenarios.Strategy{CommEngine: scenarios.EngineDMA, Launch: scenarios.CommFirst, CommSMs: 8}, false},
 			{scenarios.Strategy{CommEngine: scenarios.EngineDMA, Launch: scenarios.CommFirst, CommSMs: 8}, true},
 			{scenarios.Strategy{CommEngine: scenarios.EngineDMA, Launch: scenarios.CommFirst, CommSMs: 16}, false},
+			// The GEMM on the aligned 112-SM group, the add on the rest.
+			{scenarios.Strategy{CommEngine: scenarios.EngineDMA, Launch: scenarios.CommFirst, ComputeSMs: 112, CommSMs: 20}, false},
 		} {
 			b.do(func() { b.opts.PipePull = tc.pull })
 			r, err := profiler.Measure(context.Background(), b, gpuScenario(coll, 256<<20), tc.st, profiler.Options{Reps: 10})
