@@ -151,12 +151,13 @@ func candidates(advice scenarios.Strategy, caps backends.Capabilities, coll scen
 		d := first
 		d.CommEngine = scenarios.EngineDMA
 		add("dma", d)
-		if !coll.IsPureCopy() && caps.SMPartition && 16 <= caps.Limits.SMs-caps.Limits.SMStep {
-			// The add pipelined with the copies in a partition of its own:
-			// the best measured next to some all-reduces.
+		if n := leaveSMs(caps.Limits); !coll.IsPureCopy() && caps.SMPartition && n > 0 {
+			// The GEMM on an aligned group, the add pipelined with the
+			// copies on the SMs it leaves: the best measured next to
+			// GEMM-long shapes and some all-reduces.
 			p := d
-			p.CommPriority, p.CommSMs = 0, 16
-			add("dma-comm-sms-16", p)
+			p.CommPriority, p.ComputeSMs, p.CommSMs = 0, n, caps.Limits.SMs-n
+			add(fmt.Sprintf("dma-gemm-%d-pipe", n), p)
 		}
 	}
 	return out

@@ -113,13 +113,13 @@ func TestTuneOnTheSimulator(t *testing.T) {
 
 // For reductions the candidates hold both copy-engine designs: the add
 // after the copies at top priority on the whole GPU, and the add pipelined
-// with the copies in a 16-SM partition of its own.
+// with the copies on the 20 SMs a GEMM on an aligned 112-SM group leaves.
 func TestReductionCandidates(t *testing.T) {
 	caps := sim.New(sim.H200()).Capabilities()
 	a := Advise(scenario(bigGEMM, scenarios.AllReduce, 224<<20), caps)
 	want := map[string]scenarios.Strategy{
-		"dma":             {Launch: scenarios.CommFirst, CommPriority: -5, CommEngine: scenarios.EngineDMA},
-		"dma-comm-sms-16": {Launch: scenarios.CommFirst, CommEngine: scenarios.EngineDMA, CommSMs: 16},
+		"dma":               {Launch: scenarios.CommFirst, CommPriority: -5, CommEngine: scenarios.EngineDMA},
+		"dma-gemm-112-pipe": {Launch: scenarios.CommFirst, CommEngine: scenarios.EngineDMA, ComputeSMs: 112, CommSMs: 20},
 	}
 	for _, c := range a.Candidates {
 		if w, ok := want[c.Name]; ok {

@@ -69,7 +69,7 @@ func TestFitH200(t *testing.T) {
 	// session's values (so the result does not depend on profile.go's).
 	params := fitParams()
 	p.GEMMMemoryStall, p.L2Interference, p.HBMContention, p.CommLatencySensitivity = 0.3, 0.15, 0.06, 0.5
-	p.ReductionSMBandwidth, p.LaunchGap, p.ContendedSMBandwidth = p.SMHBMBandwidth, 5e-6, 40e9
+	p.ReductionSMBandwidth, p.LaunchGap, p.ContendedSMBandwidth, p.RestPartitionGEMMLoss = p.SMHBMBandwidth, 5e-6, 40e9, 0
 	loss := func(p Profile) float64 { return fitLoss(t, p, sm, dma, red) }
 	best := loss(p)
 	for pass := range 6 {
@@ -312,6 +312,8 @@ func fitParams() []fitParam {
 			func(p *Profile, v float64) { p.ReductionSMBandwidth = v }, steps(10e9, 150e9, 5e9)},
 		{"ContendedSMBandwidth", func(p Profile) float64 { return p.ContendedSMBandwidth },
 			func(p *Profile, v float64) { p.ContendedSMBandwidth = v }, steps(10e9, 100e9, 5e9)},
+		{"RestPartitionGEMMLoss", func(p Profile) float64 { return p.RestPartitionGEMMLoss },
+			func(p *Profile, v float64) { p.RestPartitionGEMMLoss = v }, steps(0, 0.3, 0.02)},
 		{"LaunchGap", func(p Profile) float64 { return p.LaunchGap },
 			// Never 0: the second stream's op waits on an event recorded
 			// behind the start gate, so it cannot start with the first.
@@ -417,6 +419,6 @@ func describeFit(p Profile) string {
 	pr("CommLatencySensitivity %.2f LaunchGap %.0f µs", p.CommLatencySensitivity, p.LaunchGap*1e6)
 	pr("LinkEfficiencyCE %.3f (%.0f GB/s) CopySyncOverhead %.1f µs", p.LinkEfficiencyCE, p.LinkEfficiencyCE*p.LinkBandwidth/1e9, p.CopySyncOverhead*1e6)
 	pr("LinkEfficiencyNCCLCE %.3f (%.0f GB/s) NCCLCESetup %.1f µs", p.LinkEfficiencyNCCLCE, p.LinkEfficiencyNCCLCE*p.LinkBandwidth/1e9, p.NCCLCESetup*1e6)
-	pr("ReductionBandwidth %.3f TB/s ReductionSMBandwidth %.1f GB/s ContendedSMBandwidth %.1f GB/s", p.ReductionBandwidth/1e12, p.ReductionSMBandwidth/1e9, p.ContendedSMBandwidth/1e9)
+	pr("ReductionBandwidth %.3f TB/s ReductionSMBandwidth %.1f GB/s ContendedSMBandwidth %.1f GB/s RestPartitionGEMMLoss %.2f", p.ReductionBandwidth/1e12, p.ReductionSMBandwidth/1e9, p.ContendedSMBandwidth/1e9, p.RestPartitionGEMMLoss)
 	return b.String()
 }

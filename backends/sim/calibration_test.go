@@ -28,9 +28,9 @@ const (
 	realSweepDMA = "../cuda/results/2026-11-30-h200x2-gated/sweep-dma.json"
 	// realSweepReductions holds the 12 reduction scenarios under baseline,
 	// comm-first+prio, dma, dma-prio, dma-comm-sms-8 and -16 (the add
-	// pipelined with the copies) and dma-gemm-112, with the vectorized
-	// reduction kernels.
-	realSweepReductions = "../cuda/results/2026-11-30-h200x2-session3/sweep-reductions.json"
+	// pipelined with the copies), dma-gemm-112 and dma-gemm-112-pipe, with
+	// the vectorized reduction kernels (the second of two runs).
+	realSweepReductions = "../cuda/results/2026-11-30-h200x2-session3/sweep-reductions-run2.json"
 )
 
 // sweepFile is a sweep as `c3lab sweep --out` writes it.
@@ -193,12 +193,12 @@ func TestCalibrationAgainstH200(t *testing.T) {
 	c := calCase{
 		name: "the H200 sweep", path: realSweep,
 		strategies: []string{"baseline", "comm-first+prio", "comm-sms-16", "comm-sms-32", "comm-sms-64", "ctas-8", "ctas-16"},
-		// Reached: 2.4 %, 1.2 %, 5.3 %; fraction gaps of 0.3, 0.1, 14.1,
-		// 2.2, 5.0, 29.6 and 7.1 points.
-		maxComp: 0.04, maxComm: 0.03, maxC3: 0.075,
+		// Reached: 2.4 %, 1.2 %, 4.5 %; fraction gaps of 0.3, 0.7, 9.8,
+		// 6.1, 0.6, 29.6 and 7.1 points.
+		maxComp: 0.04, maxComm: 0.03, maxC3: 0.06,
 		maxFrac: map[string]float64{
 			"baseline": 0.03, "comm-first+prio": 0.03,
-			"comm-sms-16": 0.18, "comm-sms-32": 0.05, "comm-sms-64": 0.08,
+			"comm-sms-16": 0.12, "comm-sms-32": 0.08, "comm-sms-64": 0.03,
 			"ctas-8": 0.35, "ctas-16": 0.10,
 		},
 	}
@@ -221,27 +221,28 @@ func TestCalibrationAgainstH200(t *testing.T) {
 }
 
 // TestCalibrationCopyEnginesAgainstH200 does the same for the copy-engine
-// strategies: c3lab's (dma, dma-comm-first, dma-prio) on every scenario and
-// NCCL's own copy-engine path (nccl-ce, all-gathers and all-to-alls), then
-// the copy-engine reductions of the reduction sweep.
+// strategies on the all-gathers and all-to-alls, c3lab's (dma,
+// dma-comm-first, dma-prio) and NCCL's own (nccl-ce), then the copy-engine
+// reductions of the reduction sweep.
 func TestCalibrationCopyEnginesAgainstH200(t *testing.T) {
 	for _, c := range []calCase{
 		{
 			name: "the H200 copy-engine sweep", path: realSweepDMA, copyOnly: true,
 			strategies: []string{"dma", "dma-comm-first", "dma-prio", "nccl-ce"},
-			// Reached: 2.6 %, 0.6 %, 2.4 %; fraction gaps of 0.4, 0.7,
+			// Reached: 2.5 %, 0.5 %, 2.4 %; fraction gaps of 0.5, 0.9,
 			// 0.4 and 13.8 points.
 			maxComp: 0.04, maxComm: 0.02, maxC3: 0.04,
 			maxFrac: map[string]float64{"dma": 0.03, "dma-comm-first": 0.03, "dma-prio": 0.03, "nccl-ce": 0.17},
 		},
 		{
 			name: "the H200 reduction sweep", path: realSweepReductions,
-			strategies: []string{"dma", "dma-prio", "dma-comm-sms-8", "dma-comm-sms-16", "dma-gemm-112"},
-			// Reached: 3.7 %, 0.7 %, 4.3 %; fraction gaps of 3.4, 4.5, 1.1,
-			// 4.8 and 13.4 points. The simulator is too pessimistic about
-			// GEMMs confined to 112 SMs (model.md).
-			maxComp: 0.05, maxComm: 0.02, maxC3: 0.06,
-			maxFrac: map[string]float64{"dma": 0.05, "dma-prio": 0.06, "dma-comm-sms-8": 0.05, "dma-comm-sms-16": 0.07, "dma-gemm-112": 0.16},
+			strategies: []string{"dma", "dma-prio", "dma-comm-sms-8", "dma-comm-sms-16", "dma-gemm-112", "dma-gemm-112-pipe"},
+			// Reached: 3.9 %, 0.8 %, 4.2 %; fraction gaps of 3.3, 3.1, 7.5,
+			// 1.5, 10.7 and 4.8 points. The simulator is too pessimistic
+			// about GEMMs confined to 112 SMs (model.md).
+			maxComp: 0.05, maxComm: 0.015, maxC3: 0.055,
+			maxFrac: map[string]float64{"dma": 0.05, "dma-prio": 0.05, "dma-comm-sms-8": 0.10, "dma-comm-sms-16": 0.04,
+				"dma-gemm-112": 0.13, "dma-gemm-112-pipe": 0.07},
 		},
 	} {
 		t.Run(c.name, func(t *testing.T) { c.check(t) })

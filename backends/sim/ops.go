@@ -138,6 +138,11 @@ func computeJob(p Profile, c scenarios.ComputeOp, st scenarios.Strategy, dom []i
 		flopsPerTile := c.FLOPs() / float64(g.ctas)
 		bytesPerTile := g.traffic / float64(g.ctas)
 		tensorRate := p.PeakFLOPs[c.DType] * p.gemmEfficiency(c.DType) / float64(p.SMs) / flopsPerTile
+		if st.CommSMs > 0 && st.ComputeSMs == 0 {
+			// The rest side of a comm partition suits the GEMM's tiles
+			// worse than an aligned group does (Profile docs).
+			tensorRate *= 1 - p.RestPartitionGEMMLoss
+		}
 		memRate := p.SMHBMBandwidth / bytesPerTile
 		j.hbm = bytesPerTile
 		if tensorRate <= memRate {

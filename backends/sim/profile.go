@@ -148,6 +148,14 @@ type Profile struct {
 	// ContendedSMBandwidth caps it.
 	ReductionSMBandwidth float64
 	ReductionBandwidth   float64
+	// RestPartitionGEMMLoss is the share of its tensor throughput a GEMM
+	// loses on the rest side of a comm partition (comm_sms without
+	// compute_sms), beyond the SMs it gave up. Measured on H200: bf16
+	// 8192^3 ran 1.40x slower on the 100 SMs left by a 32-SM comm partition
+	// but 1.22x when cuBLASLt only targeted 100 SMs, and 3584x8192x8192 ran
+	// 1.34x slower on the 124 SMs an 8-SM partition leaves against 1.09x on
+	// an aligned 112-SM group. Fitted.
+	RestPartitionGEMMLoss float64
 	// ContendedSMBandwidth caps the memory traffic one SM of the reduction
 	// kernel moves while a tensor-bound GEMM runs on other SMs: the GEMM's
 	// operand traffic fills L2 and the crossbar, and a kernel on few SMs
@@ -193,7 +201,7 @@ func H200() Profile {
 			scenarios.FP16: 0.747,
 			scenarios.FP8:  0.687,
 		},
-		GEMMMemoryStall: 0.05,
+		GEMMMemoryStall: 0.10,
 
 		HBMBandwidth:   4.0e12,
 		SMHBMBandwidth: 64e9,
@@ -249,15 +257,16 @@ func H200() Profile {
 			scenarios.AllReduce:     2,
 			scenarios.AllToAll:      2,
 		},
-		ReductionCTAsPerSM:   4,
-		ReductionSMBandwidth: 75e9,
-		ReductionBandwidth:   3.70e12,
-		ContendedSMBandwidth: 25e9,
+		ReductionCTAsPerSM:    4,
+		ReductionSMBandwidth:  75e9,
+		ReductionBandwidth:    3.72e12,
+		ContendedSMBandwidth:  25e9,
+		RestPartitionGEMMLoss: 0.04,
 
 		NCCLCECTAs:  1,
 		NCCLCESetup: 36.3e-6,
 
-		LaunchGap: 2e-6,
+		LaunchGap: 1e-6,
 	}
 }
 
