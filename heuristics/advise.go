@@ -26,10 +26,11 @@ type Advice struct {
 }
 
 // dmaMinBytes is the per-rank message below which copy engines are not
-// advised: their launch and synchronization overhead dominates small
-// transfers (the paper's follow-up measured them several times slower than
-// kernels at KB sizes, even from tens of MB).
-const dmaMinBytes = 16 << 20
+// advised: their synchronization overhead dominates small transfers. On
+// 2 x H200 c3lab's copy-engine all-gather and all-to-all take about 31 µs
+// up to 1 MiB per rank, against 20-30 µs for NCCL, and beat both NCCL paths
+// alone from 4 MiB up (backends/cuda/FINDINGS.md section 1).
+const dmaMinBytes = 4 << 20
 
 // machineBalance is roughly the FLOP per HBM byte at which a GEMM of the
 // element type turns from memory-bound to compute-bound on a Hopper GPU
@@ -79,15 +80,15 @@ func Advise(sc scenarios.Scenario, caps backends.Capabilities) Advice {
 		say("run the %s on the copy engines: it is a pure copy, needs no SM, and at %s per rank the engines' launch overhead is small", coll, sc.Comm.Bytes)
 	case caps.DMA && caps.DMAReductions && !coll.IsPureCopy() && large:
 		st.CommEngine = scenarios.EngineDMA
-		say("run the %s's copies on the copy engines and its add as one kernel after them, at top priority: the copies need no SM, and the add's SM time is the same whether it runs next to the GEMM or after it (next to a GEMM an add kernel gets only its SMs' share of the memory system, about 40 GB/s per SM on H200). On 2 x H200 this reached 80.9 %% of ideal on average next to GEMMs, NCCL launched first 76.5 %%", coll)
+		say("run the %s's copies on the copy engines and its add as one kernel after them, at top priority: the copies need no SM, and the add's SM time is the same whether it runs next to the GEMM or after it (next to a GEMM an add kernel gets only its SMs' share of the memory system, about 40 GB/s per SM on H200). On 2 x H200 this reached 82.0 %% of ideal on average next to GEMMs, NCCL launched first 75.1 %%", coll)
 		if caps.SMPartition && !memBound {
 			if n := leaveSMs(caps.Limits); n > 0 {
 				st.ComputeSMs = n
-				say("confine the GEMM to %d SMs so the add starts on the SMs it leaves free as soon as the copies land, not when the GEMM ends (dma-gemm-112 on H200: 83.4 %% on average, 68.5 %% next to GEMM-long ones against 58.2 %% without)", n)
+				say("confine the GEMM to %d SMs so the add starts on the SMs it leaves free as soon as the copies land, not when the GEMM ends (dma-gemm-112 on H200: 84.5 %% on average, 67.1 %% next to GEMM-long ones against 57.6 %% without)", n)
 			}
 		}
 	case coll.IsPureCopy() && !large:
-		say("keep the %s on the SMs: at %s per rank the copy engines' launch and synchronization overhead outweighs what they save (on H200 they win from 64 MiB per rank up)", coll, sc.Comm.Bytes)
+		say("keep the %s on the SMs: at %s per rank the copy engines' launch and synchronization overhead outweighs what they save (on H200 they win alone from 4 MiB per rank up)", coll, sc.Comm.Bytes)
 	case !coll.IsPureCopy() && caps.DMAReductions:
 		say("keep the %s on NCCL's kernels: at %s per rank the copy engines' synchronization overhead outweighs what they save", coll, sc.Comm.Bytes)
 	case !coll.IsPureCopy():

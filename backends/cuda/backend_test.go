@@ -284,28 +284,32 @@ func TestMeasureOnFakeGPUs(t *testing.T) {
 func TestCopyEngineCollectives(t *testing.T) {
 	for _, tc := range []struct {
 		name          string
+		gpus          int
 		coll          scenarios.Collective
 		st            scenarios.Strategy
 		copiesPerRank int // per repetition
+		streams       int // copy streams that carried copies, per rank
 	}{
-		{"all-gather, all engines", scenarios.AllGather, scenarios.Strategy{CommEngine: scenarios.EngineDMA}, 3},
-		{"all-gather, 2 engines", scenarios.AllGather, scenarios.Strategy{CommEngine: scenarios.EngineDMA, CopyEngines: 2}, 2},
-		{"all-gather, 64 KiB chunks", scenarios.AllGather, scenarios.Strategy{CommEngine: scenarios.EngineDMA, ChunkBytes: 64 << 10}, 4},
-		{"all-to-all (peer block only)", scenarios.AllToAll, scenarios.Strategy{CommEngine: scenarios.EngineDMA}, 3},
-		{"reduce-scatter, add after the copies", scenarios.ReduceScatter, scenarios.Strategy{CommEngine: scenarios.EngineDMA}, 3},
-		{"all-reduce, add after the copies", scenarios.AllReduce, scenarios.Strategy{CommEngine: scenarios.EngineDMA}, 6},
+		// Unchunked, one copy per peer: on 2 GPUs one stream works.
+		{"all-gather", 2, scenarios.AllGather, scenarios.Strategy{CommEngine: scenarios.EngineDMA}, 1, 1},
+		{"all-gather, 4 GPUs: a peer per engine", 4, scenarios.AllGather, scenarios.Strategy{CommEngine: scenarios.EngineDMA}, 3, 3},
+		{"all-gather, 4 GPUs, 2 engines", 4, scenarios.AllGather, scenarios.Strategy{CommEngine: scenarios.EngineDMA, CopyEngines: 2}, 3, 2},
+		{"all-gather, 64 KiB chunks over the engines", 2, scenarios.AllGather, scenarios.Strategy{CommEngine: scenarios.EngineDMA, ChunkBytes: 64 << 10}, 4, 3},
+		{"all-to-all (peer block only)", 2, scenarios.AllToAll, scenarios.Strategy{CommEngine: scenarios.EngineDMA}, 1, 1},
+		{"reduce-scatter, add after the copies", 2, scenarios.ReduceScatter, scenarios.Strategy{CommEngine: scenarios.EngineDMA}, 1, 1},
+		{"all-reduce, add after the copies", 2, scenarios.AllReduce, scenarios.Strategy{CommEngine: scenarios.EngineDMA}, 2, 1},
 		// In a comm partition the add is pipelined with the copies: one
-		// pull per chunk (256 KiB in 64 KiB chunks), and for the
-		// all-reduce (128 KiB blocks) 2 pulls and 2 forwarded chunks.
-		{"reduce-scatter, pipelined", scenarios.ReduceScatter, scenarios.Strategy{CommEngine: scenarios.EngineDMA, CommSMs: 16, ChunkBytes: 64 << 10}, 4},
-		{"all-reduce, pipelined", scenarios.AllReduce, scenarios.Strategy{CommEngine: scenarios.EngineDMA, CommSMs: 8, ChunkBytes: 64 << 10}, 4},
-		{"all-reduce, pipelined, one chunk", scenarios.AllReduce, scenarios.Strategy{CommEngine: scenarios.EngineDMA, CommSMs: 8}, 2},
+		// copy per chunk (256 KiB in 64 KiB chunks), and for the
+		// all-reduce (128 KiB blocks) 2 chunks each way.
+		{"reduce-scatter, pipelined", 2, scenarios.ReduceScatter, scenarios.Strategy{CommEngine: scenarios.EngineDMA, CommSMs: 16, ChunkBytes: 64 << 10}, 4, 3},
+		{"all-reduce, pipelined", 2, scenarios.AllReduce, scenarios.Strategy{CommEngine: scenarios.EngineDMA, CommSMs: 8, ChunkBytes: 64 << 10}, 4, 4},
+		{"all-reduce, pipelined, one chunk", 2, scenarios.AllReduce, scenarios.Strategy{CommEngine: scenarios.EngineDMA, CommSMs: 8}, 2, 2},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			f := newFakeGPU(2)
+			f := newFakeGPU(tc.gpus)
 			b := fakeBackend(t, f, Options{})
 			sc := smallGEMM(tc.coll)
-			sc.Comm.Bytes = 256 << 10
+			sc.GPUs, sc.Comm.Bytes = tc.gpus, 256<<10
 			if _, err := run(t, b, sc, tc.st, backends.ModeComm); err != nil {
 				t.Fatal(err)
 			}
@@ -316,10 +320,23 @@ func TestCopyEngineCollectives(t *testing.T) {
 			if _, err := run(t, b, sc, tc.st, backends.ModeComm); err != nil {
 				t.Fatal(err)
 			}
-			if got := (f.copies - before) / 2 / 2; got != tc.copiesPerRank {
+			if got := (f.copies - before) / 2 / tc.gpus; got != tc.copiesPerRank {
 				t.Errorf("%d copies per rank per repetition, want %d", got, tc.copiesPerRank)
 			}
-			bad := newFakeGPU(2)
+			var sink backends.Collector
+			if _, err := b.Run(context.Background(), backends.Experiment{Scenario: sc, Strategy: tc.st, Mode: backends.ModeComm, Reps: 1}, &sink); err != nil {
+				t.Fatal(err)
+			}
+			streams := 0
+			for _, sp := range sink.SpanList {
+				if sp.Device == 0 && strings.HasPrefix(sp.Track, "ce") {
+					streams++
+				}
+			}
+			if streams != tc.streams {
+				t.Errorf("%d copy streams carried copies on GPU 0, want %d", streams, tc.streams)
+			}
+			bad := newFakeGPU(tc.gpus)
 			bb := fakeBackend(t, bad, Options{})
 			bb.do(func() { bb.attach(&corruptingCopies{bad}) })
 			if _, err := run(t, bb, sc, tc.st, backends.ModeComm); err == nil || !strings.Contains(err.Error(), "wrong result") {
@@ -511,9 +528,9 @@ func TestTimingOperandBytes(t *testing.T) {
 	}
 }
 
-// A copy-engine collective reports one span per copy stream (tracks
-// ce0..ce2) inside the collective's own span, so the timeline shows what
-// each engine did; an NCCL collective reports none.
+// A copy-engine collective reports one span per copy stream that carried
+// copies (tracks ce0, ce1, ...) inside the collective's own span, so the
+// timeline shows what each engine did; an NCCL collective reports none.
 func TestCopyEngineSpans(t *testing.T) {
 	for _, tc := range []struct {
 		name    string
@@ -522,9 +539,9 @@ func TestCopyEngineSpans(t *testing.T) {
 		engines int
 		tracks  []string // when not ce0..ce(engines-1)
 	}{
-		{"all-gather, 3 engines", scenarios.AllGather, scenarios.Strategy{CommEngine: scenarios.EngineDMA}, 3, nil},
+		{"all-gather, one peer: one engine", scenarios.AllGather, scenarios.Strategy{CommEngine: scenarios.EngineDMA}, 1, nil},
 		{"all-to-all, 1 engine", scenarios.AllToAll, scenarios.Strategy{CommEngine: scenarios.EngineDMA, CopyEngines: 1}, 1, nil},
-		{"all-reduce, 2 phases", scenarios.AllReduce, scenarios.Strategy{CommEngine: scenarios.EngineDMA}, 3, nil},
+		{"all-reduce, 2 phases on one stream", scenarios.AllReduce, scenarios.Strategy{CommEngine: scenarios.EngineDMA}, 1, nil},
 		// One chunk: one pull stream (ce0) and one gather stream (ce3) work.
 		{"all-reduce, pipelined: pulls and gathers", scenarios.AllReduce, scenarios.Strategy{CommEngine: scenarios.EngineDMA, CommSMs: 16}, 2, []string{"ce0", "ce3"}},
 		{"nccl", scenarios.AllGather, scenarios.Strategy{}, 0, nil},
@@ -781,5 +798,40 @@ func TestComputeGroupCommRest(t *testing.T) {
 	bad := scenarios.Strategy{CommEngine: scenarios.EngineDMA, ComputeSMs: 104, CommSMs: 16}
 	if _, err := run(t, b, sc, bad, backends.ModeConcurrent); err == nil || !strings.Contains(err.Error(), "must be the 28 SMs") {
 		t.Errorf("comm_sms 16 with compute_sms 104: error %v", err)
+	}
+}
+
+// Unchunked copy-engine collectives cut transfers of splitMinBytes and up
+// over every engine and keep smaller ones whole, on one engine per peer.
+func TestCopyEngineSplitRule(t *testing.T) {
+	for _, tc := range []struct {
+		gpus           int
+		kind           scenarios.Collective
+		bytes          int64 // per transfer
+		wantEngines    int
+		wantChunk      int64
+		chunkBytesKnob scenarios.ByteSize
+	}{
+		{2, scenarios.AllGather, 32 << 20, 1, 0, 0},
+		{2, scenarios.AllGather, 64 << 20, 3, (64<<20/3 + 15) / 16 * 16, 0},
+		{2, scenarios.AllToAll, 128 << 20, 3, (128<<20/3 + 15) / 16 * 16, 0},
+		{4, scenarios.AllGather, 16 << 20, 3, 0, 0},
+		{4, scenarios.AllGather, 64 << 20, 3, 64 << 20, 0},
+		{2, scenarios.AllGather, 64 << 20, 3, 8 << 20, 8 << 20},
+	} {
+		f := newFakeGPU(tc.gpus)
+		b := fakeBackend(t, f, Options{})
+		p := &prepared{gpus: tc.gpus, coll: collective{Kind: tc.kind, Count: tc.bytes / 2}}
+		var d *dmaPlan
+		var err error
+		b.do(func() {
+			d, err = b.dmaSetup(p, scenarios.Strategy{CommEngine: scenarios.EngineDMA, ChunkBytes: tc.chunkBytesKnob})
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if d.engines != tc.wantEngines || d.chunk != tc.wantChunk {
+			t.Errorf("%d GPUs, %s of %d MiB per transfer: %d engines, chunk %d; want %d, %d", tc.gpus, tc.kind, tc.bytes>>20, d.engines, d.chunk, tc.wantEngines, tc.wantChunk)
+		}
 	}
 }

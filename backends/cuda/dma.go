@@ -48,6 +48,25 @@ type pipePlan struct {
 	gather [][]streamID
 }
 
+// splitMinBytes is the transfer size from which an unchunked copy-engine
+// collective cuts each transfer so every engine gets a piece. Measured on
+// 2 x H200 (FINDINGS.md section 1): alone, one engine drives NVLink to one
+// peer as fast as three (376 against 365 GB/s at 256 MiB), and every extra
+// stream adds a wait and events to a small collective's fixed cost (45
+// against 31 µs at 64 KiB); next to a GEMM, transfers of 96 MiB and more
+// kept their speed better split over three engines (up to 10 points of
+// ideal), those of 48 MiB and less better whole.
+const splitMinBytes = 64 << 20
+
+// transferBytes is the size of each transfer of a copy-engine collective:
+// a shard (all-gather), a block (all-to-all, reductions).
+func transferBytes(c collective, ranks int) int64 {
+	if c.Kind.IsPureCopy() {
+		return 2 * c.Count
+	}
+	return 2 * reduceBlock(c, ranks)
+}
+
 // pipeCTAsPerSM is how many CTAs of the pipelined reduction share one SM
 // of the comm partition: enough warps to keep HBM requests in flight.
 const pipeCTAsPerSM = 4
@@ -96,7 +115,20 @@ func (b *Backend) dmaSetup(p *prepared, st scenarios.Strategy) (*dmaPlan, error)
 	if err := checkPeers(b.devs[:p.gpus]); err != nil {
 		return nil, err
 	}
+	pipelined := !p.coll.Kind.IsPureCopy() && st.CommSMs > 0
 	d := &dmaPlan{engines: engines, chunk: int64(st.ChunkBytes)}
+	if st.ChunkBytes == 0 && !pipelined {
+		peers := p.gpus - 1
+		if transferBytes(p.coll, p.gpus) >= splitMinBytes {
+			// Cut each transfer so every engine gets a piece.
+			pieces := (engines + peers - 1) / peers
+			d.chunk = (transferBytes(p.coll, p.gpus)/int64(pieces) + 15) / 16 * 16
+		} else {
+			// One copy per transfer, so no more engines than peers work.
+			d.engines = min(engines, peers)
+		}
+	}
+	engines = d.engines
 	if !p.coll.Kind.IsPureCopy() {
 		if p.gpus > 8 {
 			return nil, fmt.Errorf("a copy-engine %s adds at most 8 blocks per rank; %d GPUs need %d", p.coll.Kind, p.gpus, p.gpus)
@@ -107,7 +139,7 @@ func (b *Backend) dmaSetup(p *prepared, st scenarios.Strategy) (*dmaPlan, error)
 		if err := b.reductionSetup(p); err != nil {
 			return nil, err
 		}
-		if st.CommSMs > 0 {
+		if pipelined {
 			if err := b.pipeSetup(p, d, st); err != nil {
 				return nil, err
 			}
@@ -338,7 +370,8 @@ func (b *Backend) collective(p *prepared, pl plan) error {
 }
 
 // copyPhase enqueues every rank's transfers on its copy streams, after its
-// event `after`, cut so every engine gets a piece (or into chunk_bytes),
+// event `after`, one copy per transfer (or cut into chunk_bytes), dealt to
+// the streams in turn,
 // and records each copy stream's done event (and, for the first phase of a
 // collective, its start event).
 func (b *Backend) copyPhase(p *prepared, d *dmaPlan, after []eventID, first bool, transfers func(q int) []transfer) error {
@@ -354,15 +387,12 @@ func (b *Backend) copyPhase(p *prepared, d *dmaPlan, after []eventID, first bool
 				}
 			}
 		}
-		ts := transfers(q)
-		chunk := d.chunk
-		if chunk <= 0 && len(ts) > 0 {
-			pieces := max(1, (d.engines+len(ts)-1)/len(ts))
-			chunk = (ts[0].bytes + int64(pieces) - 1) / int64(pieces)
-			chunk = (chunk + 15) / 16 * 16
-		}
 		k := 0
-		for _, t := range ts {
+		for _, t := range transfers(q) {
+			chunk := d.chunk
+			if chunk <= 0 {
+				chunk = t.bytes // one copy per transfer
+			}
 			for off := int64(0); off < t.bytes; off += chunk {
 				n := min(chunk, t.bytes-off)
 				if err := g.CopyPeer(t.dst, t.dstOff+off, t.src, t.srcOff+off, n, d.copyStreams[q][k%d.engines]); err != nil {

@@ -9,7 +9,7 @@
 # terminfo it needs) under .gpu/tmux/ (tmux, lib/, terminfo/).
 # Then run: bash backends/cuda/gpu-suite.sh [STEP...]
 # Steps, in order when none are named: doctor tests torch sweep-dma samples
-# lab-screen sweep; sweep-red runs only when named.
+# lab-screen sweep; sweep-red and sweep-copies run only when named.
 set -u
 export NCCL_NVLS_ENABLE=0 # never NVLink multicast
 cd "$(dirname "$0")/../.."
@@ -23,8 +23,6 @@ steps=("$@")
 # Scenarios of the sample recordings: a compute-bound GEMM next to an
 # all-gather, an all-to-all and a reduce-scatter.
 SAMPLE_SCENARIOS=llama3-405b-tp8-qkv-ag-224m,mixtral-8x22b-ep2-expert-down-a2a-192m,llama3-70b-tp8-ffn-down-rs-112m
-# The suite's 12 reduce-scatter and all-reduce scenarios.
-RED_SCENARIOS=llama3-70b-tp8-o-proj-rs-224m,llama3-70b-tp8-ffn-down-rs-112m,gpt3-175b-tp8-o-proj-rs-168m,llama3-70b-fsdp2-ffn-up-wgrad-rs-224m,llama3-405b-fsdp2-qkv-wgrad-mb256-rs-288m,mixtral-8x22b-fsdp2-expert-down-dgrad-rs-96m,gpt3-175b-tp8-dp2-qkv-wgrad-ar-256m,llama3-70b-tp8-dp2-ffn-down-wgrad-ar-64m,llama3-70b-tp8-dp2-qkv-wgrad-mb256-ar-16m,llama3-70b-tp8-dp2-adam-stream-ar-192m,llama3-405b-tp8-decode-ffn-gate-up-fp8-ar-224m,mixtral-8x22b-dp2-qkv-wgrad-ar-96m
 # GPU_TESTS picks the GPU tests the tests step runs (a -test.run pattern).
 
 for s in "${steps[@]}"; do
@@ -65,11 +63,19 @@ for s in "${steps[@]}"; do
     ;;
   sweep-red)
     step "sweep (reductions: NCCL against copy engines, add after or pipelined)"
-    timeout -s INT 240 .gpu/c3lab sweep --backend cuda --scenarios "$RED_SCENARIOS" \
+    timeout -s INT 240 .gpu/c3lab sweep --backend cuda --collectives reduce-scatter,all-reduce \
       --strategies baseline,comm-first+prio,dma,dma-prio,dma-comm-sms-8,dma-comm-sms-16,dma-gemm-112,dma-gemm-112-pipe \
       --out "$OUT/sweep-reductions.json" --record "$OUT/sweep-reductions.c3rec" > "$OUT/sweep-reductions.txt" 2> "$OUT/sweep-reductions.err"
     echo "sweep-red rc=$?"
     cat "$OUT/sweep-reductions.txt"
+    ;;
+  sweep-copies)
+    step "sweep (all-gathers and all-to-alls: copy engines against NCCL)"
+    timeout -s INT 240 .gpu/c3lab sweep --backend cuda --collectives all-gather,all-to-all \
+      --strategies baseline,comm-first+prio,dma,dma-comm-first,dma-prio,nccl-ce \
+      --out "$OUT/sweep-copies.json" --record "$OUT/sweep-copies.c3rec" > "$OUT/sweep-copies.txt" 2> "$OUT/sweep-copies.err"
+    echo "sweep-copies rc=$?"
+    cat "$OUT/sweep-copies.txt"
     ;;
   samples)
     step "sample recordings"

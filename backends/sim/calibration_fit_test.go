@@ -69,7 +69,10 @@ func TestFitH200(t *testing.T) {
 	// session's values (so the result does not depend on profile.go's).
 	params := fitParams()
 	p.GEMMMemoryStall, p.L2Interference, p.HBMContention, p.CommLatencySensitivity = 0.3, 0.15, 0.06, 0.5
-	p.ReductionSMBandwidth, p.LaunchGap, p.ContendedSMBandwidth, p.RestPartitionGEMMLoss = p.SMHBMBandwidth, 5e-6, 40e9, 0
+	p.ReductionSMBandwidth, p.LaunchGap, p.RestPartitionGEMMLoss = p.SMHBMBandwidth, 5e-6, 0
+	// Measured, not fitted: the pipelined reductions' spans next to a bf16
+	// 8192^3 GEMM show 38-41 GB/s per SM (FINDINGS.md section 4).
+	p.ContendedSMBandwidth = 40e9
 	loss := func(p Profile) float64 { return fitLoss(t, p, sm, dma, red) }
 	best := loss(p)
 	for pass := range 6 {
@@ -310,8 +313,6 @@ func fitParams() []fitParam {
 			func(p *Profile, v float64) { p.CommLatencySensitivity = v }, steps(0, 5, 0.25)},
 		{"ReductionSMBandwidth", func(p Profile) float64 { return p.ReductionSMBandwidth },
 			func(p *Profile, v float64) { p.ReductionSMBandwidth = v }, steps(10e9, 150e9, 5e9)},
-		{"ContendedSMBandwidth", func(p Profile) float64 { return p.ContendedSMBandwidth },
-			func(p *Profile, v float64) { p.ContendedSMBandwidth = v }, steps(10e9, 100e9, 5e9)},
 		{"RestPartitionGEMMLoss", func(p Profile) float64 { return p.RestPartitionGEMMLoss },
 			func(p *Profile, v float64) { p.RestPartitionGEMMLoss = v }, steps(0, 0.3, 0.02)},
 		{"LaunchGap", func(p Profile) float64 { return p.LaunchGap },

@@ -21,16 +21,16 @@ const (
 	// realSweep holds the SM strategies: baseline, comm-first+prio, comm
 	// partitions of 16, 32 and 64 SMs, and NCCL CTA caps of 8 and 16.
 	realSweep = "../cuda/results/2026-11-30-h200x2-gated/sweep.json"
-	// realSweepDMA holds the copy-engine strategies (dma, dma-comm-first,
-	// dma-prio, nccl-ce) beside baseline and comm-first+prio. Its
-	// reductions ran the first, scalar reduction kernel, since replaced:
-	// only its all-gathers and all-to-alls are replayed (copyOnly).
-	realSweepDMA = "../cuda/results/2026-11-30-h200x2-gated/sweep-dma.json"
+	// realSweepDMA holds the suite's all-gathers and all-to-alls under the
+	// copy-engine strategies (dma, dma-comm-first, dma-prio, nccl-ce)
+	// beside baseline and comm-first+prio, with transfers under 64 MiB sent
+	// whole (the third session's sweep-copies.json).
+	realSweepDMA = "../cuda/results/2026-11-30-h200x2-session3/sweep-copies.json"
 	// realSweepReductions holds the 12 reduction scenarios under baseline,
 	// comm-first+prio, dma, dma-prio, dma-comm-sms-8 and -16 (the add
 	// pipelined with the copies), dma-gemm-112 and dma-gemm-112-pipe, with
-	// the vectorized reduction kernels (the second of two runs).
-	realSweepReductions = "../cuda/results/2026-11-30-h200x2-session3/sweep-reductions-run2.json"
+	// the vectorized reduction kernels and the final copy rule (the third run).
+	realSweepReductions = "../cuda/results/2026-11-30-h200x2-session3/sweep-reductions-run3.json"
 )
 
 // sweepFile is a sweep as `c3lab sweep --out` writes it.
@@ -193,12 +193,12 @@ func TestCalibrationAgainstH200(t *testing.T) {
 	c := calCase{
 		name: "the H200 sweep", path: realSweep,
 		strategies: []string{"baseline", "comm-first+prio", "comm-sms-16", "comm-sms-32", "comm-sms-64", "ctas-8", "ctas-16"},
-		// Reached: 2.4 %, 1.2 %, 4.5 %; fraction gaps of 0.3, 0.7, 9.8,
-		// 6.1, 0.6, 29.6 and 7.1 points.
+		// Reached: 2.4 %, 1.2 %, 4.4 %; fraction gaps of 0.3, 1.0, 7.4,
+		// 8.4, 1.8, 29.6 and 7.1 points.
 		maxComp: 0.04, maxComm: 0.03, maxC3: 0.06,
 		maxFrac: map[string]float64{
 			"baseline": 0.03, "comm-first+prio": 0.03,
-			"comm-sms-16": 0.12, "comm-sms-32": 0.08, "comm-sms-64": 0.03,
+			"comm-sms-16": 0.10, "comm-sms-32": 0.10, "comm-sms-64": 0.04,
 			"ctas-8": 0.35, "ctas-16": 0.10,
 		},
 	}
@@ -229,20 +229,23 @@ func TestCalibrationCopyEnginesAgainstH200(t *testing.T) {
 		{
 			name: "the H200 copy-engine sweep", path: realSweepDMA, copyOnly: true,
 			strategies: []string{"dma", "dma-comm-first", "dma-prio", "nccl-ce"},
-			// Reached: 2.5 %, 0.5 %, 2.4 %; fraction gaps of 0.5, 0.9,
-			// 0.4 and 13.8 points.
+			// Reached: 2.9 %, 1.4 %, 2.4 %; fraction gaps of 1.7, 0.8,
+			// 0.7 and 13.5 points.
 			maxComp: 0.04, maxComm: 0.02, maxC3: 0.04,
-			maxFrac: map[string]float64{"dma": 0.03, "dma-comm-first": 0.03, "dma-prio": 0.03, "nccl-ce": 0.17},
+			maxFrac: map[string]float64{"dma": 0.03, "dma-comm-first": 0.03, "dma-prio": 0.03, "nccl-ce": 0.16},
 		},
 		{
 			name: "the H200 reduction sweep", path: realSweepReductions,
 			strategies: []string{"dma", "dma-prio", "dma-comm-sms-8", "dma-comm-sms-16", "dma-gemm-112", "dma-gemm-112-pipe"},
-			// Reached: 3.9 %, 0.8 %, 4.2 %; fraction gaps of 3.3, 3.1, 7.5,
-			// 1.5, 10.7 and 4.8 points. The simulator is too pessimistic
-			// about GEMMs confined to 112 SMs (model.md).
-			maxComp: 0.05, maxComm: 0.015, maxC3: 0.055,
-			maxFrac: map[string]float64{"dma": 0.05, "dma-prio": 0.05, "dma-comm-sms-8": 0.10, "dma-comm-sms-16": 0.04,
-				"dma-gemm-112": 0.13, "dma-gemm-112-pipe": 0.07},
+			// Reached: 6.9 %, 1.7 %, 4.4 %; fraction gaps of 2.7, 5.2,
+			// 21.9, 0.2, 10.6 and 1.1 points. The GEMMs of this run ran 3-4 %
+			// slower than in the SM sweep the GEMM model is fitted to (the
+			// node's clocks after a quarter of an hour of runs), hence T_comp;
+			// the simulator is too pessimistic about GEMMs confined to 112
+			// SMs and about the add on 8 SMs (model.md).
+			maxComp: 0.08, maxComm: 0.02, maxC3: 0.05,
+			maxFrac: map[string]float64{"dma": 0.04, "dma-prio": 0.07, "dma-comm-sms-8": 0.25, "dma-comm-sms-16": 0.03,
+				"dma-gemm-112": 0.12, "dma-gemm-112-pipe": 0.03},
 		},
 	} {
 		t.Run(c.name, func(t *testing.T) { c.check(t) })

@@ -258,7 +258,7 @@ func commJobs(p Profile, sc scenarios.Scenario, st scenarios.Strategy, dom []int
 }
 
 // copyJob is a copy-engine phase: each rank pushes bytes to its peers, one
-// transfer per peer, spread over the engines in use; chunking lets one
+// transfer per peer, dealt to the engines in use; chunking lets one
 // transfer use several engines at the cost of a gap per chunk.
 func copyJob(p Profile, sc scenarios.Scenario, st scenarios.Strategy, at float64, order int, bytes float64) *job {
 	peers := sc.GPUs - 1
@@ -269,9 +269,13 @@ func copyJob(p Profile, sc scenarios.Scenario, st scenarios.Strategy, at float64
 	perTransfer := bytes / float64(peers)
 	chunk := float64(st.ChunkBytes)
 	if chunk <= 0 {
-		// Unchunked: each transfer is cut into as many pieces as it takes
-		// to give every engine one.
-		chunk = perTransfer / float64(max(1, ceilDiv(engines, peers)))
+		// Unchunked, as backends/cuda does it: transfers of 64 MiB and up
+		// are cut so every engine gets a piece, smaller ones go whole, one
+		// engine per peer.
+		chunk = perTransfer
+		if perTransfer >= 64<<20 {
+			chunk = perTransfer / float64(max(1, ceilDiv(engines, peers)))
+		}
 	}
 	chunk = math.Min(chunk, perTransfer)
 	chunks := int(math.Ceil(perTransfer / chunk))
@@ -340,6 +344,9 @@ func dmaJobs(p Profile, sc scenarios.Scenario, st scenarios.Strategy, dom []int,
 		// chunk after its add.
 		chunks := float64(pipelineChunks(phase/(n-1), float64(st.ChunkBytes)))
 		head, tail := 1-1/chunks, 1/chunks
+		// Its copies go chunk by chunk over every engine.
+		st.ChunkBytes = scenarios.ByteSize(math.Ceil(phase / (n - 1) / chunks))
+		cp = copyJob(p, sc, st, at, order, phase)
 		last := reduction("reduce (last chunk) "+sc.Comm.String(), tail)
 		last.after = cp
 		jobs := []*job{cp, last}

@@ -201,7 +201,7 @@ func H200() Profile {
 			scenarios.FP16: 0.747,
 			scenarios.FP8:  0.687,
 		},
-		GEMMMemoryStall: 0.10,
+		GEMMMemoryStall: 0.05,
 
 		HBMBandwidth:   4.0e12,
 		SMHBMBandwidth: 64e9,
@@ -216,8 +216,8 @@ func H200() Profile {
 			scenarios.AllReduce:     0.651,
 			scenarios.AllToAll:      0.583,
 		},
-		LinkEfficiencyCE:     0.816,
-		LinkEfficiencyNCCLCE: 0.692,
+		LinkEfficiencyCE:     0.780,
+		LinkEfficiencyNCCLCE: 0.693,
 
 		CommCTAs: map[scenarios.Collective]int{
 			scenarios.AllGather:     32,
@@ -249,7 +249,7 @@ func H200() Profile {
 		CopyEngines:         3,
 		CopyEngineBandwidth: 394e9,
 		CopyLaunchOverhead:  6e-6,
-		CopySyncOverhead:    36.7e-6,
+		CopySyncOverhead:    23.3e-6,
 		CopyChunkGap:        1.5e-6,
 		DMAHBMPerLinkByte: map[scenarios.Collective]float64{
 			scenarios.AllGather:     2,
@@ -258,15 +258,15 @@ func H200() Profile {
 			scenarios.AllToAll:      2,
 		},
 		ReductionCTAsPerSM:    4,
-		ReductionSMBandwidth:  75e9,
-		ReductionBandwidth:    3.72e12,
-		ContendedSMBandwidth:  25e9,
-		RestPartitionGEMMLoss: 0.04,
+		ReductionSMBandwidth:  65e9,
+		ReductionBandwidth:    4.02e12,
+		ContendedSMBandwidth:  40e9,
+		RestPartitionGEMMLoss: 0.06,
 
 		NCCLCECTAs:  1,
-		NCCLCESetup: 36.3e-6,
+		NCCLCESetup: 36.8e-6,
 
-		LaunchGap: 1e-6,
+		LaunchGap: 2e-6,
 	}
 }
 

@@ -199,6 +199,49 @@ func TestSweepWritesAResultFile(t *testing.T) {
 	}
 }
 
+// --collectives keeps the scenarios of the named collectives only.
+func TestSweepCollectivesFilter(t *testing.T) {
+	out := filepath.Join(t.TempDir(), "sweep.json")
+	code, _, errOut := call(t, "sweep", "--backend", "sim", "--collectives", "all-reduce", "--strategies", "baseline", "--reps", "1", "--out", out, "--json")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	data, err := os.ReadFile(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var f sweepFile
+	if err := json.Unmarshal(data, &f); err != nil {
+		t.Fatal(err)
+	}
+	want := 0
+	for _, sc := range scenarios.Builtin() {
+		if sc.Comm.Collective == scenarios.AllReduce {
+			want++
+		}
+	}
+	if want == 0 || len(f.Results) != want {
+		t.Fatalf("%d results, want the suite's %d all-reduces", len(f.Results), want)
+	}
+	for _, e := range f.Results {
+		if sc, err := scenarios.Find(e.Scenario); err != nil || sc.Comm.Collective != scenarios.AllReduce {
+			t.Errorf("%s is not an all-reduce", e.Scenario)
+		}
+	}
+	for _, tc := range []struct{ arg, want string }{
+		{"all-gathr", `unknown collective "all-gathr"`},
+	} {
+		code, _, errOut := call(t, "sweep", "--backend", "sim", "--collectives", tc.arg, "--out", filepath.Join(t.TempDir(), "x.json"))
+		if code != 2 || !strings.Contains(errOut, tc.want) {
+			t.Errorf("--collectives %s: exit %d, %q", tc.arg, code, errOut)
+		}
+	}
+	code, _, errOut = call(t, "sweep", "--backend", "sim", "--scenarios", scenarios.Names()[0], "--collectives", "all-to-all", "--out", filepath.Join(t.TempDir(), "y.json"))
+	if code != 2 || !strings.Contains(errOut, "no scenario") {
+		t.Errorf("an empty selection: exit %d, %q", code, errOut)
+	}
+}
+
 func TestDoctorWithoutGPU(t *testing.T) {
 	if cuda.Probe().Usable {
 		t.Skip("this machine has usable GPUs")

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"slices"
 	"strings"
 	"time"
 
@@ -33,13 +34,14 @@ type sweepFile struct {
 }
 
 func runSweep(ctx context.Context, args []string, s stdio) error {
-	fs := newFlags("sweep", "sweep [--backend auto|cuda|sim] [--suite default] [--scenarios A,B] [--strategies X,Y] [--reps N] --out FILE.json [--force] [--json]", s)
+	fs := newFlags("sweep", "sweep [--backend auto|cuda|sim] [--suite default] [--scenarios A,B] [--collectives C,D] [--strategies X,Y] [--reps N] --out FILE.json [--force] [--json]", s)
 	var be backendFlag
 	var rf recordFlags
 	be.register(fs)
 	rf.register(fs)
 	suite := fs.String("suite", "default", "the scenario suite: default (the built-in suite)")
 	only := fs.String("scenarios", "", "comma-separated scenario names to run instead of the whole suite")
+	colls := fs.String("collectives", "", "keep only scenarios of these collectives (comma-separated: all-gather, reduce-scatter, all-reduce, all-to-all)")
 	strategies := fs.String("strategies", "", "comma-separated strategies: "+strategyNames())
 	reps := fs.Int("reps", 0, "timed repetitions per run; 0 = each scenario's own")
 	out := fs.String("out", "", "write the results to this JSON file")
@@ -72,6 +74,20 @@ func runSweep(ctx context.Context, args []string, s stdio) error {
 				return scenarioError(err)
 			}
 			list = append(list, sc)
+		}
+	}
+	if kinds := splitList(*colls); len(kinds) > 0 {
+		keep := map[scenarios.Collective]bool{}
+		for _, k := range kinds {
+			c := scenarios.Collective(k)
+			if !slices.Contains(scenarios.Collectives, c) {
+				return badInput("unknown collective %q in --collectives; allowed all-gather, reduce-scatter, all-reduce, all-to-all", k)
+			}
+			keep[c] = true
+		}
+		list = slices.DeleteFunc(list, func(sc scenarios.Scenario) bool { return !keep[sc.Comm.Collective] })
+		if len(list) == 0 {
+			return badInput("no scenario of the suite (or of --scenarios) runs %s", *colls)
 		}
 	}
 	b, err := be.openTelling(s.errOut, *asJSON)
