@@ -161,8 +161,8 @@ type Profile struct {
 	// operand traffic fills L2 and the crossbar, and a kernel on few SMs
 	// gets about its SMs' share of them. On H200 a pipelined reduction on 8
 	// and 16 SMs next to a bf16 8192^3 GEMM moved 41 and 38 GB/s per SM by
-	// its spans, against at least 54 alone (FINDINGS.md, section 4). Fitted:
-	// 25 GB/s, since the model also charges the kernel a share of HBM.
+	// its spans, against at least 54 alone (FINDINGS.md, section 4). Set to
+	// that measurement (40 GB/s), not fitted.
 	ContendedSMBandwidth float64
 
 	// NCCLCECTAs and NCCLCESetup are the SM kernel NCCL's copy-engine path
