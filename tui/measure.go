@@ -20,7 +20,10 @@ type resultMsg struct {
 	index  int // the scenario's index in the suite
 	result profiler.Result
 	err    error
-	took   time.Duration
+	// started is when the measurement began (wall clock) and took how long
+	// it ran: the utilization panel shows the NVML samples of that window.
+	started time.Time
+	took    time.Duration
 }
 
 // runGate counts measurements (and recordings being opened) in flight so
@@ -84,6 +87,6 @@ func measureCmd(ctx context.Context, g *runGate, b backends.Backend, idx int, sc
 		defer g.leave()
 		start := time.Now()
 		r, err := profiler.Measure(ctx, b, sc, st, profiler.Options{Baseline: base})
-		return resultMsg{seq: seq, index: idx, result: r, err: err, took: time.Since(start)}
+		return resultMsg{seq: seq, index: idx, result: r, err: err, started: start, took: time.Since(start)}
 	}
 }

@@ -116,6 +116,11 @@ type Model struct {
 	liveOn bool
 	// liveDevs are the devices live batches reported, in arrival order.
 	liveDevs []int
+	// liveEpoch is the wall-clock time of live sample time 0 (from the
+	// first batch); measuredFrom and measuredTo bound the last
+	// measurement, so the panel can show the samples taken during it.
+	liveEpoch                time.Time
+	measuredFrom, measuredTo time.Time
 	// gpu is the device the timeline and utilization panels show, one of
 	// gpus, the devices the result (or live telemetry) reports; the GPU
 	// key cycles it.
@@ -336,6 +341,9 @@ func (m Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		m.rec.cur.Samples(msg.batch.Samples)
 		m.live.Add(msg.batch)
 		m.liveOn = true
+		if m.liveEpoch.IsZero() && !msg.batch.At.IsZero() && len(msg.batch.Samples) > 0 {
+			m.liveEpoch = msg.batch.At.Add(-time.Duration(msg.batch.Samples[0].Time))
+		}
 		devs := make([]int, 0, 2)
 		for _, s := range msg.batch.Samples {
 			devs = append(devs, s.Device)
@@ -383,6 +391,7 @@ func (m Model) onResult(msg resultMsg) (tea.Model, tea.Cmd) {
 		return m, nil
 	}
 	m.took = msg.took
+	m.measuredFrom, m.measuredTo = msg.started, msg.started.Add(msg.took)
 	m.rec.cur.Result(msg.result)
 	m.setResult(msg.result)
 	m.status = status{statusInfo, fmt.Sprintf("%s · %s: %s of ideal (%s realized, %s ideal)",

@@ -33,10 +33,15 @@ func utilTitle(r *profiler.Result, tel telemetry, dev, n int) string {
 	switch {
 	case r == nil:
 		return "Utilization"
-	case tel.live && tel.run != nil:
-		return "Utilization · " + gpuLabel(dev, n) + " · live NVML, copy engines from the run: average, then over time"
 	case tel.live:
-		return "Utilization · " + gpuLabel(dev, n) + " · live NVML: average, then over time"
+		what := "live NVML"
+		if tel.window {
+			what = "NVML during the last measurement"
+		}
+		if tel.run != nil {
+			what += ", copy engines from the run"
+		}
+		return "Utilization · " + gpuLabel(dev, n) + " · " + what + ": average, then over time"
 	}
 	return "Utilization · " + gpuLabel(dev, n) + " · concurrent run: average, then over time"
 }

@@ -3,6 +3,7 @@ package tui
 import (
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/charmbracelet/x/ansi"
 
@@ -51,7 +52,7 @@ func TestUtilLiveHistory(t *testing.T) {
 		}
 		h.Add(nvtel.Batch{Samples: []backends.Sample{{Device: 0, Metric: backends.MetricSMUtil, Time: int64(i) * 100e6, Value: v}}})
 	}
-	tel := liveTelemetry(h, 0)
+	tel := liveTelemetry(h, 0, sampleWindow{})
 	got := utilHistory(tel.series[backends.MetricSMUtil], tel, 10)
 	if len(got) != 10 || got[7] != 0 || got[8] != 1 || got[9] != 1 {
 		t.Errorf("live history %v, want the 10 newest samples", got)
@@ -103,5 +104,56 @@ func TestUtilLiveWithRunCopyEngines(t *testing.T) {
 	sim := fixtureResult(testSuite()[0], scenarios.Strategy{})
 	if m.result = &sim; len(sim.Samples) > 0 && m.liveShown() {
 		t.Error("a simulated result's own telemetry was replaced by live NVML")
+	}
+}
+
+// Outside live mode the panel shows the NVML samples taken during the last
+// measurement, not the idle time around it; live mode keeps the rolling
+// history; a measurement shorter than a sample interval falls back to it.
+func TestUtilNVMLDuringTheMeasurement(t *testing.T) {
+	epoch := time.Date(2026, 11, 30, 9, 0, 0, 0, time.UTC)
+	m := New(Config{})
+	for i := range 50 {
+		v := 0.0
+		if i >= 20 && i < 30 {
+			v = 0.8 // busy during the measurement, idle around it
+		}
+		at := time.Duration(i) * 100 * time.Millisecond
+		b := nvtel.Batch{At: epoch.Add(at), Samples: []backends.Sample{{Device: 0, Metric: backends.MetricSMUtil, Time: at.Nanoseconds(), Value: v}}}
+		nm, _ := m.Update(liveMsg{b})
+		m = nm.(Model)
+	}
+	r := fixtureResult(testSuite()[0], scenarios.Strategy{CommEngine: scenarios.EngineDMA})
+	r.Samples = nil
+	m.result = &r
+	smRow := func() string {
+		for _, l := range utilLinesFor(DefaultStyles(true), &r, m.tel, 80, 1) {
+			if l = ansi.Strip(l); strings.HasPrefix(l, "SMs ") && !strings.HasPrefix(l, "SMs held") {
+				return l
+			}
+		}
+		return ""
+	}
+	m.measuredFrom, m.measuredTo = epoch.Add(2*time.Second), epoch.Add(2900*time.Millisecond)
+	m.refreshDevices()
+	if title := utilTitle(&r, m.tel, 0, 1); !strings.Contains(title, "NVML during the last measurement") {
+		t.Errorf("title %q", title)
+	}
+	if row := smRow(); !strings.Contains(row, "80%") {
+		t.Errorf("SMs row %q, want the measurement's 80%%", row)
+	}
+	m.liveRun = true
+	m.refreshDevices()
+	if title := utilTitle(&r, m.tel, 0, 1); !strings.Contains(title, "live NVML:") {
+		t.Errorf("live mode title %q", title)
+	}
+	if row := smRow(); !strings.Contains(row, "16%") {
+		t.Errorf("live SMs row %q, want the whole history's 16%%", row)
+	}
+	m.liveRun = false
+	m.measuredFrom, m.measuredTo = epoch.Add(2010*time.Millisecond), epoch.Add(2020*time.Millisecond)
+	m.refreshDevices()
+	if title := utilTitle(&r, m.tel, 0, 1); !strings.Contains(title, "live NVML:") {
+		t.Errorf("a window without samples: title %q, want the history", title)
 	}
 }

@@ -65,6 +65,16 @@ type telemetry struct {
 	// run, with live telemetry, is the run's own telemetry, for the metrics
 	// NVML cannot see (copy engines, from the run's copy spans).
 	run *telemetry
+	// window is set when the live series hold only the samples taken
+	// during the last measurement.
+	window bool
+}
+
+// sampleWindow bounds live samples by their time (the sampler's clock, in
+// ns); on is false for the whole history.
+type sampleWindow struct {
+	from, to int64
+	on       bool
 }
 
 // lookup returns a metric's series and the telemetry it belongs to: this
@@ -138,16 +148,28 @@ func (t telemetry) avg(metric string) (float64, bool) {
 
 // liveTelemetry turns device dev's live history into the same step
 // functions, over the time the history covers.
-func liveTelemetry(h *nvtel.History, dev int) telemetry {
+func liveTelemetry(h *nvtel.History, dev int, w sampleWindow) telemetry {
 	tel := telemetry{series: map[string]series{}}
+	pick := func(list []backends.Sample) []backends.Sample {
+		if !w.on {
+			return list
+		}
+		var in []backends.Sample
+		for _, x := range list {
+			if x.Time >= w.from && x.Time <= w.to {
+				in = append(in, x)
+			}
+		}
+		return in
+	}
 	var start int64 = math.MaxInt64
 	for _, row := range utilRows() {
-		for _, x := range h.Series(dev, row.metric) {
+		for _, x := range pick(h.Series(dev, row.metric)) {
 			start = min(start, x.Time)
 		}
 	}
 	for _, row := range utilRows() {
-		list := h.Series(dev, row.metric)
+		list := pick(h.Series(dev, row.metric))
 		if len(list) == 0 {
 			continue
 		}
@@ -162,6 +184,11 @@ func liveTelemetry(h *nvtel.History, dev int) telemetry {
 	if tel.end <= 0 {
 		tel.end = 1
 	}
-	tel.live = true
+	tel.live, tel.window = true, w.on && len(tel.series) > 0
+	if w.on && len(tel.series) == 0 {
+		// No sample fell inside the window (a measurement shorter than the
+		// sampling interval): show the recent history instead.
+		return liveTelemetry(h, dev, sampleWindow{})
+	}
 	return tel
 }

@@ -127,11 +127,22 @@ func (m *Model) refreshDevices() {
 	m.tel = newTelemetry(m.result, m.gpu)
 	if m.liveShown() {
 		run := m.tel
-		m.tel = liveTelemetry(m.live, m.gpu)
+		m.tel = liveTelemetry(m.live, m.gpu, m.nvmlWindow())
 		if len(run.series) > 0 {
 			m.tel.run = &run
 		}
 	}
+}
+
+// nvmlWindow is the live sample-time window of the last measurement, when
+// the panel should show it: outside live mode, once the sampler's clock is
+// known and a measurement has finished. Live mode shows the rolling
+// history instead.
+func (m *Model) nvmlWindow() (w sampleWindow) {
+	if m.liveRun || m.liveEpoch.IsZero() || m.measuredFrom.IsZero() {
+		return w
+	}
+	return sampleWindow{from: m.measuredFrom.Sub(m.liveEpoch).Nanoseconds(), to: m.measuredTo.Sub(m.liveEpoch).Nanoseconds(), on: true}
 }
 
 // noteLiveDevices remembers the devices of a live batch; it reports
