@@ -37,6 +37,9 @@ func utilTitle(r *profiler.Result, tel telemetry, dev, n int) string {
 		what := "live NVML"
 		if tel.window {
 			what = "NVML during the last measurement"
+			if tel.busy > 0 {
+				what += fmt.Sprintf(" (GPUs busy %.0f %% of it)", max(tel.busy*100, 1))
+			}
 		}
 		if tel.run != nil {
 			what += ", copy engines from the run"

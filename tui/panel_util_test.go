@@ -125,6 +125,7 @@ func TestUtilNVMLDuringTheMeasurement(t *testing.T) {
 	}
 	r := fixtureResult(testSuite()[0], scenarios.Strategy{CommEngine: scenarios.EngineDMA})
 	r.Samples = nil
+	r.Reps = map[backends.Mode][]backends.Rep{backends.ModeConcurrent: {{Wall: 90e6}, {Wall: 90e6}, {Wall: 90e6}}}
 	m.result = &r
 	smRow := func() string {
 		for _, l := range utilLinesFor(DefaultStyles(true), &r, m.tel, 80, 1) {
@@ -136,7 +137,7 @@ func TestUtilNVMLDuringTheMeasurement(t *testing.T) {
 	}
 	m.measuredFrom, m.measuredTo = epoch.Add(2*time.Second), epoch.Add(2900*time.Millisecond)
 	m.refreshDevices()
-	if title := utilTitle(&r, m.tel, 0, 1); !strings.Contains(title, "NVML during the last measurement") {
+	if title := utilTitle(&r, m.tel, 0, 1); !strings.Contains(title, "NVML during the last measurement (GPUs busy 30 % of it)") {
 		t.Errorf("title %q", title)
 	}
 	if row := smRow(); !strings.Contains(row, "80%") {

@@ -66,8 +66,11 @@ type telemetry struct {
 	// NVML cannot see (copy engines, from the run's copy spans).
 	run *telemetry
 	// window is set when the live series hold only the samples taken
-	// during the last measurement.
+	// during the last measurement; busy is then the share of that window
+	// the GPUs spent in timed repetitions (NVML averages over its whole
+	// sampling interval, so its readings are diluted by the rest).
 	window bool
+	busy   float64
 }
 
 // sampleWindow bounds live samples by their time (the sampler's clock, in

@@ -3,6 +3,7 @@ package tui
 import (
 	"fmt"
 	"slices"
+	"time"
 
 	"charm.land/bubbles/v2/key"
 	tea "charm.land/bubbletea/v2"
@@ -128,10 +129,28 @@ func (m *Model) refreshDevices() {
 	if m.liveShown() {
 		run := m.tel
 		m.tel = liveTelemetry(m.live, m.gpu, m.nvmlWindow())
+		if m.tel.window {
+			m.tel.busy = busyShare(m.result, m.measuredTo.Sub(m.measuredFrom))
+		}
 		if len(run.series) > 0 {
 			m.tel.run = &run
 		}
 	}
+}
+
+// busyShare is the share of a measurement's wall time its timed
+// repetitions took (every mode), at most 1.
+func busyShare(r *profiler.Result, took time.Duration) float64 {
+	if r == nil || took <= 0 {
+		return 0
+	}
+	var ns int64
+	for _, reps := range r.Reps {
+		for _, rep := range reps {
+			ns += rep.Wall
+		}
+	}
+	return min(float64(ns)/float64(took.Nanoseconds()), 1)
 }
 
 // nvmlWindow is the live sample-time window of the last measurement, when
