@@ -135,26 +135,25 @@ func TestUtilNVMLDuringTheMeasurement(t *testing.T) {
 		}
 		return ""
 	}
-	m.measuredFrom, m.measuredTo = epoch.Add(2*time.Second), epoch.Add(2900*time.Millisecond)
-	m.refreshDevices()
-	if title := utilTitle(&r, m.tel, 0, 1); !strings.Contains(title, "NVML during the last measurement (GPUs busy 30 % of it)") {
-		t.Errorf("title %q", title)
-	}
-	if row := smRow(); !strings.Contains(row, "80%") {
-		t.Errorf("SMs row %q, want the measurement's 80%%", row)
-	}
-	m.liveRun = true
-	m.refreshDevices()
-	if title := utilTitle(&r, m.tel, 0, 1); !strings.Contains(title, "live NVML:") {
-		t.Errorf("live mode title %q", title)
-	}
-	if row := smRow(); !strings.Contains(row, "16%") {
-		t.Errorf("live SMs row %q, want the whole history's 16%%", row)
-	}
-	m.liveRun = false
-	m.measuredFrom, m.measuredTo = epoch.Add(2010*time.Millisecond), epoch.Add(2020*time.Millisecond)
-	m.refreshDevices()
-	if title := utilTitle(&r, m.tel, 0, 1); !strings.Contains(title, "live NVML:") {
-		t.Errorf("a window without samples: title %q, want the history", title)
+	for _, tc := range []struct {
+		name     string
+		live     bool
+		from, to time.Duration // the measurement, from the epoch
+		title    string
+		sm       string
+	}{
+		{"the measurement's window", false, 2 * time.Second, 2900 * time.Millisecond, "NVML during the last measurement (GPUs busy 30 % of it)", "80%"},
+		{"live mode: the whole history", true, 2 * time.Second, 2900 * time.Millisecond, "live NVML:", "16%"},
+		{"a window without samples: the history", false, 2010 * time.Millisecond, 2020 * time.Millisecond, "live NVML:", "16%"},
+	} {
+		m.liveRun = tc.live
+		m.measuredFrom, m.measuredTo = epoch.Add(tc.from), epoch.Add(tc.to)
+		m.refreshDevices()
+		if title := utilTitle(&r, m.tel, 0, 1); !strings.Contains(title, tc.title) {
+			t.Errorf("%s: title %q, want %q", tc.name, title, tc.title)
+		}
+		if row := smRow(); !strings.Contains(row, tc.sm) {
+			t.Errorf("%s: SMs row %q, want %s", tc.name, row, tc.sm)
+		}
 	}
 }

@@ -178,14 +178,7 @@ func TestSweepWritesAResultFile(t *testing.T) {
 	if !strings.Contains(stdout, "comm-first+prio") || !strings.Contains(errOut, "sweep 4/4") {
 		t.Errorf("stdout %q stderr %q", stdout, errOut)
 	}
-	data, err := os.ReadFile(out)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var f sweepFile
-	if err := json.Unmarshal(data, &f); err != nil {
-		t.Fatal(err)
-	}
+	f := readSweepFile(t, out)
 	if len(f.Results) != 4 || len(f.Summary) != 2 || f.Backend != "sim" || f.Date == "" {
 		t.Errorf("file: %d results, %d summaries, backend %q", len(f.Results), len(f.Summary), f.Backend)
 	}
@@ -199,14 +192,10 @@ func TestSweepWritesAResultFile(t *testing.T) {
 	}
 }
 
-// --collectives keeps the scenarios of the named collectives only.
-func TestSweepCollectivesFilter(t *testing.T) {
-	out := filepath.Join(t.TempDir(), "sweep.json")
-	code, _, errOut := call(t, "sweep", "--backend", "sim", "--collectives", "all-reduce", "--strategies", "baseline", "--reps", "1", "--out", out, "--json")
-	if code != 0 {
-		t.Fatalf("exit %d: %s", code, errOut)
-	}
-	data, err := os.ReadFile(out)
+// readSweepFile reads a sweep's --out file.
+func readSweepFile(t *testing.T, path string) sweepFile {
+	t.Helper()
+	data, err := os.ReadFile(path)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -214,6 +203,17 @@ func TestSweepCollectivesFilter(t *testing.T) {
 	if err := json.Unmarshal(data, &f); err != nil {
 		t.Fatal(err)
 	}
+	return f
+}
+
+// --collectives keeps the scenarios of the named collectives only.
+func TestSweepCollectivesFilter(t *testing.T) {
+	out := filepath.Join(t.TempDir(), "sweep.json")
+	code, _, errOut := call(t, "sweep", "--backend", "sim", "--collectives", "all-reduce", "--strategies", "baseline", "--reps", "1", "--out", out, "--json")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	f := readSweepFile(t, out)
 	want := 0
 	for _, sc := range scenarios.Builtin() {
 		if sc.Comm.Collective == scenarios.AllReduce {
