@@ -35,8 +35,8 @@ type dmaPlan struct {
 }
 
 // pipePlan is a reduction pipelined with its copies: each rank's copy
-// streams pull the peers' blocks chunk by chunk and raise a flag per
-// chunk; a reduction kernel that owns the comm partition's SMs adds each
+// streams push its blocks to the peers chunk by chunk and raise a flag on
+// the receiver per chunk; a reduction kernel that owns the comm partition's SMs adds each
 // chunk as soon as its flags are up, so the add overlaps the copies instead
 // of following them, and it never competes with the GEMM for SMs. An
 // all-reduce's gather streams forward each reduced chunk to the peers as
@@ -369,23 +369,46 @@ func (b *Backend) collective(p *prepared, pl plan) error {
 	return b.joinCopies(p, pl)
 }
 
+// openStreams makes streams wait for event after and, when started is not
+// nil, records started[i] on stream i (the copy-engine timeline's span
+// starts).
+func (b *Backend) openStreams(ss []streamID, after eventID, started []eventID) error {
+	for i, s := range ss {
+		if err := b.g.Wait(s, after); err != nil {
+			return err
+		}
+		if started != nil {
+			if err := b.g.Record(started[i], s); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// closeStreams records done[i] on stream i.
+func (b *Backend) closeStreams(ss []streamID, done []eventID) error {
+	for i, s := range ss {
+		if err := b.g.Record(done[i], s); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
 // copyPhase enqueues every rank's transfers on its copy streams, after its
 // event `after`, one copy per transfer (or cut into chunk_bytes), dealt to
-// the streams in turn,
-// and records each copy stream's done event (and, for the first phase of a
-// collective, its start event).
+// the streams in turn, and records each copy stream's done event (and, for
+// the first phase of a collective, its start event).
 func (b *Backend) copyPhase(p *prepared, d *dmaPlan, after []eventID, first bool, transfers func(q int) []transfer) error {
 	g := b.g
 	for q := range p.gpus {
-		for e, s := range d.copyStreams[q] {
-			if err := g.Wait(s, after[q]); err != nil {
-				return err
-			}
-			if first {
-				if err := g.Record(d.started[q][e], s); err != nil {
-					return err
-				}
-			}
+		var started []eventID
+		if first {
+			started = d.started[q]
+		}
+		if err := b.openStreams(d.copyStreams[q], after[q], started); err != nil {
+			return err
 		}
 		k := 0
 		for _, t := range transfers(q) {
@@ -401,10 +424,8 @@ func (b *Backend) copyPhase(p *prepared, d *dmaPlan, after []eventID, first bool
 				k++
 			}
 		}
-		for e, s := range d.copyStreams[q] {
-			if err := g.Record(d.done[q][e], s); err != nil {
-				return err
-			}
+		if err := b.closeStreams(d.copyStreams[q], d.done[q]); err != nil {
+			return err
 		}
 	}
 	return nil

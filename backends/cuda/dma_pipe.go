@@ -18,8 +18,9 @@ const pipeSyncBytes = 4 * (native.ReduceSyncFlags + native.ReduceMaxSources*pipe
 func (b *Backend) pipeSetup(p *prepared, d *dmaPlan, st scenarios.Strategy) error {
 	n := reduceBlock(p.coll, p.gpus)
 	pp := &pipePlan{chunk: pipeChunk(n, int64(st.ChunkBytes)), grid: pipeCTAsPerSM * st.CommSMs}
-	if w := syncWords(p.gpus, (n+pp.chunk-1)/pp.chunk); 4*w > pipeSyncBytes {
-		return fmt.Errorf("a pipelined reduction of %d chunks on %d GPUs needs %d sync bytes; %d are allocated", (n+pp.chunk-1)/pp.chunk, p.gpus, 4*w, pipeSyncBytes)
+	chunks := (n + pp.chunk - 1) / pp.chunk
+	if w := syncWords(p.gpus, chunks); 4*w > pipeSyncBytes {
+		return fmt.Errorf("a pipelined reduction of %d chunks on %d GPUs needs %d sync bytes; %d are allocated", chunks, p.gpus, 4*w, pipeSyncBytes)
 	}
 	zero := make([]byte, pipeSyncBytes)
 	for dev := range p.gpus {
@@ -47,10 +48,11 @@ func (b *Backend) pipeSetup(p *prepared, d *dmaPlan, st scenarios.Strategy) erro
 //     (a stream wait, no SM) and push the reduced chunk to every peer.
 //  4. The comm stream waits for every copy of every rank.
 //
-// Pushing, as the add-after design and the all-gather do, keeps every copy
-// on the sending GPU's copy engines. Pulling (Options.PipePull) kept every
-// flag local but measured far slower next to a GEMM (FINDINGS.md section
-// 4).
+// Pushing is what the add-after design and the all-gather do. Pulling
+// (Options.PipePull) keeps every flag local; next to a GEMM on the H200s
+// it measured the same for reduce-scatters, and for all-reduces the same
+// in some runs and up to 20 points of ideal worse in others
+// (results/2026-11-30-h200x2-session3/gpu-tests-*.txt).
 func (b *Backend) pipelinedReduction(p *prepared, pl plan) error {
 	g, d, pp := b.g, pl.dma, pl.dma.pipe
 	p.pipeSeq++
@@ -64,13 +66,8 @@ func (b *Backend) pipelinedReduction(p *prepared, pl plan) error {
 	// pulls the peers' blocks q into its own staging. Either way the flag
 	// raised after the copy is the receiving rank's.
 	for q := range p.gpus {
-		for e, s := range d.copyStreams[q] {
-			if err := g.Wait(s, p.ev[q][evCommStart]); err != nil {
-				return err
-			}
-			if err := g.Record(d.started[q][e], s); err != nil {
-				return err
-			}
+		if err := b.openStreams(d.copyStreams[q], p.ev[q][evCommStart], d.started[q]); err != nil {
+			return err
 		}
 		k := 0
 		for c := range chunks {
@@ -95,10 +92,8 @@ func (b *Backend) pipelinedReduction(p *prepared, pl plan) error {
 				}
 			}
 		}
-		for e, s := range d.copyStreams[q] {
-			if err := g.Record(d.done[q][e], s); err != nil {
-				return err
-			}
+		if err := b.closeStreams(d.copyStreams[q], d.done[q]); err != nil {
+			return err
 		}
 	}
 	ps := pipeSync{chunk: pp.chunk, seq: seq, grid: pp.grid, timeoutNs: b.opts.RepTimeoutNanos,
@@ -127,13 +122,8 @@ func (b *Backend) pipelinedReduction(p *prepared, pl plan) error {
 	if pl.coll.Kind == scenarios.AllReduce {
 		full := seq * uint32(pp.grid) // every CTA has counted the chunk (cyclic)
 		for q := range p.gpus {
-			for e, s := range pp.gather[q] {
-				if err := g.Wait(s, p.ev[q][evCommStart]); err != nil {
-					return err
-				}
-				if err := g.Record(d.started[q][d.engines+e], s); err != nil {
-					return err
-				}
+			if err := b.openStreams(pp.gather[q], p.ev[q][evCommStart], d.started[q][d.engines:]); err != nil {
+				return err
 			}
 			for c := range chunks {
 				lo := c * pp.chunk
@@ -150,10 +140,8 @@ func (b *Backend) pipelinedReduction(p *prepared, pl plan) error {
 					}
 				}
 			}
-			for e, s := range pp.gather[q] {
-				if err := g.Record(d.done[q][d.engines+e], s); err != nil {
-					return err
-				}
+			if err := b.closeStreams(pp.gather[q], d.done[q][d.engines:]); err != nil {
+				return err
 			}
 		}
 	}
