@@ -9,7 +9,8 @@
 # terminfo it needs) under .gpu/tmux/ (tmux, lib/, terminfo/).
 # Then run: bash backends/cuda/gpu-suite.sh [STEP...]
 # Steps, in order when none are named: doctor tests torch sweep-dma samples
-# lab-screen sweep; sweep-red and sweep-copies run only when named.
+# lab-screen sweep; sweep-red, sweep-copies and sweep-n (the suite on every
+# GPU of the node) run only when named.
 set -u
 export NCCL_NVLS_ENABLE=0 # never NVLink multicast
 cd "$(dirname "$0")/../.."
@@ -76,6 +77,17 @@ for s in "${steps[@]}"; do
       --out "$OUT/sweep-copies.json" --record "$OUT/sweep-copies.c3rec" > "$OUT/sweep-copies.txt" 2> "$OUT/sweep-copies.err"
     echo "sweep-copies rc=$?"
     cat "$OUT/sweep-copies.txt"
+    ;;
+  sweep-n)
+    # The suite on every GPU of the node (issue 8: 4 and 8 H200s), the
+    # strategies of the copy-engine study.
+    n=$(nvidia-smi -L | wc -l)
+    step "sweep on $n GPUs"
+    timeout -s INT 500 .gpu/c3lab sweep --backend cuda --gpus "$n" \
+      --strategies baseline,comm-first+prio,comm-sms-32,nccl-ce,dma,dma-prio,dma-gemm-112,dma-gemm-112-pipe \
+      --out "$OUT/sweep-${n}gpu.json" --record "$OUT/sweep-${n}gpu.c3rec" > "$OUT/sweep-${n}gpu.txt" 2> "$OUT/sweep-${n}gpu.err"
+    echo "sweep-n rc=$?"
+    cat "$OUT/sweep-${n}gpu.txt"
     ;;
   samples)
     step "sample recordings"

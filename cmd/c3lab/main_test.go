@@ -242,6 +242,30 @@ func TestSweepCollectivesFilter(t *testing.T) {
 	}
 }
 
+// --gpus runs every scenario on that many GPUs; out of 2..8 it is refused.
+func TestSweepGPUs(t *testing.T) {
+	out := filepath.Join(t.TempDir(), "sweep.json")
+	code, _, errOut := call(t, "sweep", "--backend", "sim", "--gpus", "8", "--collectives", "all-to-all", "--strategies", "dma-prio", "--reps", "1", "--out", out, "--json")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	f := readSweepFile(t, out)
+	if len(f.Results) == 0 {
+		t.Fatal("no results")
+	}
+	for _, e := range f.Results {
+		if e.Result == nil || e.Result.Scenario.GPUs != 8 {
+			t.Errorf("%s: %+v, want a result on 8 GPUs", e.Scenario, e.Result)
+		}
+	}
+	for _, n := range []string{"1", "9"} {
+		code, _, errOut := call(t, "sweep", "--backend", "sim", "--gpus", n, "--out", filepath.Join(t.TempDir(), "x.json"))
+		if code != 2 || !strings.Contains(errOut, "allowed 2..8") {
+			t.Errorf("--gpus %s: exit %d, %q", n, code, errOut)
+		}
+	}
+}
+
 func TestDoctorWithoutGPU(t *testing.T) {
 	if cuda.Probe().Usable {
 		t.Skip("this machine has usable GPUs")

@@ -34,7 +34,7 @@ type sweepFile struct {
 }
 
 func runSweep(ctx context.Context, args []string, s stdio) error {
-	fs := newFlags("sweep", "sweep [--backend auto|cuda|sim] [--suite default] [--scenarios A,B] [--collectives C,D] [--strategies X,Y] [--reps N] --out FILE.json [--force] [--json]", s)
+	fs := newFlags("sweep", "sweep [--backend auto|cuda|sim] [--suite default] [--scenarios A,B] [--collectives C,D] [--gpus N] [--strategies X,Y] [--reps N] --out FILE.json [--force] [--json]", s)
 	var be backendFlag
 	var rf recordFlags
 	be.register(fs)
@@ -42,6 +42,7 @@ func runSweep(ctx context.Context, args []string, s stdio) error {
 	suite := fs.String("suite", "default", "the scenario suite: default (the built-in suite)")
 	only := fs.String("scenarios", "", "comma-separated scenario names to run instead of the whole suite")
 	colls := fs.String("collectives", "", "keep only scenarios of these collectives (comma-separated: all-gather, reduce-scatter, all-reduce, all-to-all)")
+	gpus := fs.Int("gpus", 0, "run every scenario on this many GPUs (2..8), each rank sending what the scenario says; 0 keeps each scenario's own")
 	strategies := fs.String("strategies", "", "comma-separated strategies: "+strategyNames())
 	reps := fs.Int("reps", 0, "timed repetitions per run; 0 = each scenario's own")
 	out := fs.String("out", "", "write the results to this JSON file")
@@ -90,6 +91,14 @@ func runSweep(ctx context.Context, args []string, s stdio) error {
 			return badInput("no scenario of the suite (or of --scenarios) runs %s", *colls)
 		}
 	}
+	if *gpus != 0 {
+		if *gpus < 2 || *gpus > 8 {
+			return badInput("--gpus is %d; allowed 2..8 (0 keeps each scenario's own)", *gpus)
+		}
+		for i := range list {
+			list[i].GPUs = *gpus
+		}
+	}
 	b, err := be.openTelling(s.errOut, *asJSON)
 	if err != nil {
 		return err
@@ -115,11 +124,11 @@ func runSweep(ctx context.Context, args []string, s stdio) error {
 			}
 		}
 	}
-	gpus := 0
+	most := 0
 	for _, sc := range list {
-		gpus = max(gpus, sc.GPUs)
+		most = max(most, sc.GPUs)
 	}
-	rec, err := rf.open(b, gpus)
+	rec, err := rf.open(b, most)
 	if err != nil {
 		return err
 	}
