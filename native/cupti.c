@@ -97,7 +97,7 @@ int c3_cupti_start(char *err, size_t errlen) {
 }
 
 // Flag 1 is CUPTI_ACTIVITY_FLAG_FLUSH_FORCED: deliver buffers that are not full.
-int c3_cupti_probe(char *err, size_t errlen) {
+int c3_cupti_probe(char *err, size_t errlen, uint32_t *version) {
 	void *h = c3_open_first(cupti_names, err, errlen);
 	if (!h) return -1;
 	static const char *const syms[] = {"cuptiActivityEnable", "cuptiActivityRegisterCallbacks", "cuptiActivityGetNextRecord", NULL};
@@ -108,6 +108,9 @@ int c3_cupti_probe(char *err, size_t errlen) {
 			return -1;
 		}
 	}
+	*version = 0;
+	int (*get_version)(uint32_t *) = (int (*)(uint32_t *))dlsym(h, "cuptiGetVersion");
+	if (get_version && get_version(version) != CUPTI_SUCCESS) *version = 0;
 	dlclose(h);
 	return 0;
 }

@@ -32,14 +32,16 @@ func StartCUPTI() (*CUPTI, error) {
 	return &CUPTI{}, nil
 }
 
-// ProbeCUPTI checks that CUPTI loads, without enabling any record; a
+// ProbeCUPTI checks that CUPTI loads, without enabling any record, and
+// returns its API version (cuptiGetVersion; 0 when it does not say); a
 // missing library comes back as a *MissingLibraryError.
-func ProbeCUPTI() error {
+func ProbeCUPTI() (apiVersion uint32, err error) {
 	var buf [512]C.char
-	if C.c3_cupti_probe(&buf[0], C.size_t(len(buf))) != 0 {
-		return &MissingLibraryError{Library: "libcupti.so.13", NeededFor: "copy-engine timelines from CUPTI (C3LAB_CUPTI=1)", Detail: C.GoString(&buf[0])}
+	var v C.uint32_t
+	if C.c3_cupti_probe(&buf[0], C.size_t(len(buf)), &v) != 0 {
+		return 0, &MissingLibraryError{Library: "libcupti.so.13", NeededFor: "copy-engine timelines from CUPTI (C3LAB_CUPTI=1)", Detail: C.GoString(&buf[0])}
 	}
-	return nil
+	return uint32(v), nil
 }
 
 // Now is CUPTI's current timestamp in ns.

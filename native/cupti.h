@@ -18,8 +18,9 @@ typedef struct {
 // c3_cupti_start loads CUPTI, registers the buffer callbacks and enables
 // MEMCPY records. It returns 0, or writes what failed into err and returns -1.
 int c3_cupti_start(char *err, size_t errlen);
-// c3_cupti_probe checks that CUPTI loads, without enabling anything.
-int c3_cupti_probe(char *err, size_t errlen);
+// c3_cupti_probe checks that CUPTI loads, without enabling anything, and
+// reads its API version (cuptiGetVersion; 0 when unknown).
+int c3_cupti_probe(char *err, size_t errlen, uint32_t *version);
 // c3_cupti_flush delivers every completed record to the queue.
 int c3_cupti_flush(void);
 // c3_cupti_take moves up to max queued records into out and returns how many.

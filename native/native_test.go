@@ -17,7 +17,7 @@ func TestOpenersNameWhatIsMissing(t *testing.T) {
 		{"libcublasLt.so.13", func() error { _, err := OpenCUBLASLt(); return err }},
 		{"libnccl.so.2", func() error { _, err := OpenNCCL(); return err }},
 		{"libnvrtc.so.13", func() error { _, err := OpenNVRTC(); return err }},
-		{"libcupti.so.13", ProbeCUPTI},
+		{"libcupti.so.13", func() error { _, err := ProbeCUPTI(); return err }},
 		{"libcupti.so.13", func() error {
 			c, err := StartCUPTI()
 			if err == nil {

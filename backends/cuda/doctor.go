@@ -49,11 +49,14 @@ type Report struct {
 // cuptiStatus says whether CUPTI, which only C3LAB_CUPTI=1 needs, loads.
 func cuptiStatus() LibraryStatus {
 	s := LibraryStatus{Name: "libcupti.so", NeededFor: "copy records on the timeline (optional, C3LAB_CUPTI=1)", Optional: true}
-	err := native.ProbeCUPTI()
+	v, err := native.ProbeCUPTI()
 	var ml *native.MissingLibraryError
 	switch {
 	case err == nil:
 		s.Found = true
+		if v > 0 {
+			s.Version = fmt.Sprintf("API %d", v)
+		}
 	case errors.As(err, &ml):
 		s.Error = ml.Detail
 	default:
