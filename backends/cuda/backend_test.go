@@ -713,6 +713,11 @@ func TestPipelinedReductionTimeout(t *testing.T) {
 	if _, err := run(t, b, sc, st, backends.ModeConcurrent); err != nil {
 		t.Errorf("the next experiment: %v", err)
 	}
+	// A timeout in a timed repetition only, after verification passed.
+	g.fail, g.after = true, f.pipeReduces+2
+	if _, err := run(t, b, scenarios.Scenario{Name: "other", GPUs: 2, Compute: sc.Compute, Comm: scenarios.CommOp{Collective: scenarios.ReduceScatter, Bytes: 8192}}, st, backends.ModeConcurrent); err == nil || !strings.Contains(err.Error(), "gave up") {
+		t.Errorf("a timeout in a timed repetition: error %v", err)
+	}
 	if f.pipeReduces == 0 || f.pipeGrids[0] != 8*pipeCTAsPerSM {
 		t.Errorf("%d pipelined reductions, grids %v", f.pipeReduces, f.pipeGrids)
 	}
@@ -721,14 +726,15 @@ func TestPipelinedReductionTimeout(t *testing.T) {
 // timingOutReduction sets the status word as a kernel that timed out does.
 type timingOutReduction struct {
 	*fakeGPU
-	fail bool
+	fail  bool
+	after int // with fail, only calls past this many pipelined reductions time out
 }
 
 func (g *timingOutReduction) ReducePipelined(s streamID, out bufRef, srcs []bufRef, n int64, ps pipeSync) error {
 	if err := g.fakeGPU.ReducePipelined(s, out, srcs, n, ps); err != nil {
 		return err
 	}
-	if g.fail {
+	if g.fail && g.pipeReduces > g.after {
 		g.bufs[ps.sync].data[0] |= native.ReduceSyncStatusTimeout
 	}
 	return nil

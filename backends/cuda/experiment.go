@@ -428,7 +428,11 @@ func (b *Backend) run(ctx context.Context, ex backends.Experiment, sink backends
 	if err := b.verify(p, pl, ex.Mode); err != nil {
 		return backends.RunResult{}, err
 	}
-	if pl.dma != nil && pl.dma.pipe != nil && ex.Mode != backends.ModeCompute {
+	// A pipelined reduction's kernel that gave up waiting for its copies
+	// leaves a sticky status word: checked after verification (a clearer
+	// reason than a wrong result) and after the timed repetitions.
+	pipelined := pl.dma != nil && pl.dma.pipe != nil && ex.Mode != backends.ModeCompute
+	if pipelined {
 		if err := b.pipeStatus(p); err != nil {
 			return backends.RunResult{}, err
 		}
@@ -465,6 +469,11 @@ func (b *Backend) run(ctx context.Context, ex backends.Experiment, sink backends
 			if pl.dma != nil {
 				sink.Samples(copyEngineSamples(spans, b.devs[0].CopyEngines, i))
 			}
+		}
+	}
+	if pipelined {
+		if err := b.pipeStatus(p); err != nil {
+			return backends.RunResult{}, err
 		}
 	}
 	return res, nil
