@@ -273,7 +273,7 @@ func copyJob(p Profile, sc scenarios.Scenario, st scenarios.Strategy, at float64
 		// are cut so every engine gets a piece, smaller ones go whole, one
 		// engine per peer.
 		chunk = perTransfer
-		if perTransfer >= 64<<20 {
+		if perTransfer >= copySplitMinBytes {
 			chunk = perTransfer / float64(max(1, ceilDiv(engines, peers)))
 		}
 	}
@@ -313,7 +313,6 @@ func dmaJobs(p Profile, sc scenarios.Scenario, st scenarios.Strategy, dom []int,
 	if coll == scenarios.AllReduce {
 		phase = payload / 2 // a reduce-scatter, then an all-gather
 	}
-	cp := copyJob(p, sc, st, at, order, phase)
 	// The kernel reads the rank's own block and N-1 staged ones and writes
 	// one: N+1 block-sized HBM streams, a block being 1/(N-1) of the phase.
 	n := float64(sc.GPUs)
@@ -346,7 +345,7 @@ func dmaJobs(p Profile, sc scenarios.Scenario, st scenarios.Strategy, dom []int,
 		head, tail := 1-1/chunks, 1/chunks
 		// Its copies go chunk by chunk over every engine.
 		st.ChunkBytes = scenarios.ByteSize(math.Ceil(phase / (n - 1) / chunks))
-		cp = copyJob(p, sc, st, at, order, phase)
+		cp := copyJob(p, sc, st, at, order, phase)
 		last := reduction("reduce (last chunk) "+sc.Comm.String(), tail)
 		last.after = cp
 		jobs := []*job{cp, last}
@@ -363,8 +362,9 @@ func dmaJobs(p Profile, sc scenarios.Scenario, st scenarios.Strategy, dom []int,
 		}
 		return jobs
 	}
+	cp := copyJob(p, sc, st, at, order, phase)
 	red := reduction("reduce "+sc.Comm.String(), 1)
-	red.launch, red.after = math.Inf(1), cp
+	red.after = cp
 	jobs := []*job{cp, red}
 	if coll == scenarios.AllReduce {
 		ag := copyJob(p, sc, st, at, order, phase)
@@ -374,15 +374,26 @@ func dmaJobs(p Profile, sc scenarios.Scenario, st scenarios.Strategy, dom []int,
 	return jobs
 }
 
+// backends/cuda's copy schedule, which the model follows (its dma.go
+// says why): transfers from copySplitMinBytes up are cut over every
+// engine; a pipelined reduction's chunks are at least pipeMinChunkBytes,
+// at most pipeMaxChunks to a block.
+const (
+	copySplitMinBytes = 64 << 20
+	pipeMinChunkBytes = 8 << 20
+	pipeMaxChunks     = 64
+)
+
 // pipelineChunks is how many chunks a pipelined copy-engine reduction cuts
 // a block of blockBytes into, as backends/cuda does: chunks of chunkBytes
-// when set, else of at least 8 MiB, and never more than 64.
+// when set, else of at least pipeMinChunkBytes, and never more than
+// pipeMaxChunks.
 func pipelineChunks(blockBytes, chunkBytes float64) int {
 	c := chunkBytes
 	if c <= 0 {
-		c = 8 << 20
+		c = pipeMinChunkBytes
 	}
-	c = math.Max(c, blockBytes/64)
+	c = math.Max(c, blockBytes/pipeMaxChunks)
 	return max(1, int(math.Ceil(blockBytes/c)))
 }
 
