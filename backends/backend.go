@@ -144,8 +144,10 @@ const (
 	ResTensor Resource = "tensor"
 	// ResHBM is time bounded by the share of HBM bandwidth the op gets.
 	ResHBM Resource = "hbm"
-	// ResLink is time bounded by NVLink (or PCIe) bandwidth.
+	// ResLink is time bounded by NVLink bandwidth.
 	ResLink Resource = "link"
+	// ResPCIe is time bounded by the GPU's PCIe bandwidth to the host.
+	ResPCIe Resource = "pcie"
 	// ResCTA is time bounded by the per-CTA throughput of its few CTAs.
 	ResCTA Resource = "cta"
 	// ResCopyEngines is time bounded by the copy engines in use.

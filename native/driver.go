@@ -467,6 +467,54 @@ func (d *Driver) FreeHostWord(w HostWord) error {
 	return d.check("cuMemFreeHost", C.c3_cuMemFreeHost(d.t, w.p))
 }
 
+// HostBuffer is pinned host memory that every GPU can read and write
+// (cuMemHostAlloc, portable and device-mapped): the host side of a
+// host<->device copy, which copy engines move with cuMemcpyAsync and SM
+// kernels reach through its device address.
+type HostBuffer struct {
+	p unsafe.Pointer
+	n int64
+}
+
+// AllocHost pins bytes of host memory.
+func (d *Driver) AllocHost(bytes int64) (HostBuffer, error) {
+	if bytes <= 0 {
+		return HostBuffer{}, fmt.Errorf("cuMemHostAlloc: %d bytes; want at least 1", bytes)
+	}
+	var p unsafe.Pointer
+	if err := d.check("cuMemHostAlloc", C.c3_cuMemHostAlloc(d.t, &p, C.size_t(bytes), hostAllocPortable|hostAllocDeviceMap)); err != nil {
+		return HostBuffer{}, err
+	}
+	return HostBuffer{p, bytes}, nil
+}
+
+// HostDevPtr returns the buffer's address in the current context.
+func (d *Driver) HostDevPtr(h HostBuffer) (DevPtr, error) {
+	var p C.CUdeviceptr
+	err := d.check("cuMemHostGetDevicePointer", C.c3_cuMemHostGetDevicePointer(d.t, &p, h.p, 0))
+	return DevPtr(p), err
+}
+
+// FreeHost unpins and frees the buffer; no stream may still use it.
+func (d *Driver) FreeHost(h HostBuffer) error {
+	if h.p == nil {
+		return nil
+	}
+	return d.check("cuMemFreeHost", C.c3_cuMemFreeHost(d.t, h.p))
+}
+
+// Bytes returns the buffer's memory, for the host to fill or read while no
+// stream uses it.
+func (h HostBuffer) Bytes() []byte {
+	if h.p == nil {
+		return nil
+	}
+	return unsafe.Slice((*byte)(h.p), h.n)
+}
+
+// IsZero reports whether the buffer is unallocated.
+func (h HostBuffer) IsZero() bool { return h.p == nil }
+
 // IsZero reports whether the word is unallocated.
 func (w HostWord) IsZero() bool { return w.p == nil }
 

@@ -19,6 +19,11 @@ const (
 	StreamKernel         = "c3_stream"
 	StreamThreads        = 256
 	StreamWordsPerThread = 8
+	// CopyKernel copies up to two segments of 16-byte words on the SMs
+	// (stream.cu), CopyThreads threads per CTA, grid-stride: host<->device
+	// copies through device-mapped host memory.
+	CopyKernel  = "c3_copy"
+	CopyThreads = 512
 	// ReduceKernel sums up to ReduceMaxSources bf16 inputs (reduce.cu),
 	// ReduceThreads threads per CTA, grid-stride.
 	ReduceKernel     = "c3_reduce_bf16"

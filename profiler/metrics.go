@@ -94,10 +94,13 @@ func AlgBW(sizeBytes int64, seconds float64) float64 {
 
 // BusBWFactor is the nccl-tests factor from algbw to busbw for n ranks:
 // (n-1)/n for all-gather, reduce-scatter and all-to-all, 2(n-1)/n for
-// all-reduce.
+// all-reduce. A host copy's bytes all cross one GPU's PCIe link: 1.
 func BusBWFactor(c scenarios.Collective, n int) float64 {
 	if n < 1 {
 		return math.NaN()
+	}
+	if c.IsHostCopy() {
+		return 1
 	}
 	f := float64(n-1) / float64(n)
 	if c == scenarios.AllReduce {

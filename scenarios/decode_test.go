@@ -276,10 +276,10 @@ func TestParseNeverPanics(t *testing.T) {
 
 func TestFileErrorFormat(t *testing.T) {
 	e := &FileError{File: "s.yaml", Problems: []Problem{
-		{Line: 2, Col: 7, Path: "$.gpus", Msg: "gpus is 1; a collective needs at least 2"},
+		{Line: 2, Col: 7, Path: "$.gpus", Msg: "gpus is 1; a collective needs at least 2 (host copies, h2d, d2h and swap, run on 1)"},
 		{Line: 13, Col: 13, Path: "$.strategy.comm_sms", Msg: "comm_sms is 12; try 8 or 16"},
 	}}
-	want := "s.yaml:2:7: gpus is 1; a collective needs at least 2\ns.yaml:13:13: comm_sms is 12; try 8 or 16"
+	want := "s.yaml:2:7: gpus is 1; a collective needs at least 2 (host copies, h2d, d2h and swap, run on 1)\ns.yaml:13:13: comm_sms is 12; try 8 or 16"
 	if got := e.Error(); got != want {
 		t.Errorf("Error() = %q, want %q", got, want)
 	}

@@ -285,7 +285,7 @@ func Builtin() []Scenario {
 		"Attention gradients all-reduced while a weight-gradient GEMM four times longer runs: GEMM-long, the collective should stay out of the GEMM's way.",
 		srcMixtral+", DP=2 for attention, 8192 tokens per replica: weight gradient of the fused QKV projection (6144x8192x8192) next to the data-parallel all-reduce of a 96MiB attention-gradient bucket",
 		gemm(mixtralHidden, mixtralQKV, 8192, BF16), AllReduce, 96*mib)
-	return out
+	return append(out, hostCopySuite()...)
 }
 
 // Names returns the names of the built-in scenarios, in suite order.

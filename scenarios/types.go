@@ -93,14 +93,54 @@ const (
 	AllToAll      Collective = "all-to-all"
 )
 
+// Host<->device copies: the communication one GPU has on its own, over
+// PCIe, next to its kernels (activation offload and reload, optimizer
+// offload, KV-cache offload). They run on every GPU of the scenario, each
+// with its own host buffer, and need no peer.
+const (
+	// HostToDevice copies Bytes from pinned host memory to the GPU.
+	HostToDevice Collective = "h2d"
+	// DeviceToHost copies Bytes from the GPU to pinned host memory.
+	DeviceToHost Collective = "d2h"
+	// HostSwap copies Bytes each way at once: one layer's activations go
+	// out while another's come back, or gradients go out while optimizer
+	// states come in.
+	HostSwap Collective = "swap"
+)
+
 // Collectives lists every supported collective, in display order.
 var Collectives = []Collective{AllGather, ReduceScatter, AllReduce, AllToAll}
 
-// IsPureCopy reports whether the collective only moves data (no reduction),
-// so copy engines alone can carry it.
-func (c Collective) IsPureCopy() bool { return c == AllGather || c == AllToAll }
+// HostCopies lists the host<->device copy kinds, in display order.
+var HostCopies = []Collective{HostToDevice, DeviceToHost, HostSwap}
 
-// CommOp is the communication half of a scenario, a collective over all GPUs.
+// CommKinds lists every communication op kind a scenario's comm may be:
+// the collectives, then the host copies.
+var CommKinds = append(append([]Collective{}, Collectives...), HostCopies...)
+
+// IsPureCopy reports whether the op only moves data (no reduction), so
+// copy engines alone can carry it.
+func (c Collective) IsPureCopy() bool {
+	return c == AllGather || c == AllToAll || c.IsHostCopy()
+}
+
+// IsHostCopy reports whether the op is a host<->device copy rather than a
+// collective between GPUs.
+func (c Collective) IsHostCopy() bool {
+	return c == HostToDevice || c == DeviceToHost || c == HostSwap
+}
+
+// MinGPUs is the fewest GPUs the op runs on: 1 for a host copy, 2 for a
+// collective.
+func (c Collective) MinGPUs() int {
+	if c.IsHostCopy() {
+		return 1
+	}
+	return 2
+}
+
+// CommOp is the communication half of a scenario: a collective over all
+// GPUs, or a host<->device copy on each of them (Collective h2d, d2h, swap).
 type CommOp struct {
 	Collective Collective `yaml:"collective" json:"collective"`
 	// Bytes is the per-rank message: the shard each rank contributes to an
@@ -113,19 +153,38 @@ type CommOp struct {
 // SizeBytes returns the message size as nccl-tests reports it (the "size"
 // column, which algbw divides): the all-gather output and the reduce-scatter
 // input (N x Bytes), the all-reduce buffer and the all-to-all send buffer.
+// For a host copy it is the bytes one GPU moves over PCIe: Bytes, or twice
+// that for a swap (Bytes each way).
 func (c CommOp) SizeBytes(gpus int) int64 {
 	switch c.Collective {
 	case AllGather, ReduceScatter:
 		return int64(c.Bytes) * int64(gpus)
+	case HostSwap:
+		return 2 * int64(c.Bytes)
 	}
 	return int64(c.Bytes)
+}
+
+// HostBytes returns the bytes one GPU copies to the host and from the host
+// (0, 0 for a collective).
+func (c CommOp) HostBytes() (toHost, fromHost int64) {
+	switch c.Collective {
+	case HostToDevice:
+		return 0, int64(c.Bytes)
+	case DeviceToHost:
+		return int64(c.Bytes), 0
+	case HostSwap:
+		return int64(c.Bytes), int64(c.Bytes)
+	}
+	return 0, 0
 }
 
 // LinkBytes returns the bytes one rank sends to its peers (and receives from
 // them) in the bandwidth-optimal algorithm: (N-1)/N of the size for
 // all-gather, reduce-scatter and all-to-all, twice that for all-reduce.
+// Host copies use no GPU-to-GPU link (0; see HostBytes).
 func (c CommOp) LinkBytes(gpus int) float64 {
-	if gpus < 2 {
+	if gpus < 2 || c.Collective.IsHostCopy() {
 		return 0
 	}
 	frac := float64(gpus-1) / float64(gpus)
@@ -261,7 +320,8 @@ type Scenario struct {
 	Description string `yaml:"description,omitempty" json:"description,omitempty"`
 	// Source names the model layer and parallelism the shapes come from.
 	Source string `yaml:"source,omitempty" json:"source,omitempty"`
-	// GPUs is the number of GPUs the collective spans (2 or more).
+	// GPUs is the number of GPUs the collective spans (2 or more), or that
+	// each run a host copy (1 or more).
 	GPUs int `yaml:"gpus" json:"gpus"`
 	// Profile names the device profile, such as "h200"; empty means the
 	// backend's default device.

@@ -67,18 +67,23 @@ func Validate(sc Scenario, lim Limits) error {
 			add(f.path, "%s holds the control character %U; allowed printable text, tabs and line breaks", f.name, r)
 		}
 	}
+	minGPUs := sc.Comm.Collective.MinGPUs()
 	switch {
-	case sc.GPUs < 2:
-		add("$.gpus", "gpus is %d; a collective needs at least 2", sc.GPUs)
+	case sc.GPUs < minGPUs && sc.Comm.Collective.IsHostCopy():
+		add("$.gpus", "gpus is %d; a host copy needs at least 1", sc.GPUs)
+	case sc.GPUs < minGPUs:
+		add("$.gpus", "gpus is %d; a collective needs at least 2 (host copies, h2d, d2h and swap, run on 1)", sc.GPUs)
+	case lim.MaxGPUs > 0 && lim.MaxGPUs < minGPUs:
+		add("$.gpus", "gpus is %d but %s has only %d GPU here, and a collective needs 2; host copies (h2d, d2h, swap) run on 1 GPU, and --backend sim runs collectives on a simulated node", sc.GPUs, deviceName(lim), lim.MaxGPUs)
 	case lim.MaxGPUs > 0 && sc.GPUs > lim.MaxGPUs:
-		add("$.gpus", "gpus is %d but %s allows at most %d; allowed 2..%d", sc.GPUs, deviceName(lim), lim.MaxGPUs, lim.MaxGPUs)
+		add("$.gpus", "gpus is %d but %s allows at most %d; allowed %d..%d", sc.GPUs, deviceName(lim), lim.MaxGPUs, minGPUs, lim.MaxGPUs)
 	}
 	if sc.Reps < 0 || sc.Reps > 100000 {
 		add("$.reps", "reps is %d; allowed 1..100000, or leave it out for %d", sc.Reps, DefaultReps)
 	}
 	errs = append(errs, validateCompute(sc.Compute, lim)...)
 	errs = append(errs, validateComm(sc.Comm, sc.GPUs)...)
-	if sc.Strategy.CommEngine == EngineNCCLCE && !sc.Comm.Collective.IsPureCopy() && sc.Comm.Collective != "" {
+	if sc.Strategy.CommEngine == EngineNCCLCE && (!sc.Comm.Collective.IsPureCopy() || sc.Comm.Collective.IsHostCopy()) && sc.Comm.Collective != "" {
 		errs = append(errs, FieldError{"$.strategy.comm_engine", fmt.Sprintf("NCCL's copy-engine path covers all-gather and all-to-all, not %s; allowed sm or dma", sc.Comm.Collective)})
 	}
 	for _, e := range ValidateStrategy(sc.Strategy, lim) {
@@ -134,12 +139,12 @@ func validateCompute(c ComputeOp, lim Limits) []FieldError {
 func validateComm(c CommOp, gpus int) []FieldError {
 	var errs []FieldError
 	known := false
-	for _, k := range Collectives {
+	for _, k := range CommKinds {
 		known = known || c.Collective == k
 	}
 	if !known {
-		names := make([]string, len(Collectives))
-		for i, k := range Collectives {
+		names := make([]string, len(CommKinds))
+		for i, k := range CommKinds {
 			names[i] = string(k)
 		}
 		msg := fmt.Sprintf("collective %q is unknown; allowed %s", c.Collective, strings.Join(names, ", "))

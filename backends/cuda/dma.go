@@ -112,11 +112,15 @@ func (b *Backend) dmaSetup(p *prepared, st scenarios.Strategy) (*dmaPlan, error)
 	if engines < 1 {
 		return nil, fmt.Errorf("GPU 0 reports %d copy engines; copy-engine collectives need at least one", b.devs[0].CopyEngines)
 	}
+	d := &dmaPlan{engines: engines, chunk: int64(st.ChunkBytes)}
+	if p.hostOp.Collective != "" {
+		d.engines = hostCopyEngines(p.hostOp, engines, d.chunk)
+		return d, b.copyStreamsSetup(p, d)
+	}
 	if err := checkPeers(b.devs[:p.gpus]); err != nil {
 		return nil, err
 	}
 	pipelined := !p.coll.Kind.IsPureCopy() && st.CommSMs > 0
-	d := &dmaPlan{engines: engines, chunk: int64(st.ChunkBytes)}
 	if st.ChunkBytes == 0 && !pipelined {
 		peers := p.gpus - 1
 		if transferBytes(p.coll, p.gpus) >= splitMinBytes {
@@ -128,7 +132,6 @@ func (b *Backend) dmaSetup(p *prepared, st scenarios.Strategy) (*dmaPlan, error)
 			d.engines = min(engines, peers)
 		}
 	}
-	engines = d.engines
 	if !p.coll.Kind.IsPureCopy() {
 		if p.gpus > 8 {
 			return nil, fmt.Errorf("a copy-engine %s adds at most 8 blocks per rank; %d GPUs need %d", p.coll.Kind, p.gpus, p.gpus)
@@ -145,12 +148,20 @@ func (b *Backend) dmaSetup(p *prepared, st scenarios.Strategy) (*dmaPlan, error)
 			}
 		}
 	}
+	return d, b.copyStreamsSetup(p, d)
+}
+
+// copyStreamsSetup creates (once) the copy streams of a plan on every GPU,
+// the gather streams of a pipelined all-reduce, and the events that time
+// them.
+func (b *Backend) copyStreamsSetup(p *prepared, d *dmaPlan) error {
+	engines := d.engines
 	for dev := range p.gpus {
 		var ss []streamID
 		for e := range engines {
 			s, err := b.stream(dev, "copy", streamSpec{Priority: e}) // the spec only keys the cache: copies ignore priority
 			if err != nil {
-				return nil, fmt.Errorf("copy stream %d on GPU %d: %w", e, dev, err)
+				return fmt.Errorf("copy stream %d on GPU %d: %w", e, dev, err)
 			}
 			ss = append(ss, s)
 		}
@@ -165,7 +176,7 @@ func (b *Backend) dmaSetup(p *prepared, st scenarios.Strategy) (*dmaPlan, error)
 			for e := range engines {
 				s, err := b.stream(dev, "gather", streamSpec{Priority: e})
 				if err != nil {
-					return nil, fmt.Errorf("gather stream %d on GPU %d: %w", e, dev, err)
+					return fmt.Errorf("gather stream %d on GPU %d: %w", e, dev, err)
 				}
 				gs = append(gs, s)
 			}
@@ -177,7 +188,7 @@ func (b *Backend) dmaSetup(p *prepared, st scenarios.Strategy) (*dmaPlan, error)
 			for i := range evs {
 				ev, err := b.g.Event(dev)
 				if err != nil {
-					return nil, err
+					return err
 				}
 				evs[i] = ev
 			}
@@ -187,7 +198,7 @@ func (b *Backend) dmaSetup(p *prepared, st scenarios.Strategy) (*dmaPlan, error)
 		d.started = append(d.started, p.copyStart[dev][:streams])
 		d.done = append(d.done, p.copyDone[dev][:streams])
 	}
-	return d, nil
+	return nil
 }
 
 // checkPeers refuses copy-engine collectives unless every GPU maps every
@@ -319,6 +330,9 @@ func peerOrder(q, n int) []int {
 // collective enqueues the plan's collective: NCCL on the SMs, or copies
 // (and, for reductions, the reduction kernel).
 func (b *Backend) collective(p *prepared, pl plan) error {
+	if p.hostOp.Collective != "" {
+		return b.hostCopy(p, pl)
+	}
 	if pl.dma == nil {
 		return b.g.Collective(pl.coll, pl.send, pl.recv, pl.commStreams)
 	}

@@ -39,6 +39,10 @@ type prepared struct {
 	// communicator configs they are registered.
 	ceSend, ceRecv []bufID
 	ceWindows      map[commSpec]bool
+	// hostOp is set when the comm op is a host copy; host[dev] are its
+	// buffers (hostcopy.go), and send and recv stay empty.
+	hostOp scenarios.CommOp
+	host   []*hostBufs
 }
 
 const (
@@ -83,11 +87,22 @@ func (b *Backend) prepare(sc scenarios.Scenario) (*prepared, error) {
 	if sc.GPUs > len(b.devs) {
 		return nil, fmt.Errorf("scenario %s needs %d GPUs; this node has %d", sc.Name, sc.GPUs, len(b.devs))
 	}
-	count, err := commCount(sc.Comm, sc.GPUs)
+	hostCopy := sc.Comm.Collective.IsHostCopy()
+	var count int64
+	var err error
+	if hostCopy {
+		err = hostCopyCheck(sc.Comm)
+		count = int64(sc.Comm.Bytes) / 2
+	} else {
+		count, err = commCount(sc.Comm, sc.GPUs)
+	}
 	if err != nil {
 		return nil, err
 	}
 	p := &prepared{key: key, gpus: sc.GPUs, coll: collective{Kind: sc.Comm.Collective, Count: count}}
+	if hostCopy {
+		p.hostOp = sc.Comm
+	}
 	compute := sc.Compute
 	var perDev int64
 	switch compute.Kind {
@@ -104,7 +119,11 @@ func (b *Backend) prepare(sc scenarios.Scenario) (*prepared, error) {
 		perDev += 2 * p.streamOp
 	}
 	sendN, recvN := sendElems(p.coll, sc.GPUs), recvElems(p.coll, sc.GPUs)
-	perDev += 2 * (sendN + recvN)
+	if hostCopy {
+		perDev += hostDeviceBytes(sc.Comm)
+	} else {
+		perDev += 2 * (sendN + recvN)
+	}
 	for dev := range sc.GPUs {
 		free, err := b.g.FreeMemory(dev)
 		if err != nil {
@@ -155,14 +174,20 @@ func (b *Backend) prepare(sc scenarios.Scenario) (*prepared, error) {
 		if err != nil {
 			return nil, err
 		}
-		if ids[3], err = alloc(dev, 2*sendN, sendBytes(dev, sendN)); err != nil {
-			return nil, err
+		if hostCopy {
+			if err := b.prepareHostCopy(p, sc.Comm, dev); err != nil {
+				return nil, err
+			}
+		} else {
+			if ids[3], err = alloc(dev, 2*sendN, sendBytes(dev, sendN)); err != nil {
+				return nil, err
+			}
+			p.send = append(p.send, ids[3])
+			if ids[4], err = alloc(dev, 2*recvN, nil); err != nil {
+				return nil, err
+			}
+			p.recv = append(p.recv, ids[4])
 		}
-		p.send = append(p.send, ids[3])
-		if ids[4], err = alloc(dev, 2*recvN, nil); err != nil {
-			return nil, err
-		}
-		p.recv = append(p.recv, ids[4])
 		var ev [5]eventID
 		for i := range ev {
 			if ev[i], err = b.g.Event(dev); err != nil {
@@ -187,6 +212,13 @@ func (b *Backend) release() error {
 			errs = append(errs, b.g.Free(id))
 		}
 	}
+	for _, hb := range p.host {
+		for _, id := range []bufID{hb.fromHost, hb.toDev, hb.fromDev, hb.toHost} {
+			if id != 0 {
+				errs = append(errs, b.g.Free(id))
+			}
+		}
+	}
 	return errors.Join(errs...)
 }
 
@@ -200,6 +232,8 @@ type plan struct {
 	// send and recv are the collective's buffers per rank (symmetric-memory
 	// ones for NCCL's copy-engine path).
 	send, recv []bufID
+	// hostCTAs is the SM copy kernel's CTA count for a host copy on the SMs.
+	hostCTAs int
 }
 
 // strategyPlan applies a strategy: stream priorities, SM partitions (green
@@ -263,6 +297,8 @@ func (b *Backend) strategyPlan(p *prepared, st scenarios.Strategy) (plan, error)
 			return plan{}, err
 		}
 		pl.dma = d
+	} else if p.hostOp.Collective != "" {
+		pl.hostCTAs = hostCopyCTAs(st)
 	}
 	return pl, nil
 }
@@ -368,6 +404,16 @@ func (b *Backend) verify(p *prepared, pl plan, mode backends.Mode) error {
 			}
 			b.verified[key] = true
 		}
+	}
+	if mode != backends.ModeCompute && p.hostOp.Collective != "" {
+		key := fmt.Sprintf("host %s dma %v ctas %d", p.hostOp, pl.dma.key(), pl.hostCTAs)
+		if !b.verified[key] {
+			if err := b.verifyHostCopy(p, pl); err != nil {
+				return err
+			}
+			b.verified[key] = true
+		}
+		return nil
 	}
 	if mode != backends.ModeCompute {
 		key := fmt.Sprintf("coll %+v dma %v", pl.coll, pl.dma.key())
@@ -626,6 +672,8 @@ func (b *Backend) rep(ctx context.Context, p *prepared, pl plan, ex backends.Exp
 			rep.Comm = max(rep.Comm, e)
 			name, kind := "nccl "+ex.Scenario.Comm.String(), "kernel"
 			switch {
+			case p.hostOp.Collective != "":
+				name, kind = hostCopySpanName(p.hostOp, pl)
 			case pl.dma != nil:
 				name, kind = "copy-engine "+ex.Scenario.Comm.String(), "copy"
 			case pl.coll.Comm.CTAPolicy == 2:

@@ -54,6 +54,7 @@ type fakeGPU struct {
 type fakeBuf struct {
 	dev  int
 	data []byte
+	host bool // pinned host memory (AllocHost)
 }
 
 type fakeStream struct {
@@ -67,6 +68,14 @@ type fakeEvent struct {
 	t        int64
 	recorded bool
 	never    bool
+}
+
+// where names the buffer's place in the fake's log: "dev0" or "host0".
+func (b *fakeBuf) where() string {
+	if b.host {
+		return fmt.Sprintf("host%d", b.dev)
+	}
+	return fmt.Sprintf("dev%d", b.dev)
 }
 
 func newFakeGPU(n int) *fakeGPU {
@@ -100,6 +109,30 @@ func (f *fakeGPU) Alloc(dev int, bytes int64) (bufID, error) {
 	id := bufID(f.id())
 	f.bufs[id] = &fakeBuf{dev: dev, data: make([]byte, bytes)}
 	return id, nil
+}
+
+func (f *fakeGPU) AllocHost(dev int, bytes int64) (bufID, error) {
+	f.logf("alloc-host dev%d %d", dev, bytes)
+	id := bufID(f.id())
+	f.bufs[id] = &fakeBuf{dev: dev, data: make([]byte, bytes), host: true}
+	return id, nil
+}
+
+// fakeKernelCopyBytesPerCTANs is the fake SM copy kernel's speed per CTA
+// (1 GB/s).
+const fakeKernelCopyBytesPerCTANs = 1
+
+func (f *fakeGPU) CopyKernel(s streamID, segs []copySeg, ctas int) error {
+	st := f.streams[s]
+	var total int64
+	for _, sg := range segs {
+		d, src := f.bufs[sg.dst.b], f.bufs[sg.src.b]
+		copy(d.data[sg.dst.off:sg.dst.off+sg.bytes], src.data[sg.src.off:sg.src.off+sg.bytes])
+		f.logf("copy-kernel dev%d host->%v %d ctas=%d", st.dev, !src.host, sg.bytes, ctas)
+		total += sg.bytes
+	}
+	st.clock += total / int64(ctas*fakeKernelCopyBytesPerCTANs)
+	return nil
 }
 
 func (f *fakeGPU) AllocSymmetric(dev int, bytes int64) (bufID, error) {
@@ -262,7 +295,7 @@ const fakeCopyBytesPerNs = 400
 func (f *fakeGPU) CopyPeer(dst bufID, dstOff int64, src bufID, srcOff int64, n int64, s streamID) error {
 	st := f.streams[s]
 	f.copies++
-	f.logf("copy dev%d->dev%d %d", f.bufs[src].dev, f.bufs[dst].dev, n)
+	f.logf("copy %s->%s %d", f.bufs[src].where(), f.bufs[dst].where(), n)
 	copy(f.bufs[dst].data[dstOff:dstOff+n], f.bufs[src].data[srcOff:srcOff+n])
 	st.clock += n / fakeCopyBytesPerNs
 	return nil

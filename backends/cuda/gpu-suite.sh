@@ -9,8 +9,9 @@
 # terminfo it needs) under .gpu/tmux/ (tmux, lib/, terminfo/).
 # Then run: bash backends/cuda/gpu-suite.sh [STEP...]
 # Steps, in order when none are named: doctor tests torch sweep-dma samples
-# lab-screen sweep; sweep-red, sweep-copies and sweep-n (the suite on every
-# GPU of the node) run only when named.
+# lab-screen sweep; sweep-red, sweep-copies, sweep-n (the suite on every
+# GPU of the node) and sweep-host (one GPU's host copies) run only when
+# named. On a one-GPU node: doctor tests sweep-host.
 set -u
 export NCCL_NVLS_ENABLE=0 # never NVLink multicast
 cd "$(dirname "$0")/../.."
@@ -38,9 +39,22 @@ for s in "${steps[@]}"; do
     step "GPU tests"
     C3LAB_REF_OUT="$OUT/c3lab-ref.json" C3LAB_OVERHEAD_OUT="$OUT/harness-overhead.json" C3LAB_CE_SIZES_OUT="$OUT/ce-sizes.json" \
       C3LAB_TELEMETRY_OUT="$OUT/telemetry.json" C3LAB_PROFILER_OVERHEAD_OUT="$OUT/profiler-overhead.json" \
+      C3LAB_HOSTCOPY_OUT="$OUT/hostcopy.json" \
       timeout 330 .gpu/cuda.test -test.v -test.run "${GPU_TESTS:-GPU}" -test.timeout 320s > "$OUT/gpu-tests.txt" 2>&1
     echo "gpu tests rc=$?" >> "$OUT/gpu-tests.txt"
     grep -E "^(--- |ok|FAIL|panic)|overhead|gated|gate stalls|busbw|ticks|profiled|plain|unsupported|rc=" "$OUT/gpu-tests.txt" | head -80
+    ;;
+  sweep-host)
+    # One GPU's C3: the host-copy scenarios (PCIe copies next to kernels)
+    # under the default grid, where the copy is c3lab's SM copy kernel,
+    # and on the copy engines.
+    step "sweep (host copies: copy kernel against copy engines)"
+    host=$(.gpu/c3lab scenarios | awk '$1 ~ /-(h2d|d2h|swap)-/ {print $1}' | paste -sd,)
+    timeout -s INT 300 .gpu/c3lab sweep --backend cuda --scenarios "$host" \
+      --strategies baseline,comm-first+prio,comm-sms-16,comm-sms-32,ctas-8,ctas-16,dma,dma-1ce,dma-chunk-8m,dma-comm-first \
+      --out "$OUT/sweep-host.json" --record "$OUT/sweep-host.c3rec" > "$OUT/sweep-host.txt" 2> "$OUT/sweep-host.err"
+    echo "sweep-host rc=$?"
+    cat "$OUT/sweep-host.txt"
     ;;
   torch)
     step "PyTorch reference"

@@ -101,6 +101,10 @@ type gpu interface {
 	// RegisterWindows registers one buffer per rank as a symmetric window
 	// of the communicators of spec (created if needed).
 	RegisterWindows(spec commSpec, bufs []bufID) error
+	// AllocHost pins bytes of host memory for GPU dev's host copies,
+	// device-mapped so an SM kernel reaches it too. Upload, Download,
+	// CopyPeer, CopyKernel and Free take it like a device buffer.
+	AllocHost(dev int, bytes int64) (bufID, error)
 	Free(b bufID) error
 	Upload(b bufID, data []byte) error
 	Download(b bufID, out []byte) error
@@ -141,6 +145,10 @@ type gpu interface {
 	// stream s; the buffers may live on different GPUs (a copy engine moves
 	// the data; no SM is used).
 	CopyPeer(dst bufID, dstOff int64, src bufID, srcOff int64, n int64, s streamID) error
+	// CopyKernel enqueues on stream s one kernel of ctas CTAs that copies
+	// every segment (at most 2, each a multiple of 16 bytes) on the SMs:
+	// a host copy done by SMs instead of copy engines.
+	CopyKernel(s streamID, segs []copySeg, ctas int) error
 	GEMM(s streamID, g gemmSpec, a, b, d bufID) error
 	StreamOp(s streamID, in, out bufID, bytes int64) error
 	// Collective enqueues one collective on every rank: send[r], recv[r]
@@ -151,6 +159,12 @@ type gpu interface {
 	Abort() error
 	Synchronize(dev int) error
 	Close() error
+}
+
+// copySeg is one contiguous copy of bytes from src to dst.
+type copySeg struct {
+	dst, src bufRef
+	bytes    int64
 }
 
 // pipeSync ties one rank's pipelined reduction to its copies. The sync

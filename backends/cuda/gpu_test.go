@@ -66,6 +66,20 @@ func needGPUs(t *testing.T, b *Backend, n int) {
 	}
 }
 
+// nodeScenario is a bf16 8192^3 GEMM next to the C3 this node has: an
+// all-gather of bytes per rank on 2 GPUs, or on a one-GPU node a host to
+// device copy of bytes (PCIe, the copy engines or c3lab's copy kernel).
+// Tests of the timing protocol, cancellation and profiling run on it, so
+// they run on any node.
+func nodeScenario(b *Backend, bytes scenarios.ByteSize) scenarios.Scenario {
+	if len(b.Devices()) >= 2 {
+		return gpuScenario(scenarios.AllGather, bytes)
+	}
+	sc := gpuScenario(scenarios.HostToDevice, bytes)
+	sc.GPUs = 1
+	return sc
+}
+
 func gpuScenario(coll scenarios.Collective, bytes scenarios.ByteSize) scenarios.Scenario {
 	return scenarios.Scenario{
 		Name: "gpu-test", GPUs: 2,
@@ -90,24 +104,35 @@ func TestGPUDoctor(t *testing.T) {
 	}
 }
 
-// Every collective and dtype is checked against a reference inside Run.
+// Every collective (on one GPU, every host copy on both engines) and
+// dtype is checked against a reference inside Run.
 func TestGPUOpsCorrect(t *testing.T) {
 	b := openGPU(t)
-	needGPUs(t, b, 2)
-	for _, coll := range scenarios.Collectives {
-		sc := gpuScenario(coll, 64<<20)
-		if _, err := b.Run(context.Background(), backends.Experiment{Scenario: sc, Mode: backends.ModeComm, Reps: 3}, nil); err != nil {
-			t.Errorf("%s: %v", coll, err)
+	if len(b.Devices()) >= 2 {
+		for _, coll := range scenarios.Collectives {
+			sc := gpuScenario(coll, 64<<20)
+			if _, err := b.Run(context.Background(), backends.Experiment{Scenario: sc, Mode: backends.ModeComm, Reps: 3}, nil); err != nil {
+				t.Errorf("%s: %v", coll, err)
+			}
+		}
+	}
+	for _, coll := range scenarios.HostCopies {
+		for _, st := range []scenarios.Strategy{{CommEngine: scenarios.EngineDMA}, {}} {
+			sc := gpuScenario(coll, 64<<20)
+			sc.GPUs = 1
+			if _, err := b.Run(context.Background(), backends.Experiment{Scenario: sc, Strategy: st, Mode: backends.ModeComm, Reps: 3}, nil); err != nil {
+				t.Errorf("%s %s: %v", coll, st, err)
+			}
 		}
 	}
 	for _, d := range scenarios.DTypes {
-		sc := gpuScenario(scenarios.AllGather, 16<<20)
+		sc := nodeScenario(b, 16<<20)
 		sc.Compute = scenarios.ComputeOp{Kind: scenarios.GEMM, M: 4096, N: 2048, K: 1024, DType: d}
 		if _, err := b.Run(context.Background(), backends.Experiment{Scenario: sc, Mode: backends.ModeCompute, Reps: 3}, nil); err != nil {
 			t.Errorf("GEMM %s: %v", d, err)
 		}
 	}
-	sc := gpuScenario(scenarios.AllGather, 16<<20)
+	sc := nodeScenario(b, 16<<20)
 	sc.Compute = scenarios.ComputeOp{Kind: scenarios.Stream, Bytes: 1 << 30}
 	r, err := profiler.Measure(context.Background(), b, sc, scenarios.Strategy{}, profiler.Options{Reps: 10, IsolatedOnly: true})
 	if err != nil {
@@ -119,8 +144,7 @@ func TestGPUOpsCorrect(t *testing.T) {
 // A partition really confines the GEMM: on 16 SMs it is several times slower.
 func TestGPUPartitionLimitsSMs(t *testing.T) {
 	b := openGPU(t)
-	sc := gpuScenario(scenarios.AllGather, 16<<20)
-	sc.GPUs = min(2, len(b.Devices()))
+	sc := nodeScenario(b, 16<<20)
 	time := func(st scenarios.Strategy) float64 {
 		res, err := b.Run(context.Background(), backends.Experiment{Scenario: sc, Strategy: st, Mode: backends.ModeCompute, Reps: 10, Warmup: 3}, nil)
 		if err != nil {
@@ -158,14 +182,14 @@ func TestGPUStrategiesTakeEffect(t *testing.T) {
 // Ctrl-C: a cancelled run stops, the GPUs are idle, nothing leaks.
 func TestGPUCancel(t *testing.T) {
 	b := openGPU(t)
-	needGPUs(t, b, 2)
+	sc := nodeScenario(b, 64<<20)
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
-	_, err := b.Run(ctx, backends.Experiment{Scenario: gpuScenario(scenarios.AllGather, 64<<20), Mode: backends.ModeConcurrent, Reps: 100}, nil)
+	_, err := b.Run(ctx, backends.Experiment{Scenario: sc, Mode: backends.ModeConcurrent, Reps: 100}, nil)
 	if err == nil {
 		t.Fatal("a cancelled run returned no error")
 	}
-	if _, err := b.Run(context.Background(), backends.Experiment{Scenario: gpuScenario(scenarios.AllGather, 64<<20), Mode: backends.ModeConcurrent, Reps: 2}, nil); err != nil {
+	if _, err := b.Run(context.Background(), backends.Experiment{Scenario: sc, Mode: backends.ModeConcurrent, Reps: 2}, nil); err != nil {
 		t.Errorf("after a cancel the backend should run again: %v", err)
 	}
 }
@@ -173,10 +197,10 @@ func TestGPUCancel(t *testing.T) {
 // Too large for GPU memory: a clear error before anything is allocated.
 func TestGPUTooLarge(t *testing.T) {
 	b := openGPU(t)
-	needGPUs(t, b, 2)
-	_, err := b.Run(context.Background(), backends.Experiment{Scenario: gpuScenario(scenarios.AllGather, 100<<30), Mode: backends.ModeComm, Reps: 1}, nil)
+	sc := nodeScenario(b, 200<<30)
+	_, err := b.Run(context.Background(), backends.Experiment{Scenario: sc, Mode: backends.ModeComm, Reps: 1}, nil)
 	if err == nil {
-		t.Fatal("a 100 GiB-per-rank all-gather ran")
+		t.Fatalf("a %s ran", sc.Comm)
 	}
 	t.Logf("too large: %v", err)
 }
@@ -330,11 +354,15 @@ func TestGPUCopyEngineSizes(t *testing.T) {
 // c3lab's copy-engine transfers and NCCL's copy-engine path alike.
 func TestGPUCUPTICopies(t *testing.T) {
 	b := openGPUWith(t, Options{CUPTI: true})
-	needGPUs(t, b, 2)
-	for _, st := range []scenarios.Strategy{{CommEngine: scenarios.EngineDMA}, {CommEngine: scenarios.EngineNCCLCE}} {
+	sc := nodeScenario(b, 64<<20)
+	sc.Compute = scenarios.ComputeOp{Kind: scenarios.Stream, Bytes: 1 << 20}
+	strategies := []scenarios.Strategy{{CommEngine: scenarios.EngineDMA}, {CommEngine: scenarios.EngineNCCLCE}}
+	if sc.Comm.Collective.IsHostCopy() {
+		// One GPU: c3lab's host copies on the copy engines.
+		strategies = strategies[:1]
+	}
+	for _, st := range strategies {
 		var sink backends.Collector
-		sc := gpuScenario(scenarios.AllGather, 64<<20)
-		sc.Compute = scenarios.ComputeOp{Kind: scenarios.Stream, Bytes: 1 << 20}
 		if _, err := b.Run(context.Background(), backends.Experiment{Scenario: sc, Strategy: st, Mode: backends.ModeComm, Reps: 3}, &sink); err != nil {
 			t.Fatalf("%s: %v", st, err)
 		}

@@ -45,6 +45,7 @@ type device struct {
 	ctx    native.Context
 	blas   native.BLASHandle
 	stream native.Function // c3lab's streaming kernel
+	copy   native.Function // c3lab's SM copy kernel
 	module native.Module
 	// reduce and reducePipe are compiled on first use (only copy-engine
 	// reductions need them).
@@ -79,6 +80,9 @@ type nbuf struct {
 	p         native.DevPtr
 	bytes     int64
 	symmetric bool // from ncclMemAlloc
+	// host is set for pinned host memory (AllocHost); p is then its
+	// device address.
+	host native.HostBuffer
 	// windows registered on this buffer, by communicator config.
 	windows map[commSpec]native.Window
 }
@@ -182,6 +186,9 @@ func (g *nativeGPU) openDevice(i int) (*device, error) {
 	if d.stream, err = drv.Function(d.module, native.StreamKernel); err != nil {
 		return nil, err
 	}
+	if d.copy, err = drv.Function(d.module, native.CopyKernel); err != nil {
+		return nil, err
+	}
 	return d, nil
 }
 
@@ -245,7 +252,27 @@ func (g *nativeGPU) Free(b bufID) error {
 	if nb.symmetric {
 		return errors.Join(append(errs, g.l.nccl.MemFree(nb.p))...)
 	}
+	if !nb.host.IsZero() {
+		return errors.Join(append(errs, g.l.drv.FreeHost(nb.host))...)
+	}
 	return errors.Join(append(errs, g.l.drv.Free(nb.p))...)
+}
+
+func (g *nativeGPU) AllocHost(dev int, bytes int64) (bufID, error) {
+	if err := g.current(dev); err != nil {
+		return 0, err
+	}
+	h, err := g.l.drv.AllocHost(bytes)
+	if err != nil {
+		return 0, fmt.Errorf("pinning %d bytes of host memory: %w", bytes, err)
+	}
+	p, err := g.l.drv.HostDevPtr(h)
+	if err != nil {
+		return 0, errors.Join(err, g.l.drv.FreeHost(h))
+	}
+	id := bufID(g.id())
+	g.bufs[id] = nbuf{dev: dev, p: p, bytes: bytes, host: h}
+	return id, nil
 }
 
 func (g *nativeGPU) AllocSymmetric(dev int, bytes int64) (bufID, error) {
@@ -296,6 +323,10 @@ func (g *nativeGPU) Upload(b bufID, data []byte) error {
 	if int64(len(data)) > nb.bytes {
 		return fmt.Errorf("upload of %d bytes into a %d-byte buffer", len(data), nb.bytes)
 	}
+	if !nb.host.IsZero() {
+		copy(nb.host.Bytes(), data)
+		return nil
+	}
 	if err := g.current(nb.dev); err != nil {
 		return err
 	}
@@ -306,6 +337,10 @@ func (g *nativeGPU) Download(b bufID, out []byte) error {
 	nb := g.bufs[b]
 	if int64(len(out)) > nb.bytes {
 		return fmt.Errorf("download of %d bytes from a %d-byte buffer", len(out), nb.bytes)
+	}
+	if !nb.host.IsZero() {
+		copy(out, nb.host.Bytes())
+		return nil
 	}
 	if err := g.current(nb.dev); err != nil {
 		return err
@@ -554,6 +589,11 @@ func (g *nativeGPU) CopyPeer(dst bufID, dstOff int64, src bufID, srcOff int64, n
 	if err := g.current(st.dev); err != nil {
 		return err
 	}
+	if !d.host.IsZero() || !sb.host.IsZero() {
+		// Between pinned host memory and a GPU, cuMemcpyAsync always runs
+		// on a copy engine (unified addressing tells it the direction).
+		return g.l.drv.Copy(d.p+native.DevPtr(dstOff), sb.p+native.DevPtr(srcOff), n, st.s)
+	}
 	if d.dev == sb.dev && g.l.drv.HasCopyEngineCopy() && !g.noEngineCopy {
 		// A same-device copy through cuMemcpy*Async can run as a kernel,
 		// which then waits behind a GEMM holding every SM: ask for a copy
@@ -619,6 +659,31 @@ func (g *nativeGPU) StreamOp(s streamID, in, out bufID, bytes int64) error {
 		return fmt.Errorf("stream op of %d bytes needs %d CTAs, more than a launch allows", bytes, grid)
 	}
 	return g.l.drv.Launch(g.devs[st.dev].stream, uint32(grid), native.StreamThreads, st.s, uint64(g.bufs[in].p), uint64(g.bufs[out].p), uint64(words))
+}
+
+func (g *nativeGPU) CopyKernel(s streamID, segs []copySeg, ctas int) error {
+	if len(segs) < 1 || len(segs) > 2 || ctas < len(segs) {
+		return fmt.Errorf("copy kernel: %d segments on %d CTAs; want 1 or 2 segments and a CTA each at least", len(segs), ctas)
+	}
+	st := g.streams[s]
+	if err := g.current(st.dev); err != nil {
+		return err
+	}
+	var args [6]uint64
+	for i, sg := range segs {
+		d, sb := g.bufs[sg.dst.b], g.bufs[sg.src.b]
+		if sg.bytes%16 != 0 || sg.dst.off+sg.bytes > d.bytes || sg.src.off+sg.bytes > sb.bytes {
+			return fmt.Errorf("copy kernel: %d bytes out of bounds or not whole 16-byte words (dst %d+%d of %d, src %d+%d of %d)", sg.bytes, sg.dst.b, sg.dst.off, d.bytes, sg.src.b, sg.src.off, sb.bytes)
+		}
+		args[3*i], args[3*i+1], args[3*i+2] = uint64(d.p)+uint64(sg.dst.off), uint64(sb.p)+uint64(sg.src.off), uint64(sg.bytes/16)
+	}
+	split := uint64(ctas)
+	if len(segs) == 2 {
+		// CTAs in proportion to the segments' sizes, at least one each.
+		total := segs[0].bytes + segs[1].bytes
+		split = uint64(min(max(int64(ctas)*segs[0].bytes/max(total, 1), 1), int64(ctas)-1))
+	}
+	return g.l.drv.Launch(g.devs[st.dev].copy, uint32(ctas), native.CopyThreads, st.s, args[0], args[1], args[2], args[3], args[4], args[5], split)
 }
 
 // communicators returns (creating once) the communicators of a config.

@@ -73,9 +73,11 @@ type job struct {
 	copyRate  float64
 	engines   int
 
-	// hbm and link are the HBM bytes and raw link bytes per work unit.
-	hbm  float64
-	link float64
+	// hbm and link are the HBM bytes and raw link bytes per work unit;
+	// toHost and fromHost the bytes over PCIe to and from the host.
+	hbm              float64
+	link             float64
+	toHost, fromHost float64
 	// l2Sensitive jobs rely on L2 reuse: their HBM traffic grows by the
 	// profile's L2Interference while another op runs.
 	l2Sensitive bool
@@ -113,6 +115,7 @@ type segment struct {
 	smsCompute, smsComm int
 	tensorFLOPs         float64 // FLOP/s
 	hbmBytes, linkBytes float64 // bytes/s (link: raw, one direction)
+	toHost, fromHost    float64 // bytes/s over PCIe
 	enginesBusy         int
 }
 
@@ -288,6 +291,9 @@ func (e *engine) rates() []flow {
 	shared := []res{
 		{backends.ResHBM, hbmCap, hbmUse},
 		{backends.ResLink, e.p.LinkBandwidth, func(j *job) float64 { return j.link }},
+		{backends.ResPCIe, e.p.PCIeBandwidth, func(j *job) float64 { return j.toHost }},
+		{backends.ResPCIe, e.p.PCIeBandwidth, func(j *job) float64 { return j.fromHost }},
+		{backends.ResPCIe, e.p.PCIeDuplexBandwidth, func(j *job) float64 { return j.toHost + j.fromHost }},
 	}
 	// A flow's demand is what it would take alone: its private maximum,
 	// capped by each shared resource's whole capacity. Shares are divided
@@ -467,6 +473,8 @@ func (e *engine) advance(dt float64, flows []flow) {
 		seg.hbmBytes += f.rate * f.hbm
 		seg.tensorFLOPs += f.rate * e.flopsPerUnit[f.j]
 		seg.linkBytes += f.rate * f.j.link
+		seg.toHost += f.rate * f.j.toHost
+		seg.fromHost += f.rate * f.j.fromHost
 		if f.j.copy {
 			seg.enginesBusy += f.j.engines
 		}

@@ -226,6 +226,9 @@ func gemmModel(p Profile, c scenarios.ComputeOp, sms int) gemmShape {
 // or NCCL's own kernel ahead of its copies).
 func commJobs(p Profile, sc scenarios.Scenario, st scenarios.Strategy, dom []int, eng *engine, at float64, order int) []*job {
 	coll := sc.Comm.Collective
+	if coll.IsHostCopy() {
+		return []*job{hostCopyJob(p, sc, st, dom, at, order)}
+	}
 	n := sc.GPUs
 	payload := sc.Comm.LinkBytes(n)
 	switch st.CommEngine {
@@ -422,6 +425,55 @@ func ncclCEJobs(p Profile, sc scenarios.Scenario, st scenarios.Strategy, dom []i
 		privRes: backends.ResCopyEngines, hbm: hbm, link: 1 / p.LinkEfficiencyNCCLCE,
 	}
 	return []*job{k, cp}
+}
+
+// hostCopyJob models one GPU's host copy over PCIe: on the copy engines
+// (one per direction unless chunked, as backends/cuda does it; a single
+// engine alternates a swap's two directions), or as c3lab's copy kernel,
+// whose CTAs hold SMs and move HostCopyCTABandwidth each. PCIe caps each
+// direction and both together; the device side reads or writes each byte
+// in HBM once. Every GPU has its own link to the host, so one GPU stands
+// for all.
+func hostCopyJob(p Profile, sc scenarios.Scenario, st scenarios.Strategy, dom []int, at float64, order int) *job {
+	toHost, fromHost := sc.Comm.HostBytes()
+	total := float64(toHost + fromHost)
+	j := &job{
+		name: sc.Comm.String(), op: backends.OpComm, coll: sc.Comm.Collective, order: order,
+		enqueued: at, hbm: 1, toHost: float64(toHost) / total, fromHost: float64(fromHost) / total,
+	}
+	if st.CommEngine == scenarios.EngineDMA {
+		dirs := 1
+		if toHost > 0 && fromHost > 0 {
+			dirs = 2
+		}
+		engines := p.CopyEngines
+		if st.CopyEngines > 0 {
+			engines = st.CopyEngines
+		}
+		if st.ChunkBytes == 0 {
+			engines = min(engines, dirs)
+		}
+		j.name, j.track, j.copy = "copy-engine "+j.name, "ce", true
+		j.launch, j.remaining = at+p.HostCopySetup, total
+		// An engine keeps up with PCIe: the link, not the engine, bounds it.
+		j.engines, j.copyRate, j.privRes = engines, float64(engines)*p.PCIeBandwidth, backends.ResPCIe
+		if engines == 1 && dirs == 2 {
+			// One engine moves one direction at a time.
+			j.copyRate = p.PCIeBandwidth
+		}
+		return j
+	}
+	ctas := p.HostCopyCTAs
+	if st.CommCTAs > 0 {
+		ctas = max(st.CommCTAs, 2)
+	}
+	perCTA := total / float64(ctas)
+	j.name, j.track = fmt.Sprintf("copy kernel %s (%d CTAs)", sc.Comm, ctas), "comm"
+	j.launch, j.setup = at, p.HostCopyKernelSetup
+	j.ctas, j.maxResident, j.priority, j.domain = ctas, unlimited, st.CommPriority, dom
+	j.ctaRate, j.privRes = p.HostCopyCTABandwidth/perCTA, backends.ResCTA
+	j.hbm, j.toHost, j.fromHost = perCTA, j.toHost*perCTA, j.fromHost*perCTA
+	return j
 }
 
 func ceilDiv(a, b int) int { return (a + b - 1) / b }

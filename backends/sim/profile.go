@@ -171,6 +171,24 @@ type Profile struct {
 	NCCLCECTAs  int
 	NCCLCESetup float64
 
+	// PCIeBandwidth is what one GPU's copies move over PCIe in one
+	// direction (host to device, or device to host) from pinned host
+	// memory; PCIeDuplexBandwidth is both directions together (a swap).
+	PCIeBandwidth       float64
+	PCIeDuplexBandwidth float64
+	// HostCopySetup is a copy-engine host copy's fixed cost: the engine's
+	// start and the events around it.
+	HostCopySetup float64
+	// HostCopyCTAs is how many CTAs c3lab's copy kernel launches for a
+	// host copy by default (backends/cuda.DefaultHostCopyCTAs), and
+	// HostCopyCTABandwidth what one of them moves over PCIe through
+	// device-mapped host memory (its loads and stores wait a PCIe round
+	// trip, so a CTA moves what it keeps in flight per round trip).
+	HostCopyCTAs         int
+	HostCopyCTABandwidth float64
+	// HostCopyKernelSetup is the copy kernel's fixed cost.
+	HostCopyKernelSetup float64
+
 	// LaunchGap is how much later the second op becomes runnable than the
 	// first. The gated protocol enqueues both before the start; the second
 	// stream waits on an event recorded behind the gate. Fitted, at least
@@ -265,6 +283,13 @@ func H200() Profile {
 
 		NCCLCECTAs:  1,
 		NCCLCESetup: 36.8e-6,
+
+		PCIeBandwidth:        55e9,
+		PCIeDuplexBandwidth:  100e9,
+		HostCopySetup:        8e-6,
+		HostCopyCTAs:         32,
+		HostCopyCTABandwidth: 4e9,
+		HostCopyKernelSetup:  4e-6,
 
 		LaunchGap: 2e-6,
 	}

@@ -176,10 +176,14 @@ func spans(j *job) []backends.Span {
 	if !j.copy {
 		return []backends.Span{{Op: j.op, Name: j.name, Track: j.track, Kind: "kernel", Start: ns(j.start), End: ns(j.end)}}
 	}
+	name := "copy {dev}->{peer}"
+	if j.coll.IsHostCopy() {
+		name = j.name
+	}
 	out := make([]backends.Span, j.engines)
 	for i := range out {
 		out[i] = backends.Span{
-			Op: j.op, Name: "copy {dev}->{peer}", Track: fmt.Sprintf("ce%d", i), Kind: "copy",
+			Op: j.op, Name: name, Track: fmt.Sprintf("ce%d", i), Kind: "copy",
 			Start: ns(j.start), End: ns(j.end),
 		}
 	}
@@ -228,6 +232,8 @@ func boundDetail(p Profile, j *job, r backends.Resource, pl *plan) string {
 		return fmt.Sprintf("HBM bandwidth (%.1f TB/s)", p.HBMBandwidth/1e12)
 	case backends.ResLink:
 		return fmt.Sprintf("NVLink bandwidth (%.0f GB/s per direction)", p.LinkBandwidth/1e9)
+	case backends.ResPCIe:
+		return fmt.Sprintf("PCIe to the host (%.0f GB/s per direction, %.0f both ways)", p.PCIeBandwidth/1e9, p.PCIeDuplexBandwidth/1e9)
 	case backends.ResCTA:
 		return fmt.Sprintf("%d CTAs, each moving at most %.0f GB/s", j.ctas, ctaGBs(p, j))
 	case backends.ResCopyEngines:
@@ -236,6 +242,8 @@ func boundDetail(p Profile, j *job, r backends.Resource, pl *plan) string {
 		switch {
 		case j.after != nil:
 			return "waits for the step before it (its copies, or the reduction), then starts"
+		case j.setup > 0 && j.coll.IsHostCopy():
+			return "the copy kernel's launch and start, holding its SMs"
 		case j.setup > 0:
 			return "fixed setup (handshakes with the peers), holding its SMs"
 		}
@@ -244,8 +252,12 @@ func boundDetail(p Profile, j *job, r backends.Resource, pl *plan) string {
 	return ""
 }
 
-// ctaGBs is the link bandwidth one CTA of an SM collective drives, in GB/s.
+// ctaGBs is the link bandwidth one CTA of an SM collective drives, or the
+// PCIe bandwidth one CTA of a host copy kernel drives, in GB/s.
 func ctaGBs(p Profile, j *job) float64 {
+	if j.coll.IsHostCopy() {
+		return p.HostCopyCTABandwidth / 1e9
+	}
 	return j.ctaRate * j.link * p.LinkEfficiencySM[j.coll] / 1e9
 }
 

@@ -99,7 +99,7 @@ func writeReport(w io.Writer, r profiler.Result) {
 	if sc.Source != "" {
 		fmt.Fprintf(w, "           %s\n", sc.Source)
 	}
-	fmt.Fprintf(w, "ops        %s  +  %s on %d GPUs\n", sc.Compute, sc.Comm, sc.GPUs)
+	fmt.Fprintf(w, "ops        %s  +  %s on %s\n", sc.Compute, sc.Comm, plural(sc.GPUs, "GPU"))
 	fmt.Fprintf(w, "backend    %s · %s\n", r.Backend, deviceSummary(r.Devices))
 	fmt.Fprintf(w, "strategy   %s\n\n", r.Strategy)
 
@@ -133,7 +133,11 @@ func writeReport(w io.Writer, r profiler.Result) {
 	}
 	fmt.Fprintf(w, "slowdown in c3     compute %.2fx, comm %.2fx\n", r.CompSlowdown, r.CommSlowdown)
 	fmt.Fprintf(w, "class              %s\n", r.Class)
-	fmt.Fprintf(w, "collective alone   algbw %s, busbw %s\n", gbs(r.AlgBW), gbs(r.BusBW))
+	if sc.Comm.Collective.IsHostCopy() {
+		fmt.Fprintf(w, "copy alone         %s over PCIe per GPU\n", gbs(r.AlgBW))
+	} else {
+		fmt.Fprintf(w, "collective alone   algbw %s, busbw %s\n", gbs(r.AlgBW), gbs(r.BusBW))
+	}
 	fmt.Fprintf(w, "compute alone      %.0f TFLOP/s\n", r.AchievedTFLOPs)
 
 	for _, m := range []backends.Mode{backends.ModeConcurrent, backends.ModeCompute, backends.ModeComm} {
@@ -195,4 +199,12 @@ func gbs(bps float64) string {
 		return "n/a"
 	}
 	return fmt.Sprintf("%.0f GB/s", bps/1e9)
+}
+
+// plural is "1 GPU" or "2 GPUs".
+func plural(n int, noun string) string {
+	if n == 1 {
+		return fmt.Sprintf("%d %s", n, noun)
+	}
+	return fmt.Sprintf("%d %ss", n, noun)
 }

@@ -24,3 +24,38 @@ c3_stream(const uint4 *__restrict__ in, uint4 *__restrict__ out, unsigned long l
 		}
 	}
 }
+
+// c3lab's SM copy kernel: copies up to two segments of 16-byte words (a
+// swap's two directions at once), for host<->device copies done by SMs
+// through pinned, device-mapped host memory instead of by the copy engines.
+// CTAs [0, split) copy segment 0 and the rest segment 1, each grid-stride
+// with C3_COPY_UNROLL loads per thread in flight, so a few CTAs keep
+// enough requests outstanding to cover PCIe's latency. The grid is the
+// CTA count a strategy asks for (comm_ctas).
+#define C3_COPY_THREADS 512
+#define C3_COPY_UNROLL 4
+
+extern "C" __global__ void __launch_bounds__(C3_COPY_THREADS)
+c3_copy(uint4 *d0, const uint4 *s0, unsigned long long n0,
+        uint4 *d1, const uint4 *s1, unsigned long long n1, unsigned long long split) {
+	uint4 *d = d0;
+	const uint4 *s = s0;
+	unsigned long long n = n0, b = blockIdx.x, nb = split;
+	if (b >= split) {
+		d = d1;
+		s = s1;
+		n = n1;
+		b -= split;
+		nb = gridDim.x - split;
+	}
+	unsigned long long stride = nb * C3_COPY_THREADS;
+	unsigned long long i = b * C3_COPY_THREADS + threadIdx.x;
+	for (; i + (C3_COPY_UNROLL - 1) * stride < n; i += C3_COPY_UNROLL * stride) {
+		uint4 v[C3_COPY_UNROLL];
+#pragma unroll
+		for (int j = 0; j < C3_COPY_UNROLL; j++) v[j] = s[i + j * stride];
+#pragma unroll
+		for (int j = 0; j < C3_COPY_UNROLL; j++) d[i + j * stride] = v[j];
+	}
+	for (; i < n; i += stride) d[i] = s[i];
+}
