@@ -136,21 +136,55 @@ func (b *Backend) hostCopy(p *prepared, pl plan) error {
 		}
 		return nil
 	}
-	start := make([]eventID, p.gpus)
+	d := pl.dma
 	for q := range p.gpus {
-		start[q] = p.ev[q][evCommStart]
-	}
-	if err := b.copyPhase(p, pl.dma, start, true, func(q int) []transfer { return hostTransfers(p, q) }); err != nil {
-		return err
-	}
-	for q := range p.gpus {
-		for _, ev := range pl.dma.done[q] {
+		if err := b.openStreams(d.copyStreams[q], p.ev[q][evCommStart], d.started[q]); err != nil {
+			return err
+		}
+		transfers := hostTransfers(p, q)
+		for i, t := range transfers {
+			streams := hostCopyStreams(d.copyStreams[q], i, len(transfers))
+			chunk := d.chunk
+			if chunk <= 0 {
+				chunk = t.bytes
+			}
+			k := 0
+			for off := int64(0); off < t.bytes; off += chunk {
+				n := min(chunk, t.bytes-off)
+				if err := b.g.CopyPeer(t.dst, t.dstOff+off, t.src, t.srcOff+off, n, streams[k%len(streams)]); err != nil {
+					return err
+				}
+				k++
+			}
+		}
+		if err := b.closeStreams(d.copyStreams[q], d.done[q]); err != nil {
+			return err
+		}
+		for _, ev := range d.done[q] {
 			if err := b.g.Wait(pl.commStreams[q], ev); err != nil {
 				return err
 			}
 		}
 	}
 	return nil
+}
+
+// hostCopyStreams picks the copy streams of direction i of n: with one
+// direction every stream; with a swap's two, each direction its own share
+// of the streams (the first half to the GPU, the rest from it), so no
+// stream alternates directions and one engine never waits for the other
+// direction's copy (measured on H200: a swap of 32 MiB each way chunked in
+// 8 MiB over 3 engines dealt in turn ran at 69 GB/s, against 99 unchunked).
+// A single stream carries both.
+func hostCopyStreams(ss []streamID, i, n int) []streamID {
+	if n < 2 || len(ss) < 2 {
+		return ss
+	}
+	half := (len(ss) + 1) / 2
+	if i == 0 {
+		return ss[:half]
+	}
+	return ss[half:]
 }
 
 // verifyHostCopy runs the copy once on cleared destinations and checks

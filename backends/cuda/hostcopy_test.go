@@ -177,3 +177,42 @@ func TestMeasureHostCopyOnOneGPU(t *testing.T) {
 		t.Errorf("T_comm %v T_c3 %v", r.TComm.Median, r.TC3.Median)
 	}
 }
+
+// streamRecorder notes which stream carried each copy's direction.
+type streamRecorder struct {
+	*fakeGPU
+	dirs map[streamID]map[string]bool
+}
+
+func (r *streamRecorder) CopyPeer(dst bufID, dstOff int64, src bufID, srcOff int64, n int64, s streamID) error {
+	if r.dirs[s] == nil {
+		r.dirs[s] = map[string]bool{}
+	}
+	r.dirs[s][r.bufs[src].where()+"->"+r.bufs[dst].where()] = true
+	return r.fakeGPU.CopyPeer(dst, dstOff, src, srcOff, n, s)
+}
+
+// A chunked swap keeps each direction on streams of its own: no stream
+// alternates between the two.
+func TestHostSwapDirectionsKeepTheirStreams(t *testing.T) {
+	for _, engines := range []int{0, 2} {
+		f := newFakeGPU(1)
+		b := fakeBackend(t, f, Options{})
+		rec := &streamRecorder{fakeGPU: f, dirs: map[streamID]map[string]bool{}}
+		b.do(func() { b.attach(rec) })
+		sc := hostCopyScenario(scenarios.HostSwap, 1)
+		sc.Comm.Bytes = 1 << 20
+		st := scenarios.Strategy{CommEngine: scenarios.EngineDMA, ChunkBytes: 64 << 10, CopyEngines: engines}
+		if _, err := run(t, b, sc, st, backends.ModeComm); err != nil {
+			t.Fatal(err)
+		}
+		if len(rec.dirs) < 2 {
+			t.Errorf("%d engines: %d copy streams used, want one direction each on at least 2", engines, len(rec.dirs))
+		}
+		for s, dirs := range rec.dirs {
+			if len(dirs) != 1 {
+				t.Errorf("%d engines: stream %d carried %v; want one direction", engines, s, dirs)
+			}
+		}
+	}
+}

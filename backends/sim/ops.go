@@ -472,6 +472,15 @@ func hostCopyJob(p Profile, sc scenarios.Scenario, st scenarios.Strategy, dom []
 	j.launch, j.setup = at, p.HostCopyKernelSetup
 	j.ctas, j.maxResident, j.priority, j.domain = ctas, unlimited, st.CommPriority, dom
 	j.ctaRate, j.privRes = p.HostCopyCTABandwidth/perCTA, backends.ResCTA
+	// The kernel's own caps: each direction, and both together.
+	kernel := p.HostCopyKernelDuplexBandwidth
+	if share := math.Max(j.toHost, j.fromHost); share > 0 {
+		kernel = math.Min(kernel, p.HostCopyKernelBandwidth/share)
+	}
+	j.maxRate = kernel / perCTA
+	if float64(ctas)*p.HostCopyCTABandwidth >= kernel {
+		j.privRes = backends.ResPCIe // enough CTAs: the kernel's PCIe traffic bounds it
+	}
 	j.hbm, j.toHost, j.fromHost = perCTA, j.toHost*perCTA, j.fromHost*perCTA
 	return j
 }

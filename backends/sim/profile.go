@@ -174,19 +174,31 @@ type Profile struct {
 	// PCIeBandwidth is what one GPU's copies move over PCIe in one
 	// direction (host to device, or device to host) from pinned host
 	// memory; PCIeDuplexBandwidth is both directions together (a swap).
+	// Measured on one H200 (TestGPUHostCopies, results/2026-12-01-h200x1/
+	// hostcopy.json): copy-engine copies of 64 and 256 MiB move 55.3 GB/s
+	// each way after their fixed cost, a swap 99-101 GB/s in all.
 	PCIeBandwidth       float64
 	PCIeDuplexBandwidth float64
 	// HostCopySetup is a copy-engine host copy's fixed cost: the engine's
-	// start and the events around it.
+	// start and the events around it. Measured: 15 µs (64 KiB in 16.5 µs,
+	// 4 MiB in 90.5).
 	HostCopySetup float64
 	// HostCopyCTAs is how many CTAs c3lab's copy kernel launches for a
 	// host copy by default (backends/cuda.DefaultHostCopyCTAs), and
 	// HostCopyCTABandwidth what one of them moves over PCIe through
-	// device-mapped host memory (its loads and stores wait a PCIe round
-	// trip, so a CTA moves what it keeps in flight per round trip).
+	// device-mapped host memory. Measured: 4 CTAs already reach the
+	// kernel's whole bandwidth, so at least 12.8 GB/s each (the value used).
 	HostCopyCTAs         int
 	HostCopyCTABandwidth float64
-	// HostCopyKernelSetup is the copy kernel's fixed cost.
+	// HostCopyKernelBandwidth caps the copy kernel in each direction and
+	// HostCopyKernelDuplexBandwidth both together: its loads and stores
+	// over PCIe reach less than the copy engines. Measured: 51.2 GB/s to
+	// the GPU, 52.5 from it; a swap 63.9 GB/s at the default 32 CTAs (48.6
+	// at 4 CTAs, 75.4 at 64, which the model does not follow).
+	HostCopyKernelBandwidth       float64
+	HostCopyKernelDuplexBandwidth float64
+	// HostCopyKernelSetup is the copy kernel's fixed cost. Measured: 64 KiB
+	// in 7.3 µs to the GPU and 5.9 from it, less the transfer.
 	HostCopyKernelSetup float64
 
 	// LaunchGap is how much later the second op becomes runnable than the
@@ -284,12 +296,14 @@ func H200() Profile {
 		NCCLCECTAs:  1,
 		NCCLCESetup: 36.8e-6,
 
-		PCIeBandwidth:        55e9,
-		PCIeDuplexBandwidth:  100e9,
-		HostCopySetup:        8e-6,
-		HostCopyCTAs:         32,
-		HostCopyCTABandwidth: 4e9,
-		HostCopyKernelSetup:  4e-6,
+		PCIeBandwidth:                 55.3e9,
+		PCIeDuplexBandwidth:           100e9,
+		HostCopySetup:                 15e-6,
+		HostCopyCTAs:                  32,
+		HostCopyCTABandwidth:          12.8e9,
+		HostCopyKernelBandwidth:       51.8e9,
+		HostCopyKernelDuplexBandwidth: 63.9e9,
+		HostCopyKernelSetup:           5.3e-6,
 
 		LaunchGap: 2e-6,
 	}

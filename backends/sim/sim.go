@@ -233,6 +233,9 @@ func boundDetail(p Profile, j *job, r backends.Resource, pl *plan) string {
 	case backends.ResLink:
 		return fmt.Sprintf("NVLink bandwidth (%.0f GB/s per direction)", p.LinkBandwidth/1e9)
 	case backends.ResPCIe:
+		if !j.copy {
+			return fmt.Sprintf("its loads and stores over PCIe (the copy kernel reaches %.1f GB/s each way, %.1f both ways)", p.HostCopyKernelBandwidth/1e9, p.HostCopyKernelDuplexBandwidth/1e9)
+		}
 		return fmt.Sprintf("PCIe to the host (%.0f GB/s per direction, %.0f both ways)", p.PCIeBandwidth/1e9, p.PCIeDuplexBandwidth/1e9)
 	case backends.ResCTA:
 		return fmt.Sprintf("%d CTAs, each moving at most %.0f GB/s", j.ctas, ctaGBs(p, j))
