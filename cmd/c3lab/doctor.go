@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/c3lab/c3lab/backends/cuda"
@@ -24,12 +25,10 @@ func runDoctor(_ context.Context, args []string, s stdio) error {
 		return err
 	}
 	r := doctorReport{CUDA: cuda.Probe(), NVML: profiler.ProbeNVML(), Backend: "cuda"}
-	if r.CUDA.Usable {
-		r.Note = fmt.Sprintf("c3lab runs on these %d GPU(s) by default (--backend cuda)", len(r.CUDA.Devices))
-	} else {
+	if !r.CUDA.Usable {
 		r.Backend = "sim"
-		r.Note = "no usable GPU (" + r.CUDA.Reason + "): c3lab uses the simulator (H200 profile)"
 	}
+	r.Note = doctorNote(r.CUDA)
 	if *asJSON {
 		return writeJSON(s.out, r)
 	}
@@ -87,4 +86,31 @@ func orDash(s string) string {
 		return "-"
 	}
 	return s
+}
+
+// doctorNote says what c3lab runs where it finds the GPUs of r: the
+// simulator without one; on one GPU its host copies (collectives need a
+// second GPU); on several every scenario, and whether copy-engine
+// collectives can reach every peer.
+func doctorNote(r cuda.Report) string {
+	n := len(r.Devices)
+	switch {
+	case !r.Usable:
+		return "no usable GPU (" + r.Reason + "): c3lab uses the simulator (H200 profile)"
+	case n == 1:
+		return "c3lab runs on this one GPU (--backend cuda) the C3 one GPU has: GEMMs and stream ops next to host<->device copies (the h2d, d2h and swap scenarios; c3lab scenarios marks them); collectives need 2 GPUs, --backend sim runs them on a simulated node"
+	}
+	var missing []string
+	for _, d := range r.Devices {
+		for q := range n {
+			if q != d.Index && !slices.Contains(d.PeerAccess, q) {
+				missing = append(missing, fmt.Sprintf("%d->%d", d.Index, q))
+			}
+		}
+	}
+	note := fmt.Sprintf("c3lab runs on these %d GPUs by default (--backend cuda)", n)
+	if len(missing) > 0 {
+		note += "; copy-engine collectives (--comm-engine dma) need peer access, which " + strings.Join(missing, ", ") + " lack"
+	}
+	return note
 }

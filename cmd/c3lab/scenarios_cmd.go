@@ -2,9 +2,11 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"text/tabwriter"
 
+	"github.com/c3lab/c3lab/backends"
 	"github.com/c3lab/c3lab/profiler"
 	"github.com/c3lab/c3lab/scenarios"
 )
@@ -21,6 +23,10 @@ type scenarioRow struct {
 	TComp       float64             `json:"t_comp_ns"`
 	TComm       float64             `json:"t_comm_ns"`
 	Backend     string              `json:"backend"`
+	// Runs is false for a scenario this backend cannot run (more GPUs
+	// than the node has, say); Why then says why, and no class is given.
+	Runs bool   `json:"runs_here"`
+	Why  string `json:"why,omitempty"`
 }
 
 func runScenarios(ctx context.Context, args []string, s stdio) error {
@@ -42,27 +48,79 @@ func runScenarios(ctx context.Context, args []string, s stdio) error {
 		return err
 	}
 	defer b.Close()
-	var rows []scenarioRow
-	for _, sc := range scenarios.Builtin() {
-		r, err := profiler.Measure(ctx, b, sc, scenarios.Strategy{}, profiler.Options{IsolatedOnly: true, Reps: 5})
-		if err != nil {
-			return fmt.Errorf("classifying %s: %w", sc.Name, err)
-		}
-		rows = append(rows, scenarioRow{
-			Name: sc.Name, Description: sc.Description, Source: sc.Source, GPUs: sc.GPUs,
-			Compute: sc.Compute, Comm: sc.Comm, Class: r.Class,
-			TComp: r.TComp.Median, TComm: r.TComm.Median, Backend: b.Name(),
-		})
+	rows, skipped, err := scenarioRows(ctx, b)
+	if err != nil {
+		return err
 	}
 	if *asJSON {
 		return writeJSON(s.out, rows)
 	}
+	lim := b.Capabilities().Limits
 	tw := tabwriter.NewWriter(s.out, 0, 0, 2, ' ', 0)
-	fmt.Fprintf(tw, "NAME\tCLASS (%s)\tT_COMP\tT_COMM\tCOMPUTE\tCOMM\n", b.Name())
+	fmt.Fprintf(tw, "NAME\tGPUS\tCLASS (%s)\tT_COMP\tT_COMM\tCOMPUTE\tCOMM\n", b.Name())
 	for _, r := range rows {
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", r.Name, r.Class, dur(r.TComp), dur(r.TComm), r.Compute, r.Comm)
+		if !r.Runs {
+			fmt.Fprintf(tw, "%s\t%d\t-\t-\t-\t%s\t%s\n", r.Name, r.GPUs, r.Compute, r.Comm)
+			continue
+		}
+		fmt.Fprintf(tw, "%s\t%d\t%s\t%s\t%s\t%s\t%s\n", r.Name, r.GPUs, r.Class, dur(r.TComp), dur(r.TComm), r.Compute, r.Comm)
 	}
-	return tw.Flush()
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	if skipped > 0 {
+		fmt.Fprintf(s.out, "\n%d of %d scenarios cannot run on this %s (%s); c3lab scenarios --backend sim classifies them on a simulated node\n",
+			skipped, len(rows), plural(lim.MaxGPUs, "GPU")+" node", firstWhy(rows))
+	}
+	return nil
+}
+
+// scenarioRows classifies every built-in scenario on b, and lists those b
+// cannot run (more GPUs than the node has, say) with the reason; skipped
+// counts them.
+func scenarioRows(ctx context.Context, b backends.Backend) (rows []scenarioRow, skipped int, err error) {
+	lim := b.Capabilities().Limits
+	for _, sc := range scenarios.Builtin() {
+		row := scenarioRow{
+			Name: sc.Name, Description: sc.Description, Source: sc.Source, GPUs: sc.GPUs,
+			Compute: sc.Compute, Comm: sc.Comm, Backend: b.Name(),
+		}
+		if why := runsHere(sc, lim); why != "" {
+			row.Why = why
+			rows = append(rows, row)
+			skipped++
+			continue
+		}
+		r, err := profiler.Measure(ctx, b, sc, scenarios.Strategy{}, profiler.Options{IsolatedOnly: true, Reps: 5})
+		if err != nil {
+			return nil, 0, fmt.Errorf("classifying %s: %w", sc.Name, err)
+		}
+		row.Runs, row.Class, row.TComp, row.TComm = true, r.Class, r.TComp.Median, r.TComm.Median
+		rows = append(rows, row)
+	}
+	return rows, skipped, nil
+}
+
+// runsHere returns "" when the backend whose limits are lim can run sc,
+// else the first reason it cannot.
+func runsHere(sc scenarios.Scenario, lim scenarios.Limits) string {
+	var ve *scenarios.ValidationError
+	if err := scenarios.Validate(sc, lim); errors.As(err, &ve) && len(ve.Fields) > 0 {
+		return ve.Fields[0].Msg
+	} else if err != nil {
+		return err.Error()
+	}
+	return ""
+}
+
+// firstWhy is the first reason a row gives for not running.
+func firstWhy(rows []scenarioRow) string {
+	for _, r := range rows {
+		if r.Why != "" {
+			return r.Why
+		}
+	}
+	return ""
 }
 
 func runScenariosShow(args []string, s stdio) error {
