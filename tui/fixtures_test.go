@@ -28,7 +28,7 @@ func h200Caps() backends.Capabilities {
 	return backends.Capabilities{
 		Limits: scenarios.Limits{
 			Device: "NVIDIA H200", SMs: 132, SMStep: 8, MaxGPUs: 8, CopyEngines: 3,
-			HighestPriority: -5, DTypes: scenarios.DTypes,
+			HighestPriority: -5, DTypes: scenarios.DTypes, MemoryBytes: 141 << 30,
 		},
 		Priority: true, SMPartition: true, CommCTACap: true, DMA: true,
 		Explains: true, Deterministic: true,
