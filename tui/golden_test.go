@@ -187,6 +187,7 @@ func TestScreenGolden(t *testing.T) {
 		{"200x50_help", 200, 50, dmaStrategy(), func(m Model) Model { return press(m, "?") }},
 		{"50x12_too_small", 50, 12, scenarios.Strategy{}, nil},
 		{"160x50_history", 160, 50, dmaStrategy(), withHistory},
+		{"200x50_history", 200, 50, dmaStrategy(), withHistory},
 		{"120x36_history", 120, 36, dmaStrategy(), withHistory},
 		{"80x30_history", 80, 30, dmaStrategy(), withHistory},
 	} {
