@@ -403,7 +403,7 @@ func (m Model) onResult(msg resultMsg) (tea.Model, tea.Cmd) {
 		msg.result.Scenario.Name, msg.result.Strategy.String(), fracText(msg.result), fmtX(msg.result.RealizedSpeedup), fmtX(msg.result.IdealSpeedup))}
 	if m.knobNote != "" {
 		// The knob was applied and measured; say again why it could not matter.
-		m.status = status{statusWarn, m.knobNote + " · " + m.status.text}
+		m.status = status{statusWarn, m.knobNote + " · measured: " + fracText(msg.result) + " of ideal"}
 	}
 	if m.liveRun {
 		m.status.text = "live · " + m.status.text

@@ -33,7 +33,7 @@ func (b *Backend) NoEffect(sc scenarios.Scenario, from, to scenarios.Strategy) s
 		}
 	}
 	sameAll, sameComm := true, true
-	var c3From, c3To int64
+	var c3, compFrom, compTo int64
 	for _, mode := range []backends.Mode{backends.ModeCompute, backends.ModeComm, backends.ModeConcurrent} {
 		f, t := from, to
 		if mode != backends.ModeConcurrent {
@@ -49,17 +49,21 @@ func (b *Backend) NoEffect(sc scenarios.Scenario, from, to scenarios.Strategy) s
 		}
 		sameComm = sameComm && sameTime(a.Rep.Comm, c.Rep.Comm)
 		sameAll = sameAll && sameComm && sameTime(a.Rep.Wall, c.Rep.Wall) && sameTime(a.Rep.Compute, c.Rep.Compute)
-		c3From, c3To = a.Rep.Wall, c.Rep.Wall
+		c3, compFrom, compTo = c.Rep.Wall, a.Rep.Compute, c.Rep.Compute
 	}
 	why := b.commMoot(sc, from, to)
 	switch {
 	case sameAll && why != "":
 		return why + ": this change cannot change the run (the simulator's model)"
 	case sameAll:
-		return fmt.Sprintf("in the simulator's model %s and %s give this scenario the same times (T_c3 %s either way)", from, to, fmtNs(c3To))
+		return fmt.Sprintf("in the simulator's model %s and %s give this scenario the same times (T_c3 %s either way)", from, to, fmtNs(c3))
 	case sameComm && why != "":
-		return fmt.Sprintf("%s: this change cannot speed up the %s; T_c3 moves from %s to %s only through the load the compute op feels (the simulator's model)",
-			why, sc.Comm.Collective, fmtNs(c3From), fmtNs(c3To))
+		move := fmt.Sprintf("%+.1f%%", 100*(float64(compTo)/float64(max(compFrom, 1))-1))
+		if d := math.Abs(float64(compTo-compFrom)) / float64(max(compFrom, 1)); d < 0.0005 {
+			move = "by less than 0.1%" // never a "-0.0%"
+		}
+		return fmt.Sprintf("%s: this change cannot speed up the %s; the compute op's time next to it moves %s, only through the HBM traffic the two share (the simulator's model)",
+			why, sc.Comm.Collective, move)
 	}
 	return ""
 }

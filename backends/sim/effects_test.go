@@ -27,7 +27,7 @@ func TestNoEffect(t *testing.T) {
 		want     []string // fragments of the reason; none: the knob matters
 	}{
 		{"one engine already outruns the link on 2 GPUs", gemmAG(), dma, ces(1), []string{"one copy engine moves " + engine, link, "cannot speed up the all-gather"}},
-		{"and back to all engines", gemmAG(), ces(1), dma, []string{engine, link, "T_c3 moves"}},
+		{"and back to all engines", gemmAG(), ces(1), dma, []string{engine, link, "the compute op's time next to it moves"}},
 		{"a transfer too small to split rides one engine", small, ces(1), ces(2), []string{"1 transfer of 16.0 MiB", "64 MiB", "cannot change the run"}},
 		{"a CTA cap at NCCL's own count", gemmAG(), scenarios.Strategy{}, scenarios.Strategy{CommCTAs: p.CommCTAs[scenarios.AllGather]},
 			[]string{fmt.Sprintf("%d CTAs", p.CommCTAs[scenarios.AllGather]), "cannot change the run"}},
