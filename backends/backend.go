@@ -28,6 +28,18 @@ type Backend interface {
 	Close() error
 }
 
+// EffectChecker is implemented by a backend whose model can tell that a
+// change of strategy cannot change a scenario's times, or cannot change
+// the collective's own. The simulator does, by its model; a real GPU
+// backend does not claim what only a measurement could show.
+type EffectChecker interface {
+	// NoEffect returns, in one line with the numbers, what running sc
+	// under to instead of from cannot change on this backend (the run, or
+	// the collective) and why, or "" when the change may matter. It is
+	// cheap enough to call on a key press.
+	NoEffect(sc scenarios.Scenario, from, to scenarios.Strategy) string
+}
+
 // DeviceInfo describes one device.
 type DeviceInfo struct {
 	Index int    `json:"index"`

@@ -365,6 +365,9 @@ type Limits struct {
 	HighestPriority int
 	// DTypes are the GEMM element types the device supports.
 	DTypes []DType
+	// MemoryBytes is each GPU's device memory (the smallest, when they
+	// differ); 0 means unknown, and scenarios are then not checked against it.
+	MemoryBytes int64
 }
 
 // Isolated returns the strategy an op's isolated baseline runs under: the

@@ -81,14 +81,23 @@ func Validate(sc Scenario, lim Limits) error {
 	if sc.Reps < 0 || sc.Reps > 100000 {
 		add("$.reps", "reps is %d; allowed 1..100000, or leave it out for %d", sc.Reps, DefaultReps)
 	}
+	sized := len(errs)
 	errs = append(errs, validateCompute(sc.Compute, lim)...)
 	errs = append(errs, validateComm(sc.Comm, sc.GPUs)...)
+	// Only sizes that passed their own bounds are added up: the footprint
+	// of nonsense is nonsense (and the sums saturate anyway).
+	sizesOK := len(errs) == sized && sc.GPUs >= sc.Comm.Collective.MinGPUs() && (lim.MaxGPUs <= 0 || sc.GPUs <= lim.MaxGPUs)
 	if sc.Strategy.CommEngine == EngineNCCLCE && (!sc.Comm.Collective.IsPureCopy() || sc.Comm.Collective.IsHostCopy()) && sc.Comm.Collective != "" {
 		errs = append(errs, FieldError{"$.strategy.comm_engine", fmt.Sprintf("NCCL's copy-engine path covers all-gather and all-to-all, not %s; allowed sm or dma", sc.Comm.Collective)})
 	}
 	for _, e := range ValidateStrategy(sc.Strategy, lim) {
 		e.Path = "$.strategy" + strings.TrimPrefix(e.Path, "$")
 		errs = append(errs, e)
+	}
+	if sizesOK {
+		if e := checkMemory(sc, lim); e != nil {
+			errs = append(errs, *e)
+		}
 	}
 	if len(errs) == 0 {
 		return nil

@@ -235,9 +235,11 @@ func (m Model) onComposerKey(msg tea.KeyPressMsg) (tea.Model, tea.Cmd) {
 }
 
 // composerLines renders the form: one row per field, the focused one
-// editable, each error beside its field.
+// editable, each error beside its field or, when it does not fit there,
+// wrapped in whole words below it.
 func composerLines(st Styles, cp *composer, w int) []string {
 	const labelW = 14
+	const indent = 2 + labelW
 	var out []string
 	for i, f := range cp.fields {
 		mark := "  "
@@ -247,20 +249,32 @@ func composerLines(st Styles, cp *composer, w int) []string {
 			val = cp.input.View()
 		}
 		line := mark + st.Label.Render(fit(f.label, labelW)) + val
-		if e, ok := cp.errs[f.path]; ok {
+		e, bad := cp.errs[f.path]
+		if bad && ansiWidth(line)+4+ansiWidth(e) <= w {
 			line += "  " + st.Error.Render("! "+e)
+			bad = false
 		}
 		out = append(out, fitWidth(line, w))
+		if bad {
+			for _, l := range wrapWords("! "+e, max(w-indent, 1)) {
+				out = append(out, strings.Repeat(" ", indent)+st.Error.Render(l))
+			}
+		}
 	}
 	if e, ok := cp.errs["$.compute"]; ok {
-		out = append(out, fitWidth(st.Error.Render("! "+e), w))
+		for _, l := range wrapWords("! "+e, w) {
+			out = append(out, st.Error.Render(l))
+		}
 	}
 	out = append(out, "")
 	note := "↑/↓ field · enter add and measure · ctrl+s save YAML · esc close"
 	if cp.note != "" {
 		note = cp.note
 	}
-	return append(out, st.Dim.Render(fitWidth(note, w)))
+	for _, l := range wrapWords(note, w) {
+		out = append(out, st.Dim.Render(l))
+	}
+	return out
 }
 
 // fitWidth cuts a styled line to w cells, leaving shorter lines as they are.

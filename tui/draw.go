@@ -24,6 +24,38 @@ func fit(s string, w int) string {
 	return s
 }
 
+// wrapWords wraps s (which may hold ANSI styling) into lines of at most w
+// cells, breaking at spaces and hyphens; only a word longer than w is
+// broken inside.
+func wrapWords(s string, w int) []string {
+	if w <= 0 {
+		return nil
+	}
+	return strings.Split(ansi.Wrap(s, w, "-"), "\n")
+}
+
+// cutWords shortens plain text s to at most w cells at a word boundary,
+// ending it with tail; ok is false when s fits and is returned whole. A
+// first word too long for the room is cut inside, as nothing else fits.
+func cutWords(s string, w int, tail string) (out string, ok bool) {
+	if ansi.StringWidth(s) <= w {
+		return s, false
+	}
+	room := w - ansi.StringWidth(tail)
+	if room <= 0 {
+		return ansi.Truncate(s, w, ""), true
+	}
+	head := ansi.Truncate(s, room, "")
+	// Keep whole words: back up to the last space unless the cut fell
+	// on one.
+	if next := s[len(head):]; !strings.HasPrefix(next, " ") {
+		if i := strings.LastIndexByte(head, ' '); i > 0 {
+			head = head[:i]
+		}
+	}
+	return strings.TrimRight(head, " ") + tail, true
+}
+
 // alignRight pads s on the left to w cells (truncating when wider).
 func alignRight(s string, w int) string {
 	sw := ansi.StringWidth(s)

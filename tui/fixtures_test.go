@@ -28,7 +28,7 @@ func h200Caps() backends.Capabilities {
 	return backends.Capabilities{
 		Limits: scenarios.Limits{
 			Device: "NVIDIA H200", SMs: 132, SMStep: 8, MaxGPUs: 8, CopyEngines: 3,
-			HighestPriority: -5, DTypes: scenarios.DTypes,
+			HighestPriority: -5, DTypes: scenarios.DTypes, MemoryBytes: 141 << 30,
 		},
 		Priority: true, SMPartition: true, CommCTACap: true, DMA: true,
 		Explains: true, Deterministic: true,
@@ -49,6 +49,16 @@ type fakeBackend struct {
 	maxInFlight int
 	runs        int
 	fail        error // when set, every run fails with it
+	// noEffect, when set, is the backend's answer to NoEffect.
+	noEffect func(sc scenarios.Scenario, from, to scenarios.Strategy) string
+}
+
+// NoEffect implements backends.EffectChecker with the test's answer.
+func (f *fakeBackend) NoEffect(sc scenarios.Scenario, from, to scenarios.Strategy) string {
+	if f.noEffect == nil {
+		return ""
+	}
+	return f.noEffect(sc, from, to)
 }
 
 func newFake() *fakeBackend { return &fakeBackend{caps: h200Caps()} }

@@ -99,9 +99,9 @@ func TestPanelGolden(t *testing.T) {
 			"header_failed":            headerLine(st, failed(hs), w),
 			"header_recording":         headerLine(st, recordingTo(withTook(hs, 812*time.Millisecond), st), w),
 			"header_recording_running": headerLine(st, recordingTo(running(hs), st), w),
-			"status_info":              statusLine(st, status{statusInfo, "comm engine: dma (copy engines, no SMs) · measuring…"}, w),
-			"status_warn":              statusLine(st, status{statusWarn, "p: the replay backend cannot set stream priorities"}, w),
-			"status_error":             statusLine(st, status{statusError, "concurrent run of ag-gemm-balanced on fake: device lost\nsecond line"}, w),
+			"status_info":              statusLine(st, status{statusInfo, "comm engine: dma (copy engines, no SMs) · measuring…"}, w, "?"),
+			"status_warn":              statusLine(st, status{statusWarn, "p: the replay backend cannot set stream priorities"}, w, "?"),
+			"status_error":             statusLine(st, status{statusError, "concurrent run of ag-gemm-balanced on fake: device lost\nsecond line"}, w, "?"),
 			"help_line":                shortHelp(DefaultKeyMap().withCapabilities(backends0Caps()), w),
 		}
 		for name, line := range bars {
@@ -183,8 +183,11 @@ func TestScreenGolden(t *testing.T) {
 			return press(press(press(press(m, "tab"), "g"), "+"), "+")
 		}},
 		{"160x50_help", 160, 50, dmaStrategy(), func(m Model) Model { return press(m, "?") }},
+		{"120x40_help", 120, 40, dmaStrategy(), func(m Model) Model { return press(m, "?") }},
+		{"200x50_help", 200, 50, dmaStrategy(), func(m Model) Model { return press(m, "?") }},
 		{"50x12_too_small", 50, 12, scenarios.Strategy{}, nil},
 		{"160x50_history", 160, 50, dmaStrategy(), withHistory},
+		{"200x50_history", 200, 50, dmaStrategy(), withHistory},
 		{"120x36_history", 120, 36, dmaStrategy(), withHistory},
 		{"80x30_history", 80, 30, dmaStrategy(), withHistory},
 	} {

@@ -122,8 +122,38 @@ func (m Model) onGridMsg(msg gridMsg) (tea.Model, tea.Cmd) {
 	}
 	g.cells[r][c] = cell
 	g.next = msg.index + 1
+	m.status = status{statusInfo, g.progress()}
 	m.renderGrid()
+	m.renderFooter()
 	return m, g.measureNext(m.gate, m.backend)
+}
+
+// progress says how far the sweep is and, once every cell is measured,
+// that it is done, how many cells failed and which did best.
+func (g *sweepGrid) progress() string {
+	done := min(g.next, g.total())
+	if done < g.total() {
+		return fmt.Sprintf("sweeping %s: %d/%d measured", g.scenario.Name, done, g.total())
+	}
+	failed, bestR, bestC := 0, -1, -1
+	for r := range g.cells {
+		for c, cell := range g.cells[r] {
+			switch {
+			case cell.err != nil:
+				failed++
+			case cell.ok && (bestR < 0 || cell.fraction > g.cells[bestR][bestC].fraction):
+				bestR, bestC = r, c
+			}
+		}
+	}
+	out := fmt.Sprintf("sweep done: %d/%d measured", done, g.total())
+	if failed > 0 {
+		out += fmt.Sprintf(", %d failed", failed)
+	}
+	if bestR >= 0 {
+		out += fmt.Sprintf(" · best %s of ideal under %s · enter applies a cell", fmtPct0(g.cells[bestR][bestC].fraction), g.strategy(bestR, bestC))
+	}
+	return out
 }
 
 // onGridKey moves the cursor, applies a cell, or closes the grid.
@@ -208,8 +238,11 @@ func gridLines(st Styles, g *sweepGrid) []string {
 		}
 		out = append(out, line)
 	}
-	done := min(g.next, g.total())
-	out = append(out, "", st.Dim.Render(fmt.Sprintf("%d/%d measured · arrows move · enter applies · esc closes", done, g.total())))
+	state := fmt.Sprintf("%d/%d measured", min(g.next, g.total()), g.total())
+	if g.next >= g.total() {
+		state = "sweep done: " + state
+	}
+	out = append(out, "", st.Dim.Render(state+" · arrows move · enter applies · esc closes"))
 	return out
 }
 

@@ -4,6 +4,7 @@ import (
 	"fmt"
 
 	"github.com/c3lab/c3lab/backends"
+	"github.com/c3lab/c3lab/heuristics"
 	"github.com/c3lab/c3lab/scenarios"
 )
 
@@ -152,4 +153,22 @@ func fitStrategy(st scenarios.Strategy, coll scenarios.Collective, c backends.Ca
 		return st, fmt.Sprintf("dma off: a %s needs a reduction, and the %s backend has no DMA reductions", coll, backend)
 	}
 	return st, ""
+}
+
+// cannotMatter says why changing the strategy from `from` to `to` cannot
+// change the active scenario on this backend: first the rules that hold on
+// any GPU (heuristics.KnobEffect), then the backend's own model when it has
+// one (backends.EffectChecker); "" when the change may matter.
+func (m *Model) cannotMatter(from, to scenarios.Strategy) string {
+	if m.backend == nil || len(m.suite) == 0 {
+		return ""
+	}
+	sc := m.suite[m.active]
+	if n := heuristics.KnobEffect(sc, from, to, m.caps); n != "" {
+		return n
+	}
+	if ec, ok := m.backend.(backends.EffectChecker); ok {
+		return ec.NoEffect(sc, from, to)
+	}
+	return ""
 }

@@ -131,6 +131,10 @@ type Model struct {
 	took   time.Duration
 	failed bool // the last measurement failed
 	status status
+	// knobNote says why the last knob turned cannot change this scenario
+	// on this backend ("" when it may); it stays beside the result until
+	// the next request.
+	knobNote string
 
 	showHelp bool
 	// helpTop is the help overlay's first line shown (↑/↓ scroll it).
@@ -271,6 +275,7 @@ func (m *Model) request() tea.Cmd {
 		return nil
 	}
 	m.seq++
+	m.knobNote = ""
 	m.noteSetting()
 	m.renderHeader()
 	if m.running {
@@ -396,6 +401,10 @@ func (m Model) onResult(msg resultMsg) (tea.Model, tea.Cmd) {
 	m.setResult(msg.result)
 	m.status = status{statusInfo, fmt.Sprintf("%s · %s: %s of ideal (%s realized, %s ideal)",
 		msg.result.Scenario.Name, msg.result.Strategy.String(), fracText(msg.result), fmtX(msg.result.RealizedSpeedup), fmtX(msg.result.IdealSpeedup))}
+	if m.knobNote != "" {
+		// The knob was applied and measured; say again why it could not matter.
+		m.status = status{statusWarn, m.knobNote + " · measured: " + fracText(msg.result) + " of ideal"}
+	}
 	if m.liveRun {
 		m.status.text = "live · " + m.status.text
 		m.renderAll()
@@ -599,10 +608,18 @@ func (m Model) turnKnob(kn knob, keyName string) (tea.Model, tea.Cmd) {
 		m.renderFooter()
 		return m, nil
 	}
+	moot := m.cannotMatter(m.strategy, st)
 	m.strategy = st
-	m.rec.cur.Marker("key " + keyName + ": " + note)
-	m.status = status{statusInfo, note + " · measuring…"}
+	if moot != "" {
+		// Applied all the same (the user asked), never silently.
+		m.rec.cur.Marker("key " + keyName + ": " + note + " · " + moot)
+		m.status = status{statusWarn, note + " · " + moot + " · measuring anyway…"}
+	} else {
+		m.rec.cur.Marker("key " + keyName + ": " + note)
+		m.status = status{statusInfo, note + " · measuring…"}
+	}
 	cmd := m.request()
+	m.knobNote = moot
 	m.renderFooter()
 	if m.showHelp {
 		m.renderOverlay()

@@ -19,14 +19,32 @@ type status struct {
 }
 
 // statusLine renders the status at width w; errors say "error:" so they
-// read as such without colour.
-func statusLine(st Styles, s status, w int) string {
-	s.text = strings.ReplaceAll(s.text, "\n", " ")
+// read as such without colour. A message too long for the line is cut at
+// a word boundary and says that help (helpKey) shows all of it.
+func statusLine(st Styles, s status, w int, helpKey string) string {
+	style := st.Dim
 	switch s.kind {
 	case statusError:
-		return fit(st.Error.Render("error: "+s.text), w)
+		style = st.Error
 	case statusWarn:
-		return fit(st.Warn.Render("! "+s.text), w)
+		style = st.Warn
 	}
-	return fit(st.Dim.Render(s.text), w)
+	body, _ := cutWords(statusText(s), w, " … ("+helpKey+" shows all)")
+	return fit(style.Render(body), w)
 }
+
+// statusText is the status as one line of plain text, with the prefix of
+// its tone ("error: ", "! ").
+func statusText(s status) string {
+	text := strings.ReplaceAll(s.text, "\n", " ")
+	switch s.kind {
+	case statusError:
+		return "error: " + text
+	case statusWarn:
+		return "! " + text
+	}
+	return text
+}
+
+// statusCut reports whether the status line at width w cannot show all of s.
+func statusCut(s status, w int) bool { return ansiWidth(statusText(s)) > w }

@@ -2,8 +2,10 @@ package tui
 
 import (
 	"fmt"
+	"strings"
 
 	"charm.land/bubbles/v2/key"
+	"charm.land/lipgloss/v2"
 
 	"github.com/c3lab/c3lab/backends"
 	"github.com/c3lab/c3lab/scenarios"
@@ -100,42 +102,104 @@ func helpGroups(k KeyMap, s scenarios.Strategy, c backends.Capabilities, backend
 
 // helpOverlayLines renders the overlay's body at inner width w and at most
 // h lines: the figures' glossary and the spacing come only when they fit.
+// Descriptions wrap at word boundaries in a column as wide as the longest
+// one needs, or as the width leaves beside the knobs' values; where too
+// little is left, a value goes on its own line below its description.
 func helpOverlayLines(st Styles, groups []helpGroup, w, h int) []string {
-	const keyW = 8
-	descW := min(42, max(w-keyW-14, 10))
-	n := 0
+	const keyW, gap = 8, 3
+	descMax, stateW := 0, 0 // of the entries that show a value
 	for _, g := range groups {
-		n += 1 + len(g.entries)
+		for _, e := range g.entries {
+			if e.state != "" {
+				descMax = max(descMax, ansiWidth(e.desc))
+				stateW = max(stateW, ansiWidth(e.state))
+			}
+		}
 	}
-	spaced := n+len(groups)-1 <= h
+	beside := w-keyW-gap-stateW >= 24 // room for the values beside the descriptions
+	fullW, valueW := max(w-keyW, 1), max(w-keyW, 1)
+	if beside {
+		valueW = min(descMax, w-keyW-gap-stateW)
+	}
+	var blocks [][]string
+	for _, g := range groups {
+		block := wrapWords(st.Title.Render(g.title), w)
+		for _, e := range g.entries {
+			keyStyle, descStyle := st.Key, lipgloss.NewStyle()
+			stateStyle := st.Selected
+			if !e.ok {
+				keyStyle, descStyle, stateStyle = st.Dim, st.Dim, st.Warn
+			}
+			descW := fullW
+			if e.state != "" {
+				descW = valueW
+			}
+			desc := wrapWords(e.desc, descW)
+			pad := strings.Repeat(" ", keyW)
+			for i, d := range desc {
+				lead := pad
+				if i == 0 {
+					lead = keyStyle.Render(fit(e.b.Help().Key, keyW))
+				}
+				line := lead + descStyle.Render(d)
+				if i == 0 && beside && e.state != "" {
+					line = lead + descStyle.Render(fit(d, descW)) + strings.Repeat(" ", gap) + stateStyle.Render(e.state)
+				}
+				block = append(block, line)
+			}
+			if !beside && e.state != "" {
+				for _, l := range wrapWords("now "+e.state, descW) {
+					block = append(block, pad+stateStyle.Render(l))
+				}
+			}
+		}
+		blocks = append(blocks, block)
+	}
+	n := 0
+	for _, b := range blocks {
+		n += len(b)
+	}
+	spaced := n+len(blocks)-1 <= h
 	var out []string
-	for i, g := range groups {
+	for i, b := range blocks {
 		if i > 0 && spaced {
 			out = append(out, "")
 		}
-		out = append(out, st.Title.Render(g.title))
-		for _, e := range g.entries {
-			line := st.Key.Render(fit(e.b.Help().Key, keyW)) + fit(e.desc, descW)
-			switch {
-			case !e.ok:
-				line = st.Dim.Render(fit(e.b.Help().Key, keyW)+fit(e.desc, descW)) + " " + st.Warn.Render(e.state)
-			case e.state != "":
-				line += " " + st.Selected.Render(e.state)
-			}
-			out = append(out, line)
-		}
+		out = append(out, b...)
 	}
-	glossary := []string{
-		"",
-		st.Title.Render("what the figures mean"),
-		"T_comp, T_comm  medians of each op alone; T_c3: both at once",
-		"ideal       (T_comp+T_comm) / max(T_comp,T_comm): perfect overlap",
-		"realized    (T_comp+T_comm) / T_c3",
-		"% of ideal  (realized-1) / (ideal-1); below 0: slower than serial",
-		"slowdown    an op's time in C3 over its time alone",
-	}
+	glossary := append([]string{"", st.Title.Render("what the figures mean")}, glossaryLines(w)...)
 	if len(out)+len(glossary) <= h {
 		out = append(out, glossary...)
 	}
 	return out
+}
+
+// glossaryLines explains the figures at width w, each term in a column of
+// its own and its meaning wrapped beside it.
+func glossaryLines(w int) []string {
+	const termW = 16
+	var out []string
+	for _, g := range [][2]string{
+		{"T_comp, T_comm", "medians of each op alone; T_c3: both at once"},
+		{"ideal", "(T_comp+T_comm) / max(T_comp,T_comm): perfect overlap"},
+		{"realized", "(T_comp+T_comm) / T_c3"},
+		{"% of ideal", "(realized-1) / (ideal-1); below 0: slower than serial"},
+		{"slowdown", "an op's time in C3 over its time alone"},
+	} {
+		for i, l := range wrapWords(g[1], max(w-termW, 1)) {
+			term := ""
+			if i == 0 {
+				term = g[0]
+			}
+			out = append(out, fit(term, termW)+l)
+		}
+	}
+	return out
+}
+
+// messageLines shows a status message in full at width w, for the help
+// overlay when the status line had to cut it.
+func messageLines(st Styles, s status, w int) []string {
+	out := append([]string{st.Title.Render("last message (cut short in the status line)")}, wrapWords(statusText(s), w)...)
+	return append(out, "")
 }

@@ -36,24 +36,41 @@ type trailPoint struct {
 const maxTrail = 8
 
 // trailLine shows how the fraction of ideal moved as the strategy changed,
-// newest last, dropping the oldest points that do not fit in w cells.
+// newest last, in the w cells it has: every point with the strategies'
+// full names when they fit, else with their short names (as the history's
+// legend writes them), dropping the oldest points that still do not fit
+// behind a "…".
 func trailLine(st Styles, trail []trailPoint, labelW, w int) string {
 	label := st.Label.Render(fit("trail", labelW))
 	if len(trail) < 2 {
 		return label + st.Dim.Render("flip a knob to compare strategies")
 	}
-	parts := make([]string, len(trail))
-	for i, p := range trail {
-		f := "n/a"
-		if p.ok {
-			f = fmtPct0(p.fraction)
+	points := func(short bool) []string {
+		parts := make([]string, len(trail))
+		for i, p := range trail {
+			f := "n/a"
+			if p.ok {
+				f = fmtPct0(p.fraction)
+			}
+			name := p.strategy
+			if short {
+				name = abbrevStrategy(name)
+			}
+			parts[i] = name + " " + f
 		}
-		parts[i] = p.strategy + " " + f
+		return parts
 	}
-	for len(parts) > 1 && labelW+ansiWidth(strings.Join(parts, " → ")) > w {
-		parts = parts[1:]
+	room := w - labelW
+	text := strings.Join(points(false), " → ")
+	if ansiWidth(text) > room {
+		parts := points(true)
+		text = strings.Join(parts, " → ")
+		for len(parts) > 1 && ansiWidth(text) > room {
+			parts = parts[1:]
+			text = "… " + strings.Join(parts, " → ")
+		}
 	}
-	return label + st.Dim.Render(fit(strings.Join(parts, " → "), w-labelW))
+	return label + st.Dim.Render(fit(text, room))
 }
 
 // metricsLabelW is the width of the metrics panel's label column at inner

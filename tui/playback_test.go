@@ -218,6 +218,54 @@ func TestComposer(t *testing.T) {
 	}
 }
 
+// TestComposerRefusesWhatDoesNotFit types sizes no GPU holds into the
+// composer: each is refused as it is typed, with the device's memory, at
+// the field to change, and enter does not measure it.
+func TestComposerRefusesWhatDoesNotFit(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		fields map[string]string // label -> value
+		path   string
+	}{
+		{"500 GiB per rank", map[string]string{"bytes/rank": "500GiB"}, "$.comm.bytes"},
+		{"1 TiB per rank on 8 GPUs", map[string]string{"gpus": "8", "bytes/rank": "1TiB"}, "$.comm.bytes"},
+		{"a 1048576^3 GEMM", map[string]string{"gemm m": "1048576", "gemm n": "1048576", "gemm k": "1048576"}, "$.compute"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			m := New(Config{Backend: newFake(), Suite: testSuite(), Start: "ag-gemm-balanced"})
+			m.cancel()
+			m.running = false
+			nm, _ := m.Update(tea.WindowSizeMsg{Width: 120, Height: 40})
+			m = nm.(Model)
+			m, _ = key1(m, 'n', "n")
+			for i, f := range m.comp.fields {
+				v, ok := tc.fields[f.label]
+				if !ok {
+					continue
+				}
+				for m.comp.focus != i {
+					m, _ = key1(m, tea.KeyDown, "")
+				}
+				for range len(m.comp.input.Value()) {
+					m, _ = key1(m, tea.KeyBackspace, "")
+				}
+				for _, r := range v {
+					m, _ = key1(m, r, string(r))
+				}
+			}
+			msg, ok := m.comp.errs[tc.path]
+			if !ok || !strings.Contains(msg, "device memory per GPU") || !strings.Contains(msg, "NVIDIA H200 has 141.0 GiB") {
+				t.Fatalf("errors %v, want the device memory at %s", m.comp.errs, tc.path)
+			}
+			n := len(m.suite)
+			m, cmd := key1(m, tea.KeyEnter, "")
+			if m.comp == nil || len(m.suite) != n || cmd != nil {
+				t.Errorf("enter measured a scenario that does not fit (composer open %v, suite %d, was %d)", m.comp != nil, len(m.suite), n)
+			}
+		})
+	}
+}
+
 func TestComposerSavesYAML(t *testing.T) {
 	dir := t.TempDir()
 	t.Chdir(dir)

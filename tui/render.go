@@ -27,8 +27,10 @@ func (m *Model) renderAll() {
 		return
 	}
 	if m.lay.tooSmall {
-		m.view.small = fit(fmt.Sprintf("terminal %dx%d is too small: c3lab needs %dx%d (q quits)",
-			m.width, m.height, minWidth, minHeight), m.width)
+		// Whole words, on as many lines as the terminal has.
+		lines := wrapWords(fmt.Sprintf("terminal %dx%d is too small: c3lab needs %dx%d (%s quits)",
+			m.width, m.height, minWidth, minHeight, m.keys.Quit.Help().Key), m.width)
+		m.view.small = strings.Join(lines[:min(len(lines), max(m.height, 1))], "\n")
 		return
 	}
 	m.renderHeader()
@@ -63,7 +65,7 @@ func (m *Model) renderFooter() {
 		return
 	}
 	m.renderHeader()
-	m.view.status = statusLine(m.styles, m.status, m.width)
+	m.view.status = statusLine(m.styles, m.status, m.width, m.keys.Help.Help().Key)
 	m.help.SetWidth(m.width)
 	m.help.Styles.ShortKey = m.styles.Key
 	m.help.Styles.ShortDesc = m.styles.Dim
@@ -130,7 +132,12 @@ func (m *Model) renderOverlay() {
 	// The overlay leaves the header, status and help lines visible.
 	w, maxH := min(m.width-4, 84), m.height-3
 	v := helpView{gpu: m.gpu, n: len(m.gpus), zoom: m.zoom}
-	body := helpOverlayLines(m.styles, helpGroups(m.keys, m.strategy, m.caps, m.name, v), w-4, maxH-2)
+	var body []string
+	if statusCut(m.status, m.width) {
+		// The status line cut the message; here it is whole.
+		body = messageLines(m.styles, m.status, w-4)
+	}
+	body = append(body, helpOverlayLines(m.styles, helpGroups(m.keys, m.strategy, m.caps, m.name, v), w-4, maxH-2-len(body))...)
 	body, m.helpTop = scrollLines(m.styles, body, m.helpTop, maxH-2)
 	m.view.overlay = m.overlayBox("Help · keys and knobs (? or esc closes)", body, w)
 }

@@ -209,10 +209,16 @@ func (b *Backend) Capabilities() backends.Capabilities {
 	if d.CCMajor > 8 || (d.CCMajor == 8 && d.CCMinor >= 9) {
 		dtypes = append(dtypes, scenarios.FP8)
 	}
+	// A scenario must fit on every GPU it may run on: the smallest.
+	mem := d.MemoryBytes
+	for _, o := range b.devs {
+		mem = min(mem, o.MemoryBytes)
+	}
 	return backends.Capabilities{
 		Limits: scenarios.Limits{
 			Device: d.Name, SMs: d.SMs, SMStep: d.SMStep, MaxGPUs: len(b.devs),
 			CopyEngines: d.CopyEngines, HighestPriority: d.PriorityGreatest, DTypes: dtypes,
+			MemoryBytes: mem,
 		},
 		Priority: true, SMPartition: d.Green, CommCTACap: true, GEMMSMTarget: true,
 		DMA:            d.CopyEngines > 0,

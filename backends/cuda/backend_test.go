@@ -143,6 +143,7 @@ func TestRefusesWhatItCannotDo(t *testing.T) {
 		{"both partitions", smallGEMM(scenarios.AllGather), scenarios.Strategy{CommSMs: 32, ComputeSMs: 64}, "compute_sms"},
 		{"too many GPUs", func() scenarios.Scenario { s := smallGEMM(scenarios.AllGather); s.GPUs = 4; return s }(), scenarios.Strategy{}, "at most 2"},
 		{"odd bytes", func() scenarios.Scenario { s := smallGEMM(scenarios.AllGather); s.Comm.Bytes = 4097; return s }(), scenarios.Strategy{}, "odd"},
+		{"more than the GPU's memory", func() scenarios.Scenario { s := smallGEMM(scenarios.AllReduce); s.Comm.Bytes = 8 << 30; return s }(), scenarios.Strategy{}, "but Fake H200 has 8.0 GiB"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			_, err := run(t, b, tc.sc, tc.st, backends.ModeConcurrent)

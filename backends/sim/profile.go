@@ -43,7 +43,12 @@ type Profile struct {
 	MaxGPUs int
 	// HighestPriority is the most urgent stream priority (measured: -5).
 	HighestPriority int
-	// MemoryBytes is HBM capacity (datasheet: 141 GB).
+	// MemoryBytes is the device memory scenarios must fit in, as the
+	// driver reports it (measured: cuDeviceTotalMem gave 150109880320
+	// bytes, 139.8 GiB, on each GPU of the 2 x H200 node, doctor.json in
+	// backends/cuda/results; NVIDIA sells it as 141 GB of HBM3e). The
+	// driver's figure, not the datasheet's, so that the simulator refuses
+	// exactly the scenarios the cuda backend refuses on an H200.
 	MemoryBytes int64
 
 	// PeakFLOPs is dense tensor-core peak per element type (datasheet;
@@ -218,7 +223,7 @@ func H200() Profile {
 		SMStep:          8,
 		MaxGPUs:         8,
 		HighestPriority: -5,
-		MemoryBytes:     141e9,
+		MemoryBytes:     150109880320,
 
 		PeakFLOPs: map[scenarios.DType]float64{
 			scenarios.BF16: 989e12,
@@ -340,5 +345,6 @@ func (p Profile) Limits() scenarios.Limits {
 		CopyEngines:     p.CopyEngines,
 		HighestPriority: p.HighestPriority,
 		DTypes:          dt,
+		MemoryBytes:     p.MemoryBytes,
 	}
 }

@@ -438,6 +438,21 @@ func TestRejectsBadInput(t *testing.T) {
 	}
 }
 
+// TestRefusesWhatDoesNotFit checks the modelled H200's memory: a scenario
+// whose buffers exceed it is refused with the numbers, not simulated.
+func TestRefusesWhatDoesNotFit(t *testing.T) {
+	b := New(H200())
+	sc := gemmAG()
+	sc.GPUs, sc.Comm.Bytes = 8, 1<<40
+	_, err := b.Run(context.Background(), backends.Experiment{Scenario: sc, Mode: backends.ModeComm, Reps: 1}, nil)
+	if err == nil || !strings.Contains(err.Error(), "device memory") || !strings.Contains(err.Error(), "139.8 GiB") {
+		t.Errorf("1 TiB per rank on 8 GPUs: error %v, want a refusal naming the H200's 139.8 GiB", err)
+	}
+	if got := b.Capabilities().Limits.MemoryBytes; got != H200().MemoryBytes || got != b.Devices()[0].MemoryBytes {
+		t.Errorf("limits say %d bytes, the profile %d, the devices %d", got, H200().MemoryBytes, b.Devices()[0].MemoryBytes)
+	}
+}
+
 // timeAverage is the time-weighted mean of a piecewise-constant metric.
 func timeAverage(samples []backends.Sample, metric string, device int) float64 {
 	var area, span float64

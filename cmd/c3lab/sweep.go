@@ -104,6 +104,9 @@ func runSweep(ctx context.Context, args []string, s stdio) error {
 		return err
 	}
 	defer b.Close()
+	if err := checkFits(list, b.Capabilities().Limits); err != nil {
+		return err
+	}
 	var progress profiler.Progress
 	if !*asJSON {
 		progress = func(done, total int, current string, eta time.Duration) {
