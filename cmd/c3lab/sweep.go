@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/c3lab/c3lab/backends/cuda"
+	"github.com/c3lab/c3lab/internal/numfmt"
 	"github.com/c3lab/c3lab/profiler"
 	"github.com/c3lab/c3lab/profiler/export"
 	"github.com/c3lab/c3lab/scenarios"
@@ -182,11 +183,11 @@ func writeSummary(s stdio, f sweepFile) {
 	for _, x := range f.Summary {
 		mean := "   n/a"
 		if x.MeanFraction != nil {
-			mean = fmt.Sprintf("%6.1f", *x.MeanFraction*100)
+			mean = fmt.Sprintf("%6s", numfmt.Fixed(*x.MeanFraction*100, 1))
 		}
 		cls := func(c profiler.Class) string {
 			if v, ok := x.ByClass[c]; ok {
-				return fmt.Sprintf("%.1f", v*100)
+				return numfmt.Fixed(v*100, 1)
 			}
 			return "-"
 		}
@@ -196,7 +197,7 @@ func writeSummary(s stdio, f sweepFile) {
 		}
 		bound := "     n/a"
 		if x.MeanFractionOfBound != nil {
-			bound = fmt.Sprintf("%8.1f", *x.MeanFractionOfBound*100)
+			bound = fmt.Sprintf("%8s", numfmt.Fixed(*x.MeanFractionOfBound*100, 1))
 		}
 		fmt.Fprintf(s.out, "%-18s %8s %s  %s / %s / %s, %d runs%s\n", x.Strategy, mean, bound, cls(profiler.GEMMLong), cls(profiler.Balanced), cls(profiler.CommLong), x.N, failed)
 	}
