@@ -93,7 +93,7 @@ func metricsLines(st Styles, r *profiler.Result, trail []trailPoint, w int) []st
 		gaugeFrac = math.Max(frac, 0)
 	}
 	// The bound: what is physically reachable when both ops share HBM.
-	boundText, boundFrac, boundStyle := "n/a (no HBM bandwidth known)", 0.0, st.Dim
+	boundText, boundFrac, boundStyle := boundGapText(r), 0.0, st.Dim
 	if b := r.Bound; b != nil && b.FractionOfBound != nil {
 		boundFrac = math.Max(*b.FractionOfBound, 0)
 		boundText = fmtPct(*b.FractionOfBound) + " of " + fmtX(b.SBound) + " (" + b.By + ")"
@@ -133,6 +133,18 @@ func metricsLines(st Styles, r *profiler.Result, trail []trailPoint, w int) []st
 		lab("busbw", 12) + val(fmtBW(r.BusBW)),
 		lab("compute", 12) + val(fmtTFLOPs(r.AchievedTFLOPs)),
 		trailLine(st, trail, 12, w),
+	}
+}
+
+// boundGapText says, in a few words, why r has no fraction of bound.
+func boundGapText(r *profiler.Result) string {
+	switch g := r.BoundGap(); g {
+	case profiler.GapNoSpeedup:
+		return "n/a (bound " + fmtX(r.Bound.SBound) + ": no gain)"
+	case profiler.GapBelowOne:
+		return "n/a (bound " + fmtX(r.Bound.SBound) + " < 1)"
+	default:
+		return "n/a (" + g.String() + ")"
 	}
 }
 

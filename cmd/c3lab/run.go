@@ -126,11 +126,13 @@ func writeReport(w io.Writer, r profiler.Result) {
 	fmt.Fprintf(w, "realized speedup   %sx   (T_comp + T_comm) / T_c3\n", numfmt.Fixed(r.RealizedSpeedup, 3))
 	fmt.Fprintf(w, "fraction of ideal  %s\n", frac)
 	if b := r.Bound; b != nil {
-		fb := "undefined"
+		fb := "undefined (" + r.BoundNote() + ")"
 		if b.FractionOfBound != nil {
 			fb = numfmt.Fixed(*b.FractionOfBound*100, 1) + " %"
 		}
 		fmt.Fprintf(w, "bound              %s (%s), speedup at most %sx, fraction of bound %s\n", dur(b.TBound), b.By, numfmt.Fixed(b.SBound, 3), fb)
+	} else {
+		fmt.Fprintf(w, "bound              n/a (%s)\n", r.BoundNote())
 	}
 	fmt.Fprintf(w, "slowdown in c3     compute %sx, comm %sx\n", numfmt.Fixed(r.CompSlowdown, 2), numfmt.Fixed(r.CommSlowdown, 2))
 	fmt.Fprintf(w, "class              %s\n", r.Class)
