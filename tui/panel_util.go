@@ -24,7 +24,8 @@ func utilRows() []utilRow {
 		{"HBM", backends.MetricHBMUtil},
 		{"NVLink TX", backends.MetricLinkTXUtil},
 		{"NVLink RX", backends.MetricLinkRXUtil},
-		{"copy eng", backends.MetricCopyEngUtil},
+		// Busy copy streams, not copy engines: no backend sees the engines.
+		{"copy strm", backends.MetricCopyStreamsBusy},
 	}
 }
 
@@ -43,7 +44,7 @@ func utilTitle(r *profiler.Result, tel telemetry, dev, n int) string {
 			}
 		}
 		if tel.run != nil {
-			what += ", copy engines from the run"
+			what += ", copy streams from the run"
 		}
 		return "Utilization · " + gpuLabel(dev, n) + " · " + what + ": average, then over time"
 	}

@@ -49,7 +49,7 @@ func (b *Backend) Capabilities() backends.Capabilities {
 		TelemetryNames: []string{
 			backends.MetricSMUtil, backends.MetricSMsCompute, backends.MetricSMsComm,
 			backends.MetricTensorUtil, backends.MetricHBMUtil,
-			backends.MetricLinkTXUtil, backends.MetricLinkRXUtil, backends.MetricCopyEngUtil,
+			backends.MetricLinkTXUtil, backends.MetricLinkRXUtil, backends.MetricCopyStreamsBusy,
 		},
 	}
 }
@@ -256,7 +256,7 @@ func samples(p Profile, pl *plan) []backends.Sample {
 	names := []string{
 		backends.MetricSMUtil, backends.MetricSMsCompute, backends.MetricSMsComm,
 		backends.MetricTensorUtil, backends.MetricHBMUtil,
-		backends.MetricLinkTXUtil, backends.MetricLinkRXUtil, backends.MetricCopyEngUtil,
+		backends.MetricLinkTXUtil, backends.MetricLinkRXUtil, backends.MetricCopyStreamsBusy,
 	}
 	values := func(s segment) []float64 {
 		link := s.linkBytes / p.LinkBandwidth

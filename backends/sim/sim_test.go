@@ -172,7 +172,7 @@ func TestCopyEngineCollectiveUsesNoSMsButSharesHBM(t *testing.T) {
 			t.Fatalf("copy-engine all-gather held %v SMs at %d ns", s.Value, s.Time)
 		}
 	}
-	if ce := timeAverage(r.Samples, backends.MetricCopyEngUtil, 0); ce <= 0 {
+	if ce := timeAverage(r.Samples, backends.MetricCopyStreamsBusy, 0); ce <= 0 {
 		t.Errorf("copy engines idle (average %.2f) during a copy-engine collective", ce)
 	}
 	if r.CompSlowdown > 1.1 {
