@@ -152,6 +152,12 @@ const (
 	ResCopyEngines Resource = "copy-engines"
 	// ResLaunch is launch and synchronization overhead.
 	ResLaunch Resource = "launch"
+	// ResDependency is time waiting for another part of the same op to
+	// finish: a copy-engine reduction's add waiting for its copies, the
+	// copies of an all-reduce's second phase waiting for the add, NCCL's
+	// copies waiting for its kernel. Recordings made before it existed
+	// count such waits as launch.
+	ResDependency Resource = "dependency"
 )
 
 // Span is one op's (or one part of an op's) execution on one device's stream

@@ -97,8 +97,12 @@ type Result struct {
 	// AlgBW and BusBW are the isolated collective's bandwidths (bytes/s).
 	AlgBW float64 `json:"algbw"`
 	BusBW float64 `json:"busbw"`
-	// AchievedTFLOPs is the isolated compute op's throughput (TFLOP/s).
+	// AchievedTFLOPs is the isolated GEMM's throughput (TFLOP/s); 0 (null
+	// in JSON) for a stream op, which does no tensor work.
 	AchievedTFLOPs float64 `json:"achieved_tflops"`
+	// AchievedBW is the isolated stream op's memory throughput: the bytes
+	// it reads and writes per second; 0 (null in JSON) for a GEMM.
+	AchievedBW float64 `json:"achieved_bw"`
 	// Bound is the physical bound on the concurrent run; nil when the
 	// backend does not know its HBM bandwidth or no concurrent run was made.
 	Bound *Bound `json:"bound,omitempty"`
@@ -234,7 +238,8 @@ func Measure(ctx context.Context, b backends.Backend, sc scenarios.Scenario, st 
 }
 
 // Derive fills every figure computed from the stats: speedups, fraction of
-// ideal, slowdowns, class, bandwidths, achieved TFLOP/s and, when concurrent
+// ideal, slowdowns, class, bandwidths, the compute op's achieved TFLOP/s
+// (a GEMM) or bytes per second (a stream op) and, when concurrent
 // runs exist and hbmBandwidth (bytes/s) is known, the bound. Measure calls it;
 // so can anything that builds a Result from its own stats (a test fixture, a
 // synthetic session), so the definitions live in one place.
@@ -253,8 +258,14 @@ func (r *Result) Derive(hbmBandwidth float64) {
 	gpus := r.Scenario.GPUs
 	r.AlgBW = AlgBW(r.Scenario.Comm.SizeBytes(gpus), tComm/1e9)
 	r.BusBW = BusBW(r.Scenario.Comm.Collective, gpus, r.AlgBW)
-	if tComp > 0 {
-		r.AchievedTFLOPs = r.Scenario.Compute.FLOPs() / (tComp / 1e9) / 1e12
+	if c := r.Scenario.Compute; tComp > 0 {
+		switch c.Kind {
+		case scenarios.GEMM:
+			r.AchievedTFLOPs = c.FLOPs() / (tComp / 1e9) / 1e12
+		case scenarios.Stream:
+			hbm, _ := HBMBytes(scenarios.Scenario{Compute: c})
+			r.AchievedBW = hbm / (tComp / 1e9)
+		}
 	}
 	if r.TC3.N > 0 {
 		if bd, ok := ComputeBound(r.Scenario, tComp, tComm, r.RealizedSpeedup, hbmBandwidth); ok {

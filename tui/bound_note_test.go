@@ -7,6 +7,7 @@ import (
 	"github.com/charmbracelet/x/ansi"
 
 	"github.com/c3lab/c3lab/profiler"
+	"github.com/c3lab/c3lab/scenarios"
 )
 
 // TestBoundReason checks that the metrics panel gives the true reason for
@@ -41,5 +42,26 @@ func TestBoundReason(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestStreamOpThroughput checks that the metrics panel reports a stream
+// op's isolated throughput in bytes per second, a GEMM's in TFLOP/s.
+func TestStreamOpThroughput(t *testing.T) {
+	for _, tc := range []struct {
+		sc        int // in testSuite
+		want, not string
+	}{
+		{0, "TFLOP/s", "GB/s HBM"},
+		{3, "GB/s HBM", "TFLOP/s"},
+	} {
+		sc := testSuite()[tc.sc]
+		r := fixtureResult(sc, scenarios.Strategy{})
+		for _, w := range []int{38, 70} {
+			text := ansi.Strip(strings.Join(metricsLines(DefaultStyles(true), &r, nil, w), "\n"))
+			if !strings.Contains(text, tc.want) || strings.Contains(text, tc.not) {
+				t.Errorf("%s (%s), width %d: want %q and no %q:\n%s", sc.Name, sc.Compute.Kind, w, tc.want, tc.not, text)
+			}
+		}
 	}
 }

@@ -7,6 +7,7 @@ import (
 	"github.com/charmbracelet/x/ansi"
 
 	"github.com/c3lab/c3lab/profiler"
+	"github.com/c3lab/c3lab/scenarios"
 )
 
 // Line counts of the metrics panel in its two forms.
@@ -100,7 +101,7 @@ func metricsLines(st Styles, r *profiler.Result, trail []trailPoint, w int) []st
 		boundStyle = st.Value
 	}
 	slow := val(fmtX(r.CompSlowdown)) + st.Dim.Render(" compute · ") + val(fmtX(r.CommSlowdown)) + st.Dim.Render(" comm")
-	bw := val(fmtBW(r.BusBW)) + st.Dim.Render(" busbw · ") + val(fmtTFLOPs(r.AchievedTFLOPs))
+	bw := val(fmtBW(r.BusBW)) + st.Dim.Render(" busbw · ") + computeRate(st, r)
 
 	if metricsTwoColumns(w) {
 		half := w / 2
@@ -131,9 +132,18 @@ func metricsLines(st Styles, r *profiler.Result, trail []trailPoint, w int) []st
 		lab("slowdown", 12) + val(fmtX(r.CompSlowdown)) + st.Dim.Render(" comp · ") + val(fmtX(r.CommSlowdown)) + st.Dim.Render(" comm"),
 		lab("class", 12) + val(string(r.Class)),
 		lab("busbw", 12) + val(fmtBW(r.BusBW)),
-		lab("compute", 12) + val(fmtTFLOPs(r.AchievedTFLOPs)),
+		lab("compute", 12) + computeRate(st, r),
 		trailLine(st, trail, 12, w),
 	}
+}
+
+// computeRate is the isolated compute op's throughput: TFLOP/s for a GEMM,
+// the bytes a stream op reads and writes per second for a stream op.
+func computeRate(st Styles, r *profiler.Result) string {
+	if r.Scenario.Compute.Kind == scenarios.Stream {
+		return st.Value.Render(fmtBW(r.AchievedBW)) + st.Dim.Render(" HBM")
+	}
+	return st.Value.Render(fmtTFLOPs(r.AchievedTFLOPs))
 }
 
 // boundGapText says, in a few words, why r has no fraction of bound.

@@ -41,3 +41,26 @@ func TestReportBoundReason(t *testing.T) {
 		})
 	}
 }
+
+// TestReportComputeThroughput checks that the run report gives a stream
+// op's isolated throughput in GB/s and a GEMM's in TFLOP/s.
+func TestReportComputeThroughput(t *testing.T) {
+	comm := scenarios.CommOp{Collective: scenarios.AllGather, Bytes: 64 << 20}
+	for _, tc := range []struct {
+		op        scenarios.ComputeOp
+		want, not string
+	}{
+		{scenarios.ComputeOp{Kind: scenarios.GEMM, M: 4096, N: 4096, K: 4096, DType: scenarios.BF16}, "TFLOP/s", "GB/s of HBM"},
+		// 2 GiB moved in 1 ms: 2147 GB/s.
+		{scenarios.ComputeOp{Kind: scenarios.Stream, Bytes: 1 << 30}, "compute alone      2147 GB/s of HBM traffic", "TFLOP/s"},
+	} {
+		r := profiler.Result{Scenario: scenarios.Scenario{Name: "x", GPUs: 2, Compute: tc.op, Comm: comm},
+			TComp: profiler.Summarize([]int64{1_000_000}), TComm: profiler.Summarize([]int64{500_000})}
+		r.Derive(0)
+		var out bytes.Buffer
+		writeReport(&out, r)
+		if !strings.Contains(out.String(), tc.want) || strings.Contains(out.String(), tc.not) {
+			t.Errorf("%s: want %q and no %q in\n%s", tc.op, tc.want, tc.not, out.String())
+		}
+	}
+}

@@ -137,7 +137,11 @@ func writeReport(w io.Writer, r profiler.Result) {
 	fmt.Fprintf(w, "slowdown in c3     compute %sx, comm %sx\n", numfmt.Fixed(r.CompSlowdown, 2), numfmt.Fixed(r.CommSlowdown, 2))
 	fmt.Fprintf(w, "class              %s\n", r.Class)
 	fmt.Fprintf(w, "collective alone   algbw %s, busbw %s\n", gbs(r.AlgBW), gbs(r.BusBW))
-	fmt.Fprintf(w, "compute alone      %s TFLOP/s\n", numfmt.Fixed(r.AchievedTFLOPs, 0))
+	if sc.Compute.Kind == scenarios.Stream {
+		fmt.Fprintf(w, "compute alone      %s of HBM traffic (reads and writes)\n", gbs(r.AchievedBW))
+	} else {
+		fmt.Fprintf(w, "compute alone      %s TFLOP/s\n", numfmt.Fixed(r.AchievedTFLOPs, 0))
+	}
 
 	for _, m := range []backends.Mode{backends.ModeConcurrent, backends.ModeCompute, backends.ModeComm} {
 		ex := r.Explain[m]
