@@ -85,6 +85,10 @@ type Result struct {
 	// TCompInC3 and TCommInC3 are each op's own time inside the concurrent run.
 	TCompInC3 Stat `json:"t_comp_in_c3"`
 	TCommInC3 Stat `json:"t_comm_in_c3"`
+	// Deterministic is set when the backend gives identical numbers for
+	// identical runs (the simulator) and every repetition did: the stats'
+	// spread (P10 .. P90) is then no measure of noise, there is none.
+	Deterministic bool `json:"deterministic"`
 
 	IdealSpeedup    float64 `json:"ideal_speedup"`
 	RealizedSpeedup float64 `json:"realized_speedup"`
@@ -233,8 +237,22 @@ func Measure(ctx context.Context, b backends.Backend, sc scenarios.Scenario, st 
 		}
 	}
 	r.Timeline, r.Samples = lastRep(lastC3)
+	r.Deterministic = caps.Deterministic && allSame(r.Reps)
 	r.Derive(caps.HBMBandwidth)
 	return r, nil
+}
+
+// allSame reports whether every mode's repetitions are identical: what a
+// deterministic backend gives, unless it replays a recording's noise.
+func allSame(reps map[backends.Mode][]backends.Rep) bool {
+	for _, rs := range reps {
+		for _, r := range rs {
+			if r != rs[0] {
+				return false
+			}
+		}
+	}
+	return true
 }
 
 // Derive fills every figure computed from the stats: speedups, fraction of

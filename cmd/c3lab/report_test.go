@@ -64,3 +64,32 @@ func TestReportComputeThroughput(t *testing.T) {
 		}
 	}
 }
+
+// TestReportDeterministic checks that the run report shows a spread and a
+// run count only where runs can differ: on a deterministic backend it
+// says the times are exact instead.
+func TestReportDeterministic(t *testing.T) {
+	for _, deterministic := range []bool{false, true} {
+		r := profiler.Result{Scenario: scenarios.Builtin()[0], Backend: "sim", Deterministic: deterministic}
+		for _, s := range []*profiler.Stat{&r.TComp, &r.TComm, &r.TC3, &r.TCompInC3, &r.TCommInC3} {
+			*s = profiler.Summarize([]int64{500_000, 500_000, 500_000})
+		}
+		r.Derive(0)
+		var out bytes.Buffer
+		writeReport(&out, r)
+		text := out.String()
+		var header string
+		for _, l := range strings.Split(text, "\n") {
+			if strings.HasPrefix(l, "time") {
+				header = l
+			}
+		}
+		spread := strings.Contains(header, "p10 .. p90") || strings.Contains(header, "runs")
+		if spread == deterministic {
+			t.Errorf("deterministic %v: spread shown %v:\n%s", deterministic, spread, text)
+		}
+		if deterministic && !strings.Contains(text, "deterministic") {
+			t.Errorf("a deterministic result does not say so:\n%s", text)
+		}
+	}
+}

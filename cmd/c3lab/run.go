@@ -105,7 +105,13 @@ func writeReport(w io.Writer, r profiler.Result) {
 	fmt.Fprintf(w, "strategy   %s\n\n", r.Strategy)
 
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "time\tmedian\tp10 .. p90\truns")
+	if r.Deterministic {
+		// Every run gives the same numbers: a spread and a run count would
+		// suggest noise that does not exist.
+		fmt.Fprintf(tw, "time (the %s backend is deterministic: every run takes exactly this long)\n", r.Backend)
+	} else {
+		fmt.Fprintln(tw, "time\tmedian\tp10 .. p90\truns")
+	}
 	for _, row := range []struct {
 		name string
 		s    profiler.Stat
@@ -113,6 +119,10 @@ func writeReport(w io.Writer, r profiler.Result) {
 		{"T_comp (alone)", r.TComp}, {"T_comm (alone)", r.TComm}, {"T_c3 (together)", r.TC3},
 		{"compute in c3", r.TCompInC3}, {"comm in c3", r.TCommInC3},
 	} {
+		if r.Deterministic {
+			fmt.Fprintf(tw, "%s\t%s\n", row.name, dur(row.s.Median))
+			continue
+		}
 		fmt.Fprintf(tw, "%s\t%s\t%s .. %s\t%d\n", row.name, dur(row.s.Median), dur(row.s.P10), dur(row.s.P90), row.s.N)
 	}
 	tw.Flush()
