@@ -278,7 +278,7 @@ func TestDMAReductionWaitsForTheGEMM(t *testing.T) {
 		sc.Comm = scenarios.CommOp{Collective: coll, Bytes: bytes}
 		return sc
 	}
-	short, err := scenarios.Find("llama3-70b-tp8-o-proj-rs-224m")
+	short, err := scenarios.Find("llama3-70b-tp-o-proj-rs-224m")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -39,6 +39,7 @@ func runAdvise(ctx context.Context, args []string, s stdio) error {
 	if err != nil {
 		return err
 	}
+	noteRenamed(s.errOut, *scenarioArg)
 	rep := adviseReport{Scenario: sc.Name, Advice: heuristics.Advise(sc, b.Capabilities())}
 	best := -1
 	if *tune {

@@ -93,3 +93,19 @@ func TestReportDeterministic(t *testing.T) {
 		}
 	}
 }
+
+// TestOldScenarioNames checks that a name the suite had before it stopped
+// naming GPU counts still runs the scenario, under its new name, and that
+// the command says so.
+func TestOldScenarioNames(t *testing.T) {
+	for _, args := range [][]string{
+		{"run", "--backend", "sim", "--reps", "1", "--scenario", "llama3-70b-tp8-qkv-ag-224m"},
+		{"scenarios", "show", "llama3-70b-tp8-qkv-ag-224m"},
+	} {
+		code, out, errOut := call(t, args...)
+		if code != 0 || !strings.Contains(out, "llama3-70b-tp-qkv-ag-224m") ||
+			!strings.Contains(errOut, "scenario llama3-70b-tp8-qkv-ag-224m is now called llama3-70b-tp-qkv-ag-224m") {
+			t.Errorf("%v: exit %d\nstdout %s\nstderr %s", args, code, out, errOut)
+		}
+	}
+}

@@ -45,6 +45,7 @@ func runRun(ctx context.Context, args []string, s stdio) error {
 	if err != nil {
 		return err
 	}
+	noteRenamed(s.errOut, *scenarioArg)
 	rec, err := rf.open(b, sc.GPUs)
 	if err != nil {
 		return err

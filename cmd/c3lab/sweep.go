@@ -43,7 +43,7 @@ func runSweep(ctx context.Context, args []string, s stdio) error {
 	suite := fs.String("suite", "default", "the scenario suite: default (the built-in suite)")
 	only := fs.String("scenarios", "", "comma-separated scenario names to run instead of the whole suite")
 	colls := fs.String("collectives", "", "keep only scenarios of these collectives (comma-separated: all-gather, reduce-scatter, all-reduce, all-to-all)")
-	gpus := fs.Int("gpus", 0, "run every scenario on this many GPUs (2..8), each rank sending what the scenario says; 0 keeps each scenario's own")
+	gpus := fs.Int("gpus", 0, "run every scenario on this many GPUs (2..8), each GPU with the scenario's per-rank message (so an all-gather or reduce-scatter sends it to more peers); 0 keeps each scenario's own")
 	strategies := fs.String("strategies", "", "comma-separated strategies: "+strategyNames())
 	reps := fs.Int("reps", 0, "timed repetitions per run; 0 = each scenario's own")
 	out := fs.String("out", "", "write the results to this JSON file")
@@ -75,6 +75,7 @@ func runSweep(ctx context.Context, args []string, s stdio) error {
 			if err != nil {
 				return scenarioError(err)
 			}
+			noteRenamed(s.errOut, n)
 			list = append(list, sc)
 		}
 	}
@@ -97,7 +98,7 @@ func runSweep(ctx context.Context, args []string, s stdio) error {
 			return badInput("--gpus is %d; allowed 2..8 (0 keeps each scenario's own)", *gpus)
 		}
 		for i := range list {
-			list[i].GPUs = *gpus
+			list[i] = scenarios.OnGPUs(list[i], *gpus)
 		}
 	}
 	b, err := be.openTelling(s.errOut, *asJSON)
