@@ -166,6 +166,12 @@ const (
 	ResCopyEngines Resource = "copy-engines"
 	// ResLaunch is launch and synchronization overhead.
 	ResLaunch Resource = "launch"
+	// ResDependency is time waiting for another part of the same op to
+	// finish: a copy-engine reduction's add waiting for its copies, the
+	// copies of an all-reduce's second phase waiting for the add, NCCL's
+	// copies waiting for its kernel. Recordings made before it existed
+	// count such waits as launch.
+	ResDependency Resource = "dependency"
 )
 
 // Span is one op's (or one part of an op's) execution on one device's stream
@@ -201,14 +207,21 @@ type Sample struct {
 // Telemetry metric names, shared by every backend. Utilizations are
 // fractions 0..1 of the device's capacity.
 const (
-	MetricSMUtil      = "sm_util"       // share of SMs holding a CTA
-	MetricTensorUtil  = "tensor_util"   // share of peak tensor throughput
-	MetricHBMUtil     = "hbm_util"      // share of HBM bandwidth
-	MetricLinkTXUtil  = "link_tx_util"  // share of NVLink TX bandwidth
-	MetricLinkRXUtil  = "link_rx_util"  // share of NVLink RX bandwidth
-	MetricCopyEngUtil = "copy_eng_util" // share of copy engines busy
-	MetricSMsCompute  = "sms_compute"   // SMs held by the compute op
-	MetricSMsComm     = "sms_comm"      // SMs held by the collective
+	MetricSMUtil     = "sm_util"      // share of SMs holding a CTA
+	MetricTensorUtil = "tensor_util"  // share of peak tensor throughput
+	MetricHBMUtil    = "hbm_util"     // share of HBM bandwidth
+	MetricLinkTXUtil = "link_tx_util" // share of NVLink TX bandwidth
+	MetricLinkRXUtil = "link_rx_util" // share of NVLink RX bandwidth
+	MetricSMsCompute = "sms_compute"  // SMs held by the compute op
+	MetricSMsComm    = "sms_comm"     // SMs held by the collective
+	// MetricCopyStreamsBusy is the share of the copy streams c3lab can
+	// use (one per copy engine of the device) with a copy of the
+	// collective in flight, from c3lab's own events: NVML cannot see
+	// copy engines, so which engine serves a stream, and copies made by
+	// others (NCCL's own copy-engine path on a GPU), are not in it. Its
+	// stored name is the one it had when it was called copy-engine
+	// utilization, so that recordings stay readable.
+	MetricCopyStreamsBusy = "copy_eng_util"
 )
 
 // EventSink receives a run's events as they happen. Implementations must be

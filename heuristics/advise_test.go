@@ -85,7 +85,7 @@ func TestAdvise(t *testing.T) {
 // the tuner finds a strategy at least as good as the advice.
 func TestTuneOnTheSimulator(t *testing.T) {
 	b := sim.New(sim.H200())
-	sc, err := scenarios.Find("llama3-70b-fsdp2-ffn-up-ag-224m")
+	sc, err := scenarios.Find("llama3-70b-fsdp-ffn-up-ag-224m")
 	if err != nil {
 		t.Fatal(err)
 	}

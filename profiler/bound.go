@@ -35,10 +35,115 @@ type Bound struct {
 	By     string  `json:"bound_by"`
 	// SBound = (T_comp + T_comm) / T_bound, the best speedup physically possible.
 	SBound float64 `json:"s_bound"`
-	// FractionOfBound = (S_real - 1) / (S_bound - 1); nil when S_bound is 1.
+	// FractionOfBound = (S_real - 1) / (S_bound - 1); nil when undefined
+	// (S_bound at or below 1, or no realized speedup), and Note says why.
 	FractionOfBound *float64 `json:"fraction_of_bound"`
+	Note            string   `json:"note,omitempty"`
 	// HBMBandwidth is the bandwidth used (bytes/s).
 	HBMBandwidth float64 `json:"hbm_bandwidth"`
+}
+
+// BoundGap says why a result has no fraction of bound.
+type BoundGap int
+
+// The reasons a fraction of bound can be missing.
+const (
+	// BoundDefined: nothing is missing.
+	BoundDefined BoundGap = iota
+	// GapNoConcurrentRun: only the isolated runs were made.
+	GapNoConcurrentRun
+	// GapNoIsolatedTime: an op took no time alone, so there is no bound.
+	GapNoIsolatedTime
+	// GapNoHBMBandwidth: the backend does not know the device's HBM
+	// bandwidth, so the HBM term of the bound cannot be computed.
+	GapNoHBMBandwidth
+	// GapNoSpeedup: S_bound is 1, no overlap can gain anything (moving
+	// both ops' HBM bytes takes as long as running them in series, or one
+	// op takes next to no time).
+	GapNoSpeedup
+	// GapBelowOne: S_bound is below 1: the ops, run in series, moved their
+	// HBM bytes faster than the bandwidth known for the device allows
+	// (caches served part of them), so the HBM bound does not hold.
+	GapBelowOne
+	// GapNoRealized: the concurrent run has no realized speedup (it took
+	// no time).
+	GapNoRealized
+)
+
+// String is the reason in a few words.
+func (g BoundGap) String() string {
+	switch g {
+	case GapNoConcurrentRun:
+		return "no concurrent run"
+	case GapNoIsolatedTime:
+		return "an op took no time alone"
+	case GapNoHBMBandwidth:
+		return "no HBM bandwidth known"
+	case GapNoSpeedup:
+		return "the bound allows no speedup"
+	case GapBelowOne:
+		return "the ops beat the HBM bound"
+	case GapNoRealized:
+		return "no realized speedup"
+	}
+	return ""
+}
+
+// boundNote explains a bound whose fraction is undefined, for readers of
+// the JSON and the command's report.
+func boundNote(g BoundGap, b Bound) string {
+	switch g {
+	case GapNoSpeedup:
+		if b.By == "hbm" {
+			return "the bound is 1x: moving both ops' HBM bytes takes as long as running them one after the other, so no overlap can gain anything"
+		}
+		return "the bound is 1x: one op takes next to no time, so there is nothing to overlap"
+	case GapBelowOne:
+		return "the bound is below 1x: run one after the other, the ops moved their HBM bytes faster than the device's known bandwidth allows (caches served part of them), so the HBM bound does not hold"
+	case GapNoRealized:
+		return "the concurrent run has no realized speedup"
+	}
+	return ""
+}
+
+// BoundGap says why r has no fraction of bound; BoundDefined when it has one.
+func (r Result) BoundGap() BoundGap {
+	switch b := r.Bound; {
+	case b != nil && b.FractionOfBound != nil:
+		return BoundDefined
+	case b != nil:
+		return boundGapOf(b.SBound, r.RealizedSpeedup)
+	case r.TC3.N == 0:
+		return GapNoConcurrentRun
+	case r.TComp.Median <= 0 || r.TComm.Median <= 0:
+		return GapNoIsolatedTime
+	}
+	return GapNoHBMBandwidth
+}
+
+// BoundNote is BoundGap in a sentence; empty when the fraction of bound
+// is defined.
+func (r Result) BoundNote() string {
+	g := r.BoundGap()
+	if r.Bound != nil {
+		if n := boundNote(g, *r.Bound); n != "" {
+			return n
+		}
+	}
+	return g.String()
+}
+
+// boundGapOf says why (S_real - 1) / (S_bound - 1) is undefined.
+func boundGapOf(sBound, sReal float64) BoundGap {
+	switch {
+	case sBound < 1-idealEpsilon:
+		return GapBelowOne
+	case sBound-1 < idealEpsilon:
+		return GapNoSpeedup
+	case math.IsNaN(sReal):
+		return GapNoRealized
+	}
+	return BoundDefined
 }
 
 // ComputeBound derives the bound from the isolated times (ns), the realized
@@ -57,6 +162,8 @@ func ComputeBound(sc scenarios.Scenario, tComp, tComm, sReal, hbmBandwidth float
 	b.SBound = (tComp + tComm) / b.TBound
 	if f, ok := FractionOfIdeal(sReal, b.SBound); ok {
 		b.FractionOfBound = &f
+	} else {
+		b.Note = boundNote(boundGapOf(b.SBound, sReal), b)
 	}
 	return b, true
 }

@@ -57,3 +57,53 @@ func TestBound(t *testing.T) {
 		t.Error("a bound without HBM bandwidth")
 	}
 }
+
+// TestBoundGap checks that a result missing its fraction of bound says
+// the true reason: the bandwidth being unknown is only one of them.
+func TestBoundGap(t *testing.T) {
+	sc := scenarios.Scenario{GPUs: 2,
+		Compute: scenarios.ComputeOp{Kind: scenarios.Stream, Bytes: 1 << 30},
+		Comm:    scenarios.CommOp{Collective: scenarios.AllGather, Bytes: 1 << 30}}
+	// The pair moves 4 GiB through HBM: 1.07 ms at 4 TB/s.
+	tHBM := float64(4<<30) / 4e12 * 1e9
+	stat := func(ns float64) Stat { return Summarize([]int64{int64(ns)}) }
+	for _, tc := range []struct {
+		name             string
+		tComp, tComm, c3 float64
+		concurrent       bool
+		bw               float64
+		want             BoundGap
+	}{
+		{"bound known", 600e3, 700e3, 900e3, true, 4e12, BoundDefined},
+		{"no HBM bandwidth", 600e3, 700e3, 900e3, true, 0, GapNoHBMBandwidth},
+		{"no concurrent run", 600e3, 700e3, 0, false, 4e12, GapNoConcurrentRun},
+		{"an op took no time", 0, 700e3, 700e3, true, 4e12, GapNoIsolatedTime},
+		// Both ops in series take exactly the HBM time: the bound is 1x.
+		{"bound of 1x", tHBM / 2, tHBM / 2, tHBM, true, 4e12, GapNoSpeedup},
+		// The ops in series beat the HBM time at the bandwidth given.
+		{"bound below 1x", tHBM / 4, tHBM / 4, tHBM / 2, true, 4e12, GapBelowOne},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			r := Result{Scenario: sc, TComp: stat(tc.tComp), TComm: stat(tc.tComm)}
+			if tc.concurrent {
+				r.TC3 = stat(tc.c3)
+			}
+			r.Derive(tc.bw)
+			got := r.BoundGap()
+			if got != tc.want {
+				t.Fatalf("gap %v, want %v", got, tc.want)
+			}
+			if (got == BoundDefined) != (r.Bound != nil && r.Bound.FractionOfBound != nil) {
+				t.Errorf("gap %v but bound %+v", got, r.Bound)
+			}
+			if got != BoundDefined && got.String() == "" {
+				t.Errorf("gap %d has no words", got)
+			}
+			if got == GapNoSpeedup || got == GapBelowOne {
+				if r.Bound == nil || r.Bound.Note == "" {
+					t.Errorf("bound %+v carries no note for JSON readers", r.Bound)
+				}
+			}
+		})
+	}
+}

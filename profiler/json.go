@@ -19,6 +19,7 @@ func (r Result) MarshalJSON() ([]byte, error) {
 		AlgBW           *float64 `json:"algbw"`
 		BusBW           *float64 `json:"busbw"`
 		AchievedTFLOPs  *float64 `json:"achieved_tflops"`
+		AchievedBW      *float64 `json:"achieved_bw"`
 	}{
 		plain:           plain(r),
 		IdealSpeedup:    finite(r.IdealSpeedup),
@@ -28,6 +29,7 @@ func (r Result) MarshalJSON() ([]byte, error) {
 		AlgBW:           finite(r.AlgBW),
 		BusBW:           finite(r.BusBW),
 		AchievedTFLOPs:  finite(r.AchievedTFLOPs),
+		AchievedBW:      finite(r.AchievedBW),
 	})
 }
 

@@ -85,6 +85,10 @@ type Result struct {
 	// TCompInC3 and TCommInC3 are each op's own time inside the concurrent run.
 	TCompInC3 Stat `json:"t_comp_in_c3"`
 	TCommInC3 Stat `json:"t_comm_in_c3"`
+	// Deterministic is set when the backend gives identical numbers for
+	// identical runs (the simulator) and every repetition did: the stats'
+	// spread (P10 .. P90) is then no measure of noise, there is none.
+	Deterministic bool `json:"deterministic"`
 
 	IdealSpeedup    float64 `json:"ideal_speedup"`
 	RealizedSpeedup float64 `json:"realized_speedup"`
@@ -97,8 +101,12 @@ type Result struct {
 	// AlgBW and BusBW are the isolated collective's bandwidths (bytes/s).
 	AlgBW float64 `json:"algbw"`
 	BusBW float64 `json:"busbw"`
-	// AchievedTFLOPs is the isolated compute op's throughput (TFLOP/s).
+	// AchievedTFLOPs is the isolated GEMM's throughput (TFLOP/s); 0 (null
+	// in JSON) for a stream op, which does no tensor work.
 	AchievedTFLOPs float64 `json:"achieved_tflops"`
+	// AchievedBW is the isolated stream op's memory throughput: the bytes
+	// it reads and writes per second; 0 (null in JSON) for a GEMM.
+	AchievedBW float64 `json:"achieved_bw"`
 	// Bound is the physical bound on the concurrent run; nil when the
 	// backend does not know its HBM bandwidth or no concurrent run was made.
 	Bound *Bound `json:"bound,omitempty"`
@@ -229,12 +237,27 @@ func Measure(ctx context.Context, b backends.Backend, sc scenarios.Scenario, st 
 		}
 	}
 	r.Timeline, r.Samples = lastRep(lastC3)
+	r.Deterministic = caps.Deterministic && allSame(r.Reps)
 	r.Derive(caps.HBMBandwidth)
 	return r, nil
 }
 
+// allSame reports whether every mode's repetitions are identical: what a
+// deterministic backend gives, unless it replays a recording's noise.
+func allSame(reps map[backends.Mode][]backends.Rep) bool {
+	for _, rs := range reps {
+		for _, r := range rs {
+			if r != rs[0] {
+				return false
+			}
+		}
+	}
+	return true
+}
+
 // Derive fills every figure computed from the stats: speedups, fraction of
-// ideal, slowdowns, class, bandwidths, achieved TFLOP/s and, when concurrent
+// ideal, slowdowns, class, bandwidths, the compute op's achieved TFLOP/s
+// (a GEMM) or bytes per second (a stream op) and, when concurrent
 // runs exist and hbmBandwidth (bytes/s) is known, the bound. Measure calls it;
 // so can anything that builds a Result from its own stats (a test fixture, a
 // synthetic session), so the definitions live in one place.
@@ -253,8 +276,14 @@ func (r *Result) Derive(hbmBandwidth float64) {
 	gpus := r.Scenario.GPUs
 	r.AlgBW = AlgBW(r.Scenario.Comm.SizeBytes(gpus), tComm/1e9)
 	r.BusBW = BusBW(r.Scenario.Comm.Collective, gpus, r.AlgBW)
-	if tComp > 0 {
-		r.AchievedTFLOPs = r.Scenario.Compute.FLOPs() / (tComp / 1e9) / 1e12
+	if c := r.Scenario.Compute; tComp > 0 {
+		switch c.Kind {
+		case scenarios.GEMM:
+			r.AchievedTFLOPs = c.FLOPs() / (tComp / 1e9) / 1e12
+		case scenarios.Stream:
+			hbm, _ := HBMBytes(scenarios.Scenario{Compute: c})
+			r.AchievedBW = hbm / (tComp / 1e9)
+		}
 	}
 	if r.TC3.N > 0 {
 		if bd, ok := ComputeBound(r.Scenario, tComp, tComm, r.RealizedSpeedup, hbmBandwidth); ok {

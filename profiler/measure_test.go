@@ -2,7 +2,9 @@ package profiler
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 
@@ -16,6 +18,7 @@ type fakeBackend struct {
 	calls []backends.Experiment
 	fail  backends.Mode
 	short bool // return one repetition fewer than asked
+	flat  bool // every repetition takes the same time
 }
 
 func (f *fakeBackend) Name() string                        { return "fake" }
@@ -38,6 +41,9 @@ func (f *fakeBackend) Run(_ context.Context, ex backends.Experiment, sink backen
 		switch ex.Mode {
 		case backends.ModeCompute:
 			r = backends.Rep{Wall: 1000 + int64(i), Compute: 1000 + int64(i)}
+			if f.flat {
+				r = backends.Rep{Wall: 1000, Compute: 1000}
+			}
 		case backends.ModeComm:
 			r = backends.Rep{Wall: 800, Comm: 800}
 		case backends.ModeConcurrent:
@@ -145,5 +151,41 @@ func TestMeasureReportsBackendFailures(t *testing.T) {
 	fb = &fakeBackend{caps: backends.Capabilities{Limits: limits()}, short: true}
 	if _, err := Measure(context.Background(), fb, scenario(), scenarios.Strategy{}, Options{}); err == nil || !strings.Contains(err.Error(), "repetitions") {
 		t.Errorf("error %v", err)
+	}
+}
+
+// TestMeasureSaysDeterministic checks the deterministic flag: set when the
+// backend says identical runs give identical numbers and they did (the
+// simulator), clear when the numbers vary, even on a backend that calls
+// itself deterministic (a replay of a GPU recording plays its noise back).
+func TestMeasureSaysDeterministic(t *testing.T) {
+	for _, tc := range []struct {
+		name          string
+		deterministic bool
+		flat          bool
+		want          bool
+	}{
+		{"deterministic backend, no spread", true, true, true},
+		{"deterministic backend replaying a spread", true, false, false},
+		{"noisy backend", false, false, false},
+		{"noisy backend that happened to repeat", false, true, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			b := &fakeBackend{caps: backends.Capabilities{Limits: limits(), Deterministic: tc.deterministic}, flat: tc.flat}
+			r, err := Measure(context.Background(), b, scenario(), scenarios.Strategy{}, Options{Reps: 6})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if r.Deterministic != tc.want {
+				t.Errorf("deterministic %v, want %v", r.Deterministic, tc.want)
+			}
+			js, err := json.Marshal(r)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if want := fmt.Sprintf(`"deterministic":%v`, tc.want); !strings.Contains(string(js), want) {
+				t.Errorf("JSON lacks %s", want)
+			}
+		})
 	}
 }

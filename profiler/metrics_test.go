@@ -1,6 +1,7 @@
 package profiler
 
 import (
+	"encoding/json"
 	"math"
 	"testing"
 
@@ -116,5 +117,45 @@ func TestSummarize(t *testing.T) {
 	}
 	if s := (Stat{Median: 100, P10: 90, P90: 120}).Spread(); !near(s, 0.3) {
 		t.Errorf("spread = %v, want 0.3", s)
+	}
+}
+
+// TestComputeThroughput checks that a GEMM's throughput is reported in
+// FLOP/s and a stream op's in bytes moved per second: a stream op does
+// no tensor work, and counting its bytes as FLOPs made up a TFLOP/s.
+func TestComputeThroughput(t *testing.T) {
+	stat := func(ns int64) Stat { return Summarize([]int64{ns}) }
+	comm := scenarios.CommOp{Collective: scenarios.AllGather, Bytes: 64 << 20}
+	gemm := scenarios.ComputeOp{Kind: scenarios.GEMM, M: 4096, N: 4096, K: 4096, DType: scenarios.BF16}
+	stream := scenarios.ComputeOp{Kind: scenarios.Stream, Bytes: 1 << 30}
+	const tComp = 500_000 // ns
+	for _, tc := range []struct {
+		name          string
+		op            scenarios.ComputeOp
+		tflops, bytes float64
+	}{
+		{"gemm", gemm, gemm.FLOPs() / (tComp / 1e9) / 1e12, 0},
+		// A stream op reads its buffer and writes it back.
+		{"stream", stream, 0, 2 * float64(stream.Bytes) / (tComp / 1e9)},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			r := Result{Scenario: scenarios.Scenario{GPUs: 2, Compute: tc.op, Comm: comm}, TComp: stat(tComp), TComm: stat(400_000)}
+			r.Derive(0)
+			rel := func(a, b float64) bool { return math.Abs(a-b) <= 1e-9*math.Max(math.Abs(a), math.Abs(b)) }
+			if !rel(r.AchievedTFLOPs, tc.tflops) || !rel(r.AchievedBW, tc.bytes) {
+				t.Errorf("%.4g TFLOP/s and %.4g B/s, want %.4g and %.4g", r.AchievedTFLOPs, r.AchievedBW, tc.tflops, tc.bytes)
+			}
+			js, err := json.Marshal(r)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var m map[string]any
+			if err := json.Unmarshal(js, &m); err != nil {
+				t.Fatal(err)
+			}
+			if (m["achieved_tflops"] != nil) != (tc.tflops > 0) || (m["achieved_bw"] != nil) != (tc.bytes > 0) {
+				t.Errorf("JSON achieved_tflops %v, achieved_bw %v", m["achieved_tflops"], m["achieved_bw"])
+			}
+		})
 	}
 }

@@ -9,7 +9,7 @@ import (
 // first, for "did you mean" messages. Matching ignores case. Candidates
 // rank in tiers: equal apart from case and punctuation; containing the
 // query of two or more characters (or contained in it, if of three or more); holding the query's characters in order
-// ("llama70b-ag" in "llama3-70b-tp8-qkv-ag-224m"); and finally within a
+// ("llama70b-ag" in "llama3-70b-tp-qkv-ag-224m"); and finally within a
 // small edit distance (insertions, deletions, substitutions and swaps of
 // neighbours, at most a third of the query's length). Within a tier the
 // smaller edit distance wins, then the earlier candidate. Candidates too

@@ -47,6 +47,10 @@ const (
 	srcMixtral  = "Mixtral 8x22B (hidden 6144, expert FFN 16384, 8 experts top-2, 48 q / 8 kv heads x 128)"
 )
 
+// suiteGPUs is the GPU count the built-in suite runs on, the one its
+// notes on what each scenario shows were written for.
+const suiteGPUs = 2
+
 // Builtin returns c3lab's built-in scenario suite, a new slice on every
 // call (callers may change it freely).
 //
@@ -58,6 +62,13 @@ const (
 // ring all-reduce 1.75x its buffer, so those appear here as one exchange of
 // that many bytes; FSDP=2, EP=2 and DP=2 map onto the pair directly.
 //
+// Names therefore say the parallelism the shapes come from (tp, fsdp, ep,
+// ulysses, dp) but no degree: a scenario runs on its GPUs field, 2 here,
+// and c3lab sweep --gpus moves it (OnGPUs). Sources say where the shapes
+// come from ("shapes from TP=8 ..."); each description ends with what runs,
+// generated from the scenario's fields (Scenario.Runs). Names the suite had
+// before still resolve (Find, Renamed).
+//
 // Sizes were chosen so that, under a rough H200 model (GEMM at 650 TFLOP/s
 // bf16/fp16 and 1300 fp8 or 3.6 TB/s of HBM, whichever is slower; a stream
 // op moving 2x its bytes through HBM; 360 GB/s per direction over NVLink
@@ -65,137 +76,192 @@ const (
 // comm-long and a third balanced (within 15 %):
 //
 //	name                                                 compute                     comm                   T_comp T_comm  class
-//	llama3-70b-tp8-qkv-ag-224m                           gemm 16384x1280x8192 bf16   all-gather 224MiB       0.529  0.672  comm-long
-//	llama3-70b-tp8-ffn-gate-up-ag-112m                   gemm 8192x7168x8192 bf16    all-gather 112MiB       1.480  0.346  gemm-long
-//	llama3-70b-tp8-swiglu-stream-ag-224m                 stream 224MiB               all-gather 224MiB       0.130  0.672  comm-long
-//	llama3-405b-tp8-qkv-ag-224m                          gemm 8192x2304x16384 bf16   all-gather 224MiB       0.952  0.672  gemm-long
-//	llama3-405b-tp8-ffn-gate-up-fp8-ag-112m              gemm 4096x13312x16384 fp8   all-gather 112MiB       1.374  0.346  gemm-long
-//	gpt3-175b-tp8-qkv-ag-84m                             gemm 4096x4608x12288 fp16   all-gather 84MiB        0.714  0.265  gemm-long
-//	llama3-70b-tp8-o-proj-rs-224m                        gemm 16384x8192x1024 bf16   reduce-scatter 224MiB   0.423  0.672  comm-long
-//	llama3-70b-tp8-ffn-down-rs-112m                      gemm 8192x8192x3584 bf16    reduce-scatter 112MiB   0.740  0.346  gemm-long
-//	gpt3-175b-tp8-o-proj-rs-168m                         gemm 8192x12288x1536 fp16   reduce-scatter 168MiB   0.476  0.509  balanced
-//	llama3-70b-fsdp2-ffn-up-ag-224m                      gemm 1024x28672x8192 bf16   all-gather 224MiB       0.740  0.672  balanced
-//	llama3-70b-fsdp2-lm-head-ag-1002m                    gemm 1024x128256x8192 bf16  all-gather 1002MiB      3.310  2.939  balanced
-//	llama3-405b-fsdp2-o-proj-ag-256m                     gemm 1024x16384x16384 bf16  all-gather 256MiB       0.846  0.766  balanced
-//	mixtral-8x22b-fsdp2-expert-up-ag-96m                 gemm 1024x16384x6144 bf16   all-gather 96MiB        0.317  0.300  balanced
-//	llama3-405b-fsdp2-qkv-mb128-ag-288m                  gemm 128x18432x16384 bf16   all-gather 288MiB       0.170  0.859  comm-long
-//	gpt3-175b-fsdp2-ffn-up-mb16-ag-576m                  gemm 16x49152x12288 fp16    all-gather 576MiB       0.336  1.698  comm-long
-//	llama3-70b-fsdp2-ffn-up-wgrad-rs-224m                gemm 8192x28672x1024 bf16   reduce-scatter 224MiB   0.740  0.672  balanced
-//	llama3-405b-fsdp2-qkv-wgrad-mb256-rs-288m            gemm 16384x18432x256 bf16   reduce-scatter 288MiB   0.238  0.859  comm-long
-//	mixtral-8x22b-fsdp2-expert-down-dgrad-rs-96m         gemm 2048x16384x6144 bf16   reduce-scatter 96MiB    0.634  0.300  gemm-long
-//	mixtral-8x22b-ep2-expert-gate-up-a2a-96m             gemm 2048x32768x6144 bf16   all-to-all 96MiB        1.269  0.160  gemm-long
-//	mixtral-8x22b-ep2-expert-down-a2a-192m               gemm 4096x6144x16384 bf16   all-to-all 192MiB       1.269  0.300  gemm-long
-//	mixtral-8x22b-ep2-router-a2a-192m                    gemm 8192x8x6144 bf16       all-to-all 192MiB       0.028  0.300  comm-long
-//	mixtral-8x22b-ep2-permute-stream-a2a-96m             stream 96MiB                all-to-all 96MiB        0.056  0.160  comm-long
-//	mixtral-8x22b-ep2-o-proj-a2a-144m                    gemm 2048x6144x6144 bf16    all-to-all 144MiB       0.238  0.230  balanced
-//	mixtral-8x22b-ep2-expert-down-mb512-a2a-96m          gemm 512x6144x16384 bf16    all-to-all 96MiB        0.159  0.160  balanced
-//	mixtral-8x22b-ep2-decode-expert-up-a2a-48m           gemm 64x16384x6144 bf16     all-to-all 48MiB        0.057  0.090  comm-long
-//	mixtral-8x22b-ep2-decode-expert-gate-up-a2a-72m      gemm 128x32768x6144 bf16    all-to-all 72MiB        0.115  0.125  balanced
-//	mixtral-8x22b-ep2-decode-expert-gate-up-fp8-a2a-36m  gemm 256x32768x6144 fp8     all-to-all 36MiB        0.079  0.072  balanced
-//	mixtral-8x22b-ep2-decode-expert-down-a2a-144m        gemm 32x6144x16384 bf16     all-to-all 144MiB       0.056  0.230  comm-long
-//	llama3-70b-ulysses2-qkv-a2a-320m                     gemm 16384x10240x8192 bf16  all-to-all 320MiB       4.229  0.486  gemm-long
-//	llama3-405b-ulysses2-o-proj-a2a-256m                 gemm 8192x16384x16384 bf16  all-to-all 256MiB       6.766  0.393  gemm-long
-//	gpt3-175b-tp8-dp2-qkv-wgrad-ar-256m                  gemm 12288x4608x4096 fp16   all-reduce 256MiB       0.714  0.766  balanced
-//	llama3-70b-tp8-dp2-ffn-down-wgrad-ar-64m             gemm 3584x8192x8192 bf16    all-reduce 64MiB        0.740  0.206  gemm-long
-//	llama3-70b-tp8-dp2-qkv-wgrad-mb256-ar-16m            gemm 8192x1280x256 bf16     all-reduce 16MiB        0.008  0.067  comm-long
-//	llama3-70b-tp8-dp2-adam-stream-ar-192m               stream 1GiB                 all-reduce 192MiB       0.597  0.579  balanced
-//	llama3-405b-tp8-decode-ffn-gate-up-fp8-ar-224m       gemm 128x13312x16384 fp8    all-reduce 224MiB       0.062  0.672  comm-long
-//	mixtral-8x22b-dp2-qkv-wgrad-ar-96m                   gemm 6144x8192x8192 bf16    all-reduce 96MiB        1.269  0.300  gemm-long
+//	llama3-70b-tp-qkv-ag-224m                            gemm 16384x1280x8192 bf16   all-gather 224MiB       0.529  0.672  comm-long
+//	llama3-70b-tp-ffn-gate-up-ag-112m                    gemm 8192x7168x8192 bf16    all-gather 112MiB       1.480  0.346  gemm-long
+//	llama3-70b-tp-swiglu-stream-ag-224m                  stream 224MiB               all-gather 224MiB       0.130  0.672  comm-long
+//	llama3-405b-tp-qkv-ag-224m                           gemm 8192x2304x16384 bf16   all-gather 224MiB       0.952  0.672  gemm-long
+//	llama3-405b-tp-ffn-gate-up-fp8-ag-112m               gemm 4096x13312x16384 fp8   all-gather 112MiB       1.374  0.346  gemm-long
+//	gpt3-175b-tp-qkv-ag-84m                              gemm 4096x4608x12288 fp16   all-gather 84MiB        0.714  0.265  gemm-long
+//	llama3-70b-tp-o-proj-rs-224m                         gemm 16384x8192x1024 bf16   reduce-scatter 224MiB   0.423  0.672  comm-long
+//	llama3-70b-tp-ffn-down-rs-112m                       gemm 8192x8192x3584 bf16    reduce-scatter 112MiB   0.740  0.346  gemm-long
+//	gpt3-175b-tp-o-proj-rs-168m                          gemm 8192x12288x1536 fp16   reduce-scatter 168MiB   0.476  0.509  balanced
+//	llama3-70b-fsdp-ffn-up-ag-224m                       gemm 1024x28672x8192 bf16   all-gather 224MiB       0.740  0.672  balanced
+//	llama3-70b-fsdp-lm-head-ag-1002m                     gemm 1024x128256x8192 bf16  all-gather 1002MiB      3.310  2.939  balanced
+//	llama3-405b-fsdp-o-proj-ag-256m                      gemm 1024x16384x16384 bf16  all-gather 256MiB       0.846  0.766  balanced
+//	mixtral-8x22b-fsdp-expert-up-ag-96m                  gemm 1024x16384x6144 bf16   all-gather 96MiB        0.317  0.300  balanced
+//	llama3-405b-fsdp-qkv-mb128-ag-288m                   gemm 128x18432x16384 bf16   all-gather 288MiB       0.170  0.859  comm-long
+//	gpt3-175b-fsdp-ffn-up-mb16-ag-576m                   gemm 16x49152x12288 fp16    all-gather 576MiB       0.336  1.698  comm-long
+//	llama3-70b-fsdp-ffn-up-wgrad-rs-224m                 gemm 8192x28672x1024 bf16   reduce-scatter 224MiB   0.740  0.672  balanced
+//	llama3-405b-fsdp-qkv-wgrad-mb256-rs-288m             gemm 16384x18432x256 bf16   reduce-scatter 288MiB   0.238  0.859  comm-long
+//	mixtral-8x22b-fsdp-expert-down-dgrad-rs-96m          gemm 2048x16384x6144 bf16   reduce-scatter 96MiB    0.634  0.300  gemm-long
+//	mixtral-8x22b-ep-expert-gate-up-a2a-96m              gemm 2048x32768x6144 bf16   all-to-all 96MiB        1.269  0.160  gemm-long
+//	mixtral-8x22b-ep-expert-down-a2a-192m                gemm 4096x6144x16384 bf16   all-to-all 192MiB       1.269  0.300  gemm-long
+//	mixtral-8x22b-ep-router-a2a-192m                     gemm 8192x8x6144 bf16       all-to-all 192MiB       0.028  0.300  comm-long
+//	mixtral-8x22b-ep-permute-stream-a2a-96m              stream 96MiB                all-to-all 96MiB        0.056  0.160  comm-long
+//	mixtral-8x22b-ep-o-proj-a2a-144m                     gemm 2048x6144x6144 bf16    all-to-all 144MiB       0.238  0.230  balanced
+//	mixtral-8x22b-ep-expert-down-mb512-a2a-96m           gemm 512x6144x16384 bf16    all-to-all 96MiB        0.159  0.160  balanced
+//	mixtral-8x22b-ep-decode-expert-up-a2a-48m            gemm 64x16384x6144 bf16     all-to-all 48MiB        0.057  0.090  comm-long
+//	mixtral-8x22b-ep-decode-expert-gate-up-a2a-72m       gemm 128x32768x6144 bf16    all-to-all 72MiB        0.115  0.125  balanced
+//	mixtral-8x22b-ep-decode-expert-gate-up-fp8-a2a-36m   gemm 256x32768x6144 fp8     all-to-all 36MiB        0.079  0.072  balanced
+//	mixtral-8x22b-ep-decode-expert-down-a2a-144m         gemm 32x6144x16384 bf16     all-to-all 144MiB       0.056  0.230  comm-long
+//	llama3-70b-ulysses-qkv-a2a-320m                      gemm 16384x10240x8192 bf16  all-to-all 320MiB       4.229  0.486  gemm-long
+//	llama3-405b-ulysses-o-proj-a2a-256m                  gemm 8192x16384x16384 bf16  all-to-all 256MiB       6.766  0.393  gemm-long
+//	gpt3-175b-tp-dp-qkv-wgrad-ar-256m                    gemm 12288x4608x4096 fp16   all-reduce 256MiB       0.714  0.766  balanced
+//	llama3-70b-tp-dp-ffn-down-wgrad-ar-64m               gemm 3584x8192x8192 bf16    all-reduce 64MiB        0.740  0.206  gemm-long
+//	llama3-70b-tp-dp-qkv-wgrad-mb256-ar-16m              gemm 8192x1280x256 bf16     all-reduce 16MiB        0.008  0.067  comm-long
+//	llama3-70b-tp-dp-adam-stream-ar-192m                 stream 1GiB                 all-reduce 192MiB       0.597  0.579  balanced
+//	llama3-405b-tp-decode-ffn-gate-up-fp8-ar-224m        gemm 128x13312x16384 fp8    all-reduce 224MiB       0.062  0.672  comm-long
+//	mixtral-8x22b-dp-qkv-wgrad-ar-96m                    gemm 6144x8192x8192 bf16    all-reduce 96MiB        1.269  0.300  gemm-long
 //
 // (times in ms; TestBuiltinEstimatedClasses recomputes this table.)
 func Builtin() []Scenario {
+	entries := builtins()
+	out := make([]Scenario, len(entries))
+	for i, e := range entries {
+		out[i] = e.on(e.home())
+	}
+	return out
+}
+
+// builtin is one scenario of the suite before it is put on a GPU count:
+// its note on what it shows (on its home GPU count) and where its shapes
+// come from.
+type builtin struct {
+	name, note, source string
+	compute            ComputeOp
+	comm               CommOp
+	// gpus is the GPU count the note was written for; 0 means suiteGPUs.
+	gpus int
+}
+
+// home is the GPU count the scenario is built for.
+func (b builtin) home() int {
+	if b.gpus > 0 {
+		return b.gpus
+	}
+	return suiteGPUs
+}
+
+// on is the scenario on gpus GPUs. Its description is the note, where the
+// note was written for that many GPUs, and then what runs.
+func (b builtin) on(gpus int) Scenario {
+	sc := Scenario{
+		Name: b.name, Source: b.source, GPUs: gpus, Profile: "h200",
+		Compute: b.compute, Comm: b.comm,
+	}
+	note := b.note
+	if gpus != b.home() {
+		note = "The suite's shapes on a GPU count its note was not written for: what they show here is for you to measure."
+	}
+	sc.Description = note + " " + sc.Runs() + "."
+	return sc
+}
+
+// OnGPUs returns sc on gpus GPUs (c3lab sweep --gpus). A built-in keeps its
+// ops and has its texts rewritten for the new count; any other scenario
+// only changes its GPU count.
+func OnGPUs(sc Scenario, gpus int) Scenario {
+	for _, b := range builtins() {
+		if b.name == sc.Name && b.compute == sc.Compute && b.comm == sc.Comm {
+			out := b.on(gpus)
+			out.Reps, out.Strategy, out.Profile = sc.Reps, sc.Strategy, sc.Profile
+			return out
+		}
+	}
+	sc.GPUs = gpus
+	return sc
+}
+
+// builtins lists the suite.
+func builtins() []builtin {
 	gemm := func(m, n, k int, dt DType) ComputeOp {
 		return ComputeOp{Kind: GEMM, M: m, N: n, K: k, DType: dt}
 	}
 	stream := func(b ByteSize) ComputeOp { return ComputeOp{Kind: Stream, Bytes: b} }
-	var out []Scenario
-	add := func(name, description, source string, c ComputeOp, coll Collective, bytes ByteSize) {
-		out = append(out, Scenario{
-			Name: name, Description: description, Source: source,
-			GPUs: 2, Profile: "h200",
-			Compute: c, Comm: CommOp{Collective: coll, Bytes: bytes},
-		})
+	var out []builtin
+	add := func(name, note, source string, c ComputeOp, coll Collective, bytes ByteSize) {
+		out = append(out, builtin{name: name, note: note, source: source, compute: c, comm: CommOp{Collective: coll, Bytes: bytes}})
 	}
 
 	// Tensor parallelism with sequence parallelism (Megatron-style): an
 	// all-gather of the sequence-sharded activations feeds each
 	// column-parallel GEMM and a reduce-scatter drains each row-parallel
 	// one, overlapped chunk by chunk (async tensor parallelism).
-	add("llama3-70b-tp8-qkv-ag-224m",
+	add("llama3-70b-tp-qkv-ag-224m",
 		"A skinny QKV shard finishes before the sequence-parallel all-gather beside it, so the collective sets the pace and every SM the GEMM takes from it shows.",
-		srcLlama70+", TP=8 with sequence parallelism, 16384 tokens: fused QKV projection, per-GPU shard (16384x1280x8192), next to the all-gather of the layer-norm output (2048-token shards of 32MiB; each GPU sends 7, 224MiB)",
+		srcLlama70+", shapes from TP=8 with sequence parallelism, 16384 tokens: fused QKV projection, per-GPU shard (16384x1280x8192), next to the all-gather of the layer-norm output (224MiB per GPU: the seven 2048-token shards of 32MiB a GPU sends at TP=8)",
 		gemm(16384, llama70QKV/tp, llama70Hidden, BF16), AllGather, (tp-1)*(16384/tp)*llama70Hidden*bf16)
-	add("llama3-70b-tp8-ffn-gate-up-ag-112m",
+	add("llama3-70b-tp-ffn-gate-up-ag-112m",
 		"The fat gate/up GEMM runs four times longer than its all-gather, so overlap can save a fifth at most and the lesson is to keep the collective from stretching the GEMM.",
-		srcLlama70+", TP=8 with sequence parallelism, 8192 tokens: fused gate+up projection, per-GPU shard (8192x7168x8192), next to the all-gather of the layer-norm output (1024-token shards of 16MiB; each GPU sends 7, 112MiB)",
+		srcLlama70+", shapes from TP=8 with sequence parallelism, 8192 tokens: fused gate+up projection, per-GPU shard (8192x7168x8192), next to the all-gather of the layer-norm output (112MiB per GPU: the seven 1024-token shards of 16MiB a GPU sends at TP=8)",
 		gemm(8192, 2*llama70FFN/tp, llama70Hidden, BF16), AllGather, (tp-1)*(8192/tp)*llama70Hidden*bf16)
-	add("llama3-70b-tp8-swiglu-stream-ag-224m",
+	add("llama3-70b-tp-swiglu-stream-ag-224m",
 		"An elementwise op that only streams HBM, five times shorter than the all-gather: the cleanest view of a collective competing for memory bandwidth rather than SMs.",
-		srcLlama70+", TP=8 with sequence parallelism, 16384 tokens: the SwiGLU activation, a memory-bound pass over the fused gate+up output shard (16384 x 7168 x 2B = 224MiB), next to the all-gather of the next chunk's layer-norm output (each GPU sends 7 shards, 224MiB)",
+		srcLlama70+", shapes from TP=8 with sequence parallelism, 16384 tokens: the SwiGLU activation, a memory-bound pass over the fused gate+up output shard (16384 x 7168 x 2B = 224MiB), next to the all-gather of the next chunk's layer-norm output (224MiB per GPU: the seven shards a GPU sends at TP=8)",
 		stream((16384*2*llama70FFN/tp)*bf16), AllGather, (tp-1)*(16384/tp)*llama70Hidden*bf16)
-	add("llama3-405b-tp8-qkv-ag-224m",
+	add("llama3-405b-tp-qkv-ag-224m",
 		"A QKV GEMM only 40 % longer than its all-gather: near enough to balanced that launch order and SM reservation decide whether overlap pays.",
-		srcLlama405+", TP=8 with sequence parallelism, 8192 tokens: fused QKV projection, per-GPU shard (8192x2304x16384), next to the all-gather of the layer-norm output (1024-token shards of 32MiB; each GPU sends 7, 224MiB)",
+		srcLlama405+", shapes from TP=8 with sequence parallelism, 8192 tokens: fused QKV projection, per-GPU shard (8192x2304x16384), next to the all-gather of the layer-norm output (224MiB per GPU: the seven 1024-token shards of 32MiB a GPU sends at TP=8)",
 		gemm(8192, llama405QKV/tp, llama405Hidden, BF16), AllGather, (tp-1)*(8192/tp)*llama405Hidden*bf16)
-	add("llama3-405b-tp8-ffn-gate-up-fp8-ag-112m",
+	add("llama3-405b-tp-ffn-gate-up-fp8-ag-112m",
 		"Even at FP8 tensor-core speed the gate/up GEMM outlasts its all-gather four times: a compute-bound GEMM that should lose as few SMs as possible.",
-		srcLlama405+", FP8 prefill, TP=8 with sequence parallelism, 4096 tokens: fused gate+up projection in FP8, per-GPU shard (4096x13312x16384), next to the all-gather of the bf16 layer-norm output (512-token shards of 16MiB; each GPU sends 7, 112MiB)",
+		srcLlama405+", shapes from FP8 prefill, TP=8 with sequence parallelism, 4096 tokens: fused gate+up projection in FP8, per-GPU shard (4096x13312x16384), next to the all-gather of the bf16 layer-norm output (112MiB per GPU: the seven 512-token shards of 16MiB a GPU sends at TP=8)",
 		gemm(4096, 2*llama405FFN/tp, llama405Hidden, FP8), AllGather, (tp-1)*(4096/tp)*llama405Hidden*bf16)
-	add("gpt3-175b-tp8-qkv-ag-84m",
+	add("gpt3-175b-tp-qkv-ag-84m",
 		"An FP16 QKV shard nearly three times longer than its all-gather: the classic GEMM-long pair, where C3 can at best hide the collective.",
-		srcGPT3+", FP16 training, TP=8 with sequence parallelism, 4096 tokens: fused QKV projection, per-GPU shard (4096x4608x12288), next to the all-gather of the layer-norm output (512-token shards of 12MiB; each GPU sends 7, 84MiB)",
+		srcGPT3+", shapes from FP16 training, TP=8 with sequence parallelism, 4096 tokens: fused QKV projection, per-GPU shard (4096x4608x12288), next to the all-gather of the layer-norm output (84MiB per GPU: the seven 512-token shards of 12MiB a GPU sends at TP=8)",
 		gemm(4096, gpt3QKV/tp, gpt3Hidden, FP16), AllGather, (tp-1)*(4096/tp)*gpt3Hidden*bf16)
-	add("llama3-70b-tp8-o-proj-rs-224m",
+	add("llama3-70b-tp-o-proj-rs-224m",
 		"A reduce-scatter must add as it moves, so it needs SMs even when copy engines carry its bytes: a comm-long case for a small reduction partition.",
-		srcLlama70+", TP=8 with sequence parallelism, 16384 tokens: attention output projection, per-GPU shard (16384x8192x1024), next to the reduce-scatter of the previous chunk's partial sums (2048-token shards of 32MiB; each GPU sends 7, 224MiB)",
+		srcLlama70+", shapes from TP=8 with sequence parallelism, 16384 tokens: attention output projection, per-GPU shard (16384x8192x1024), next to the reduce-scatter of the previous chunk's partial sums (224MiB per GPU: the seven 2048-token shards of 32MiB a GPU sends at TP=8)",
 		gemm(16384, llama70Hidden, llama70Hidden/tp, BF16), ReduceScatter, (tp-1)*(16384/tp)*llama70Hidden*bf16)
-	add("llama3-70b-tp8-ffn-down-rs-112m",
+	add("llama3-70b-tp-ffn-down-rs-112m",
 		"The down projection's long K keeps it twice as long as its reduce-scatter, so the collective's SMs cost the GEMM more than overlap saves unless they are few.",
-		srcLlama70+", TP=8 with sequence parallelism, 8192 tokens: FFN down projection, per-GPU shard (8192x8192x3584), next to the reduce-scatter of the previous chunk's partial sums (1024-token shards of 16MiB; each GPU sends 7, 112MiB)",
+		srcLlama70+", shapes from TP=8 with sequence parallelism, 8192 tokens: FFN down projection, per-GPU shard (8192x8192x3584), next to the reduce-scatter of the previous chunk's partial sums (112MiB per GPU: the seven 1024-token shards of 16MiB a GPU sends at TP=8)",
 		gemm(8192, llama70Hidden, llama70FFN/tp, BF16), ReduceScatter, (tp-1)*(8192/tp)*llama70Hidden*bf16)
-	add("gpt3-175b-tp8-o-proj-rs-168m",
+	add("gpt3-175b-tp-o-proj-rs-168m",
 		"Output projection and reduce-scatter within 10 % of each other: the balanced case with the most to gain and the most to lose to interference.",
-		srcGPT3+", FP16 training, TP=8 with sequence parallelism, 8192 tokens: attention output projection, per-GPU shard (8192x12288x1536), next to the reduce-scatter of the previous chunk's partial sums (1024-token shards of 24MiB; each GPU sends 7, 168MiB)",
+		srcGPT3+", shapes from FP16 training, TP=8 with sequence parallelism, 8192 tokens: attention output projection, per-GPU shard (8192x12288x1536), next to the reduce-scatter of the previous chunk's partial sums (168MiB per GPU: the seven 1024-token shards of 24MiB a GPU sends at TP=8)",
 		gemm(8192, gpt3Hidden, gpt3Hidden/tp, FP16), ReduceScatter, (tp-1)*(8192/tp)*gpt3Hidden*bf16)
 
 	// Fully sharded data parallelism over the pair: each layer's GEMM runs
 	// next to the all-gather of the next layer's weight shards (forward)
 	// or the reduce-scatter of the last layer's gradients (backward).
-	add("llama3-70b-fsdp2-ffn-up-ag-224m",
+	add("llama3-70b-fsdp-ffn-up-ag-224m",
 		"FSDP's prefetch of the next layer's weights against this layer's GEMM, balanced: the textbook case for moving the all-gather onto copy engines.",
-		srcLlama70+", FSDP=2 training, 1024 tokens per GPU: FFN up projection (1024x28672x8192) next to the all-gather of the next layer's up-projection weight (448MiB, a 224MiB shard per GPU)",
+		srcLlama70+", shapes from FSDP=2 training, 1024 tokens per GPU: FFN up projection (1024x28672x8192) next to the all-gather of the next layer's up-projection weight (448MiB, a 224MiB shard per GPU)",
 		gemm(1024, llama70FFN, llama70Hidden, BF16), AllGather, llama70Hidden*llama70FFN*bf16/2)
-	add("llama3-70b-fsdp2-lm-head-ag-1002m",
+	add("llama3-70b-fsdp-lm-head-ag-1002m",
 		"The biggest transfer in the suite, a 1GiB weight shard, against a vocabulary-wide GEMM of about the same length: balanced at a scale where bandwidth, not latency, decides.",
-		srcLlama70+", FSDP=2 training, 1024 tokens per GPU: LM head (1024x128256x8192) next to the all-gather of the 2004MiB input-embedding table that FSDP prefetches for the next micro-batch (a 1002MiB shard per GPU)",
+		srcLlama70+", shapes from FSDP=2 training, 1024 tokens per GPU: LM head (1024x128256x8192) next to the all-gather of the 2004MiB input-embedding table that FSDP prefetches for the next micro-batch (a 1002MiB shard per GPU)",
 		gemm(1024, llama70Vocab, llama70Hidden, BF16), AllGather, llama70Vocab*llama70Hidden*bf16/2)
-	add("llama3-405b-fsdp2-o-proj-ag-256m",
+	add("llama3-405b-fsdp-o-proj-ag-256m",
 		"A square compute-bound GEMM and a weight all-gather of the same length: balanced, so every SM given to the collective trades directly against GEMM slowdown.",
-		srcLlama405+", FSDP=2 training, 1024 tokens per GPU: attention output projection (1024x16384x16384) next to the all-gather of the next layer's output-projection weight (512MiB, a 256MiB shard per GPU)",
+		srcLlama405+", shapes from FSDP=2 training, 1024 tokens per GPU: attention output projection (1024x16384x16384) next to the all-gather of the next layer's output-projection weight (512MiB, a 256MiB shard per GPU)",
 		gemm(1024, llama405Hidden, llama405Hidden, BF16), AllGather, llama405Hidden*llama405Hidden*bf16/2)
-	add("mixtral-8x22b-fsdp2-expert-up-ag-96m",
+	add("mixtral-8x22b-fsdp-expert-up-ag-96m",
 		"Expert weights streamed in by FSDP while another expert computes, balanced at a third of a millisecond, where launch overheads start to count.",
-		srcMixtral+", FSDP=2 fine-tuning: one expert's up projection on the 1024 tokens routed to it (1024x16384x6144) next to the all-gather of the next expert's up-projection weight (192MiB, a 96MiB shard per GPU)",
+		srcMixtral+", shapes from FSDP=2 fine-tuning: one expert's up projection on the 1024 tokens routed to it (1024x16384x6144) next to the all-gather of the next expert's up-projection weight (192MiB, a 96MiB shard per GPU)",
 		gemm(1024, mixtralFFN, mixtralHidden, BF16), AllGather, mixtralHidden*mixtralFFN*bf16/2)
-	add("llama3-405b-fsdp2-qkv-mb128-ag-288m",
+	add("llama3-405b-fsdp-qkv-mb128-ag-288m",
 		"A memory-bound GEMM that needs few SMs beside a weight all-gather five times longer: taking SMs from the GEMM for the collective costs almost nothing here.",
-		srcLlama405+", FSDP=2 fine-tuning with 128-token micro-batches: fused QKV projection (128x18432x16384, memory-bound on its 576MiB weight) next to the all-gather of the next layer's QKV weight (576MiB, a 288MiB shard per GPU)",
+		srcLlama405+", shapes from FSDP=2 fine-tuning with 128-token micro-batches: fused QKV projection (128x18432x16384, memory-bound on its 576MiB weight) next to the all-gather of the next layer's QKV weight (576MiB, a 288MiB shard per GPU)",
 		gemm(128, llama405QKV, llama405Hidden, BF16), AllGather, llama405Hidden*llama405QKV*bf16/2)
-	add("gpt3-175b-fsdp2-ffn-up-mb16-ag-576m",
+	add("gpt3-175b-fsdp-ffn-up-mb16-ag-576m",
 		"A GEMV-like 16-token GEMM that only streams its weight, against a weight all-gather that competes for the same HBM: the paper's ideal is out of reach and the bound is the target.",
-		srcGPT3+", FP16, FSDP=2 with 16-token micro-batches: FFN up projection (16x49152x12288, memory-bound on its 1152MiB weight) next to the all-gather of the next layer's up-projection weight (1152MiB, a 576MiB shard per GPU)",
+		srcGPT3+", shapes from FP16, FSDP=2 with 16-token micro-batches: FFN up projection (16x49152x12288, memory-bound on its 1152MiB weight) next to the all-gather of the next layer's up-projection weight (1152MiB, a 576MiB shard per GPU)",
 		gemm(16, gpt3FFN, gpt3Hidden, FP16), AllGather, gpt3Hidden*gpt3FFN*bf16/2)
-	add("llama3-70b-fsdp2-ffn-up-wgrad-rs-224m",
+	add("llama3-70b-fsdp-ffn-up-wgrad-rs-224m",
 		"FSDP's gradient reduce-scatter against a weight-gradient GEMM of equal length: balanced, but the reduction needs SMs, so copy engines alone cannot carry it.",
-		srcLlama70+", FSDP=2 backward, 1024 tokens per GPU: weight gradient of the FFN up projection (8192x28672x1024, K = tokens) next to the reduce-scatter of the previous layer's up-projection gradient (448MiB, a 224MiB shard per GPU)",
+		srcLlama70+", shapes from FSDP=2 backward, 1024 tokens per GPU: weight gradient of the FFN up projection (8192x28672x1024, K = tokens) next to the reduce-scatter of the previous layer's up-projection gradient (448MiB, a 224MiB shard per GPU)",
 		gemm(llama70Hidden, llama70FFN, 1024, BF16), ReduceScatter, llama70Hidden*llama70FFN*bf16/2)
-	add("llama3-405b-fsdp2-qkv-wgrad-mb256-rs-288m",
+	add("llama3-405b-fsdp-qkv-wgrad-mb256-rs-288m",
 		"With only 256 tokens of K the weight-gradient GEMM is short and the gradient reduce-scatter dominates: the case for a generous communication partition.",
-		srcLlama405+", FSDP=2 backward with 256-token micro-batches: weight gradient of the fused QKV projection (16384x18432x256) next to the reduce-scatter of the previous layer's QKV gradient (576MiB, a 288MiB shard per GPU)",
+		srcLlama405+", shapes from FSDP=2 backward with 256-token micro-batches: weight gradient of the fused QKV projection (16384x18432x256) next to the reduce-scatter of the previous layer's QKV gradient (576MiB, a 288MiB shard per GPU)",
 		gemm(llama405Hidden, llama405QKV, 256, BF16), ReduceScatter, llama405Hidden*llama405QKV*bf16/2)
-	add("mixtral-8x22b-fsdp2-expert-down-dgrad-rs-96m",
+	add("mixtral-8x22b-fsdp-expert-down-dgrad-rs-96m",
 		"A compute-bound input-gradient GEMM twice as long as the gradient reduce-scatter: the only question is how little the collective may slow it.",
-		srcMixtral+", FSDP=2 backward: input gradient of one expert's down projection for its 2048 routed tokens (2048x16384x6144) next to the reduce-scatter of another expert's down-projection gradient (192MiB, a 96MiB shard per GPU)",
+		srcMixtral+", shapes from FSDP=2 backward: input gradient of one expert's down projection for its 2048 routed tokens (2048x16384x6144) next to the reduce-scatter of another expert's down-projection gradient (192MiB, a 96MiB shard per GPU)",
 		gemm(2048, mixtralFFN, mixtralHidden, BF16), ReduceScatter, mixtralFFN*mixtralHidden*bf16/2)
 
 	// Expert parallelism: 4 of Mixtral's 8 experts per GPU; the dispatch
@@ -206,84 +272,84 @@ func Builtin() []Scenario {
 	// perExpert is the average number of tokens one expert receives when
 	// each of the 2 GPUs routes t tokens to their top-2 of 8 experts.
 	perExpert := func(t int) int { return 2 * t * mixtralTopK / mixtralExperts }
-	add("mixtral-8x22b-ep2-expert-gate-up-a2a-96m",
+	add("mixtral-8x22b-ep-expert-gate-up-a2a-96m",
 		"A training-size expert GEMM eight times longer than the token dispatch: the all-to-all should cost it nothing, and on copy engines it does not need a single SM.",
-		srcMixtral+", EP=2 (4 experts per GPU), 4096 tokens per GPU: one expert's fused gate+up projection on its average 2048 routed tokens (2048x32768x6144) next to the dispatch all-to-all of the next micro-batch (4096 tokens x top-2 x 6144 x 2B = 96MiB per GPU)",
+		srcMixtral+", shapes from EP=2 (4 experts per GPU), 4096 tokens per GPU: one expert's fused gate+up projection on its average 2048 routed tokens (2048x32768x6144) next to the dispatch all-to-all of the next micro-batch (4096 tokens x top-2 x 6144 x 2B = 96MiB per GPU)",
 		gemm(perExpert(4096), 2*mixtralFFN, mixtralHidden, BF16), AllToAll, 4096*tokenBytes)
-	add("mixtral-8x22b-ep2-expert-down-a2a-192m",
+	add("mixtral-8x22b-ep-expert-down-a2a-192m",
 		"The combine all-to-all against a long down-projection GEMM: a check that an all-to-all on SMs does not slow the expert by more than it hides.",
-		srcMixtral+", EP=2 (4 experts per GPU), 8192 tokens per GPU: one expert's down projection on its average 4096 routed tokens (4096x6144x16384) next to the combine all-to-all returning the previous micro-batch's expert outputs (8192 tokens x top-2 x 6144 x 2B = 192MiB per GPU)",
+		srcMixtral+", shapes from EP=2 (4 experts per GPU), 8192 tokens per GPU: one expert's down projection on its average 4096 routed tokens (4096x6144x16384) next to the combine all-to-all returning the previous micro-batch's expert outputs (8192 tokens x top-2 x 6144 x 2B = 192MiB per GPU)",
 		gemm(perExpert(8192), mixtralHidden, mixtralFFN, BF16), AllToAll, 8192*tokenBytes)
-	add("mixtral-8x22b-ep2-router-a2a-192m",
+	add("mixtral-8x22b-ep-router-a2a-192m",
 		"A router GEMM with N = 8 is pure memory traffic and ends in a tenth of the all-to-all's time: comm-long, with almost nothing to overlap.",
-		srcMixtral+", EP=2 (4 experts per GPU), 8192 tokens per GPU: the router GEMM scoring 8 experts (8192x8x6144, memory-bound on its 96MiB input) next to the dispatch all-to-all of the previous micro-batch (8192 tokens x top-2 x 6144 x 2B = 192MiB per GPU)",
+		srcMixtral+", shapes from EP=2 (4 experts per GPU), 8192 tokens per GPU: the router GEMM scoring 8 experts (8192x8x6144, memory-bound on its 96MiB input) next to the dispatch all-to-all of the previous micro-batch (8192 tokens x top-2 x 6144 x 2B = 192MiB per GPU)",
 		gemm(8192, mixtralExperts, mixtralHidden, BF16), AllToAll, 8192*tokenBytes)
-	add("mixtral-8x22b-ep2-permute-stream-a2a-96m",
+	add("mixtral-8x22b-ep-permute-stream-a2a-96m",
 		"A memory-streaming op against an all-to-all that also reads and writes HBM: HBM contention without tensor cores in the picture.",
-		srcMixtral+", EP=2 (4 experts per GPU), 4096 tokens per GPU: the permutation that groups top-2 token copies by expert (a memory-bound gather over 4096 x 2 x 6144 x 2B = 96MiB) next to the dispatch all-to-all of the previous micro-batch (96MiB per GPU)",
+		srcMixtral+", shapes from EP=2 (4 experts per GPU), 4096 tokens per GPU: the permutation that groups top-2 token copies by expert (a memory-bound gather over 4096 x 2 x 6144 x 2B = 96MiB) next to the dispatch all-to-all of the previous micro-batch (96MiB per GPU)",
 		stream(4096*tokenBytes), AllToAll, 4096*tokenBytes)
-	add("mixtral-8x22b-ep2-o-proj-a2a-144m",
+	add("mixtral-8x22b-ep-o-proj-a2a-144m",
 		"Attention of one micro-batch hides the other's token dispatch, as in two-batch overlap, here balanced within 5 %.",
-		srcMixtral+", EP=2 (4 experts per GPU) with two-batch overlap: attention output projection of a 2048-token micro-batch (2048x6144x6144) next to the dispatch all-to-all of a 6144-token micro-batch (6144 tokens x top-2 x 6144 x 2B = 144MiB per GPU)",
+		srcMixtral+", shapes from EP=2 (4 experts per GPU) with two-batch overlap: attention output projection of a 2048-token micro-batch (2048x6144x6144) next to the dispatch all-to-all of a 6144-token micro-batch (6144 tokens x top-2 x 6144 x 2B = 144MiB per GPU)",
 		gemm(2048, mixtralHidden, 48*128, BF16), AllToAll, 6144*tokenBytes)
-	add("mixtral-8x22b-ep2-expert-down-mb512-a2a-96m",
+	add("mixtral-8x22b-ep-expert-down-mb512-a2a-96m",
 		"A mid-sized expert GEMM at the edge of compute-bound against a combine all-to-all of the same length: balanced and sensitive to every SM it loses.",
-		srcMixtral+", EP=2 (4 experts per GPU) with two-batch overlap: one expert's down projection for 512 routed tokens (512x6144x16384) next to the combine all-to-all of a 4096-token micro-batch (4096 tokens x top-2 x 6144 x 2B = 96MiB per GPU)",
+		srcMixtral+", shapes from EP=2 (4 experts per GPU) with two-batch overlap: one expert's down projection for 512 routed tokens (512x6144x16384) next to the combine all-to-all of a 4096-token micro-batch (4096 tokens x top-2 x 6144 x 2B = 96MiB per GPU)",
 		gemm(512, mixtralHidden, mixtralFFN, BF16), AllToAll, 4096*tokenBytes)
-	add("mixtral-8x22b-ep2-decode-expert-up-a2a-48m",
+	add("mixtral-8x22b-ep-decode-expert-up-a2a-48m",
 		"A decode-sized expert GEMM that only streams its weight finishes well before the dispatch all-to-all, and both fight for HBM.",
-		srcMixtral+", EP=2 serving with two-batch overlap: one expert's up projection for 64 routed decode tokens (64x16384x6144, memory-bound on its 192MiB weight) next to the dispatch all-to-all of a 2048-token prefill chunk (2048 tokens x top-2 x 6144 x 2B = 48MiB per GPU)",
+		srcMixtral+", shapes from EP=2 serving with two-batch overlap: one expert's up projection for 64 routed decode tokens (64x16384x6144, memory-bound on its 192MiB weight) next to the dispatch all-to-all of a 2048-token prefill chunk (2048 tokens x top-2 x 6144 x 2B = 48MiB per GPU)",
 		gemm(64, mixtralFFN, mixtralHidden, BF16), AllToAll, 2048*tokenBytes)
-	add("mixtral-8x22b-ep2-decode-expert-gate-up-a2a-72m",
+	add("mixtral-8x22b-ep-decode-expert-gate-up-a2a-72m",
 		"A memory-bound expert GEMM and a dispatch all-to-all of equal length: balanced on paper, but both stream HBM, so the bound, not the ideal, is the target.",
-		srcMixtral+", EP=2 serving with two-batch overlap: one expert's fused gate+up projection for 128 routed decode tokens (128x32768x6144, memory-bound on its 384MiB weight) next to the dispatch all-to-all of a 3072-token prefill chunk (3072 tokens x top-2 x 6144 x 2B = 72MiB per GPU)",
+		srcMixtral+", shapes from EP=2 serving with two-batch overlap: one expert's fused gate+up projection for 128 routed decode tokens (128x32768x6144, memory-bound on its 384MiB weight) next to the dispatch all-to-all of a 3072-token prefill chunk (3072 tokens x top-2 x 6144 x 2B = 72MiB per GPU)",
 		gemm(128, 2*mixtralFFN, mixtralHidden, BF16), AllToAll, 3072*tokenBytes)
-	add("mixtral-8x22b-ep2-decode-expert-gate-up-fp8-a2a-36m",
+	add("mixtral-8x22b-ep-decode-expert-gate-up-fp8-a2a-36m",
 		"FP8 halves both the GEMM's weight traffic and the dispatch: a balanced pair under 0.1 ms, where copy-engine launch overhead starts to matter.",
-		srcMixtral+", FP8 serving, EP=2 with two-batch overlap: one expert's fused gate+up projection in FP8 for 256 routed decode tokens (256x32768x6144) next to an FP8 dispatch all-to-all of a 3072-token prefill chunk (3072 tokens x top-2 x 6144 x 1B = 36MiB per GPU)",
+		srcMixtral+", shapes from FP8 serving, EP=2 with two-batch overlap: one expert's fused gate+up projection in FP8 for 256 routed decode tokens (256x32768x6144) next to an FP8 dispatch all-to-all of a 3072-token prefill chunk (3072 tokens x top-2 x 6144 x 1B = 36MiB per GPU)",
 		gemm(256, 2*mixtralFFN, mixtralHidden, FP8), AllToAll, 3072*tokenBytes/2)
-	add("mixtral-8x22b-ep2-decode-expert-down-a2a-144m",
+	add("mixtral-8x22b-ep-decode-expert-down-a2a-144m",
 		"A tiny decode GEMM beside a big combine all-to-all: strongly comm-long, so the collective can have every SM it wants.",
-		srcMixtral+", EP=2 serving with two-batch overlap: one expert's down projection for 32 routed decode tokens (32x6144x16384, memory-bound on its 192MiB weight) next to the combine all-to-all of a 6144-token prefill chunk (6144 tokens x top-2 x 6144 x 2B = 144MiB per GPU)",
+		srcMixtral+", shapes from EP=2 serving with two-batch overlap: one expert's down projection for 32 routed decode tokens (32x6144x16384, memory-bound on its 192MiB weight) next to the combine all-to-all of a 6144-token prefill chunk (6144 tokens x top-2 x 6144 x 2B = 144MiB per GPU)",
 		gemm(32, mixtralHidden, mixtralFFN, BF16), AllToAll, 6144*tokenBytes)
 
 	// Ulysses (DeepSpeed) sequence parallelism: all-to-alls re-shard the
 	// attention inputs from sequence to heads and the outputs back.
-	add("llama3-70b-ulysses2-qkv-a2a-320m",
+	add("llama3-70b-ulysses-qkv-a2a-320m",
 		"Long-context sequence parallelism: the QKV GEMM is nine times longer than the head-resharding all-to-all, so overlap hides the collective entirely if the GEMM keeps its SMs.",
-		srcLlama70+", Ulysses sequence parallelism over 2 GPUs, a 32768-token sequence: fused QKV projection of the local 16384 tokens (16384x10240x8192) next to the all-to-all re-sharding the previous chunk's Q, K and V from sequence to heads (16384 x 10240 x 2B = 320MiB per GPU)",
+		srcLlama70+", shapes from Ulysses sequence parallelism of degree 2, a 32768-token sequence: fused QKV projection of the local 16384 tokens (16384x10240x8192) next to the all-to-all re-sharding the previous chunk's Q, K and V from sequence to heads (16384 x 10240 x 2B = 320MiB per GPU)",
 		gemm(16384, llama70QKV, llama70Hidden, BF16), AllToAll, 16384*llama70QKV*bf16)
-	add("llama3-405b-ulysses2-o-proj-a2a-256m",
+	add("llama3-405b-ulysses-o-proj-a2a-256m",
 		"A GEMM seventeen times longer than its all-to-all leaves an ideal speedup barely above 1x: a control case where no strategy should change much.",
-		srcLlama405+", Ulysses sequence parallelism over 2 GPUs, a 16384-token sequence: attention output projection of the local 8192 tokens (8192x16384x16384) next to the all-to-all returning the attention output from heads to sequence shards (8192 x 16384 x 2B = 256MiB per GPU)",
+		srcLlama405+", shapes from Ulysses sequence parallelism of degree 2, a 16384-token sequence: attention output projection of the local 8192 tokens (8192x16384x16384) next to the all-to-all returning the attention output from heads to sequence shards (8192 x 16384 x 2B = 256MiB per GPU)",
 		gemm(8192, llama405Hidden, llama405Hidden, BF16), AllToAll, 8192*llama405Hidden*bf16)
 
 	// Data parallelism: gradient buckets are all-reduced while the backward
 	// pass goes on; at TP=8 a tensor-parallel all-reduce sends 1.75x its
 	// buffer per GPU.
-	add("gpt3-175b-tp8-dp2-qkv-wgrad-ar-256m",
+	add("gpt3-175b-tp-dp-qkv-wgrad-ar-256m",
 		"A gradient all-reduce against a weight-gradient GEMM of equal length: balanced, and an all-reduce needs SMs for its additions however its bytes travel.",
-		srcGPT3+", FP16 training, TP=8 x DP=2, 4096 tokens per replica: weight gradient of the QKV shard (12288x4608x4096, K = tokens) next to the data-parallel all-reduce of a 256MiB gradient bucket",
+		srcGPT3+", shapes from FP16 training, TP=8 x DP=2, 4096 tokens per replica: weight gradient of the QKV shard (12288x4608x4096, K = tokens) next to the data-parallel all-reduce of a 256MiB gradient bucket",
 		gemm(gpt3Hidden, gpt3QKV/tp, 4096, FP16), AllReduce, 256*mib)
-	add("llama3-70b-tp8-dp2-ffn-down-wgrad-ar-64m",
+	add("llama3-70b-tp-dp-ffn-down-wgrad-ar-64m",
 		"A long weight-gradient GEMM hides a small gradient bucket easily, so the all-reduce should take as few SMs as it can.",
-		srcLlama70+", TP=8 x DP=2, 8192 tokens per replica: weight gradient of the FFN down-projection shard (3584x8192x8192) next to the data-parallel all-reduce of a 64MiB gradient bucket",
+		srcLlama70+", shapes from TP=8 x DP=2, 8192 tokens per replica: weight gradient of the FFN down-projection shard (3584x8192x8192) next to the data-parallel all-reduce of a 64MiB gradient bucket",
 		gemm(llama70FFN/tp, llama70Hidden, 8192, BF16), AllReduce, 64*mib)
-	add("llama3-70b-tp8-dp2-qkv-wgrad-mb256-ar-16m",
+	add("llama3-70b-tp-dp-qkv-wgrad-mb256-ar-16m",
 		"The smallest message in the suite beside a microsecond-scale GEMM: latency, not bandwidth, dominates, and copy-engine launch cost shows.",
-		srcLlama70+", TP=8 x DP=2 with 256-token micro-batches: weight gradient of the QKV shard (8192x1280x256) next to the data-parallel all-reduce of a 16MiB gradient bucket",
+		srcLlama70+", shapes from TP=8 x DP=2 with 256-token micro-batches: weight gradient of the QKV shard (8192x1280x256) next to the data-parallel all-reduce of a 16MiB gradient bucket",
 		gemm(llama70Hidden, llama70QKV/tp, 256, BF16), AllReduce, 16*mib)
-	add("llama3-70b-tp8-dp2-adam-stream-ar-192m",
+	add("llama3-70b-tp-dp-adam-stream-ar-192m",
 		"An optimizer step that only streams HBM beside an all-reduce that needs HBM too: balanced on paper, bounded in practice by shared memory bandwidth.",
-		srcLlama70+", TP=8 x DP=2: fused AdamW step over a slice of 64Mi parameters of FP32 state (weights, gradients and two moments: 1GiB) next to the data-parallel all-reduce of the next 192MiB gradient bucket",
+		srcLlama70+", shapes from TP=8 x DP=2: fused AdamW step over a slice of 64Mi parameters of FP32 state (weights, gradients and two moments: 1GiB) next to the data-parallel all-reduce of the next 192MiB gradient bucket",
 		stream(64*mib*16), AllReduce, 192*mib)
-	add("llama3-405b-tp8-decode-ffn-gate-up-fp8-ar-224m",
+	add("llama3-405b-tp-decode-ffn-gate-up-fp8-ar-224m",
 		"Decode and prefill sharing the GPUs: the memory-bound decode GEMM is done in a tenth of the prefill all-reduce's time, leaving little to hide.",
-		srcLlama405+", FP8 serving at TP=8 with chunked prefill: fused gate+up projection shard for a 128-token decode batch (128x13312x16384, memory-bound on its 208MiB FP8 weight) next to the tensor-parallel all-reduce of a 4096-token prefill chunk's output (128MiB; a ring all-reduce over 8 GPUs sends 1.75x that per GPU, 224MiB)",
+		srcLlama405+", shapes from FP8 serving at TP=8 with chunked prefill: fused gate+up projection shard for a 128-token decode batch (128x13312x16384, memory-bound on its 208MiB FP8 weight) next to the tensor-parallel all-reduce of a 4096-token prefill chunk's output (128MiB; at TP=8 a ring all-reduce moves 1.75x that per GPU, 224MiB)",
 		gemm(128, 2*llama405FFN/tp, llama405Hidden, FP8), AllReduce, 4096*llama405Hidden*bf16*2*(tp-1)/tp)
-	add("mixtral-8x22b-dp2-qkv-wgrad-ar-96m",
+	add("mixtral-8x22b-dp-qkv-wgrad-ar-96m",
 		"Attention gradients all-reduced while a weight-gradient GEMM four times longer runs: GEMM-long, the collective should stay out of the GEMM's way.",
-		srcMixtral+", DP=2 for attention, 8192 tokens per replica: weight gradient of the fused QKV projection (6144x8192x8192) next to the data-parallel all-reduce of a 96MiB attention-gradient bucket",
+		srcMixtral+", shapes from DP=2 for attention, 8192 tokens per replica: weight gradient of the fused QKV projection (6144x8192x8192) next to the data-parallel all-reduce of a 96MiB attention-gradient bucket",
 		gemm(mixtralHidden, mixtralQKV, 8192, BF16), AllReduce, 96*mib)
 	return append(out, hostCopySuite()...)
 }
@@ -298,10 +364,16 @@ func Names() []string {
 	return names
 }
 
-// Find returns the built-in scenario called name. On a miss the error is
-// an *UnknownError suggesting the closest names.
+// Find returns the built-in scenario called name. A name the suite had
+// before it stopped naming GPU counts (llama3-70b-tp8-qkv-ag-224m, as
+// committed results and recordings say) finds the scenario under its
+// current name (Renamed tells callers, so they can say so). On a miss the
+// error is an *UnknownError suggesting the closest names.
 func Find(name string) (Scenario, error) {
 	suite := Builtin()
+	if now, ok := Renamed(name); ok {
+		name = now
+	}
 	for _, sc := range suite {
 		if sc.Name == name {
 			return sc, nil
@@ -312,6 +384,57 @@ func Find(name string) (Scenario, error) {
 		names[i] = sc.Name
 	}
 	return Scenario{}, &UnknownError{Name: name, Suggestions: Closest(name, names, 3)}
+}
+
+// Renamed returns the current name of a built-in scenario that was called
+// old, and whether old is such a former name.
+func Renamed(old string) (string, bool) {
+	now, ok := renamed()[old]
+	return now, ok
+}
+
+// renamed maps the suite's former names to its current ones. The former
+// names stated a parallel degree (tp8, fsdp2, ep2, ulysses2, dp2) that
+// read as the GPU count, while every scenario runs on its GPUs field.
+func renamed() map[string]string {
+	return map[string]string{
+		"llama3-70b-tp8-qkv-ag-224m":                          "llama3-70b-tp-qkv-ag-224m",
+		"llama3-70b-tp8-ffn-gate-up-ag-112m":                  "llama3-70b-tp-ffn-gate-up-ag-112m",
+		"llama3-70b-tp8-swiglu-stream-ag-224m":                "llama3-70b-tp-swiglu-stream-ag-224m",
+		"llama3-405b-tp8-qkv-ag-224m":                         "llama3-405b-tp-qkv-ag-224m",
+		"llama3-405b-tp8-ffn-gate-up-fp8-ag-112m":             "llama3-405b-tp-ffn-gate-up-fp8-ag-112m",
+		"gpt3-175b-tp8-qkv-ag-84m":                            "gpt3-175b-tp-qkv-ag-84m",
+		"llama3-70b-tp8-o-proj-rs-224m":                       "llama3-70b-tp-o-proj-rs-224m",
+		"llama3-70b-tp8-ffn-down-rs-112m":                     "llama3-70b-tp-ffn-down-rs-112m",
+		"gpt3-175b-tp8-o-proj-rs-168m":                        "gpt3-175b-tp-o-proj-rs-168m",
+		"llama3-70b-fsdp2-ffn-up-ag-224m":                     "llama3-70b-fsdp-ffn-up-ag-224m",
+		"llama3-70b-fsdp2-lm-head-ag-1002m":                   "llama3-70b-fsdp-lm-head-ag-1002m",
+		"llama3-405b-fsdp2-o-proj-ag-256m":                    "llama3-405b-fsdp-o-proj-ag-256m",
+		"mixtral-8x22b-fsdp2-expert-up-ag-96m":                "mixtral-8x22b-fsdp-expert-up-ag-96m",
+		"llama3-405b-fsdp2-qkv-mb128-ag-288m":                 "llama3-405b-fsdp-qkv-mb128-ag-288m",
+		"gpt3-175b-fsdp2-ffn-up-mb16-ag-576m":                 "gpt3-175b-fsdp-ffn-up-mb16-ag-576m",
+		"llama3-70b-fsdp2-ffn-up-wgrad-rs-224m":               "llama3-70b-fsdp-ffn-up-wgrad-rs-224m",
+		"llama3-405b-fsdp2-qkv-wgrad-mb256-rs-288m":           "llama3-405b-fsdp-qkv-wgrad-mb256-rs-288m",
+		"mixtral-8x22b-fsdp2-expert-down-dgrad-rs-96m":        "mixtral-8x22b-fsdp-expert-down-dgrad-rs-96m",
+		"mixtral-8x22b-ep2-expert-gate-up-a2a-96m":            "mixtral-8x22b-ep-expert-gate-up-a2a-96m",
+		"mixtral-8x22b-ep2-expert-down-a2a-192m":              "mixtral-8x22b-ep-expert-down-a2a-192m",
+		"mixtral-8x22b-ep2-router-a2a-192m":                   "mixtral-8x22b-ep-router-a2a-192m",
+		"mixtral-8x22b-ep2-permute-stream-a2a-96m":            "mixtral-8x22b-ep-permute-stream-a2a-96m",
+		"mixtral-8x22b-ep2-o-proj-a2a-144m":                   "mixtral-8x22b-ep-o-proj-a2a-144m",
+		"mixtral-8x22b-ep2-expert-down-mb512-a2a-96m":         "mixtral-8x22b-ep-expert-down-mb512-a2a-96m",
+		"mixtral-8x22b-ep2-decode-expert-up-a2a-48m":          "mixtral-8x22b-ep-decode-expert-up-a2a-48m",
+		"mixtral-8x22b-ep2-decode-expert-gate-up-a2a-72m":     "mixtral-8x22b-ep-decode-expert-gate-up-a2a-72m",
+		"mixtral-8x22b-ep2-decode-expert-gate-up-fp8-a2a-36m": "mixtral-8x22b-ep-decode-expert-gate-up-fp8-a2a-36m",
+		"mixtral-8x22b-ep2-decode-expert-down-a2a-144m":       "mixtral-8x22b-ep-decode-expert-down-a2a-144m",
+		"llama3-70b-ulysses2-qkv-a2a-320m":                    "llama3-70b-ulysses-qkv-a2a-320m",
+		"llama3-405b-ulysses2-o-proj-a2a-256m":                "llama3-405b-ulysses-o-proj-a2a-256m",
+		"gpt3-175b-tp8-dp2-qkv-wgrad-ar-256m":                 "gpt3-175b-tp-dp-qkv-wgrad-ar-256m",
+		"llama3-70b-tp8-dp2-ffn-down-wgrad-ar-64m":            "llama3-70b-tp-dp-ffn-down-wgrad-ar-64m",
+		"llama3-70b-tp8-dp2-qkv-wgrad-mb256-ar-16m":           "llama3-70b-tp-dp-qkv-wgrad-mb256-ar-16m",
+		"llama3-70b-tp8-dp2-adam-stream-ar-192m":              "llama3-70b-tp-dp-adam-stream-ar-192m",
+		"llama3-405b-tp8-decode-ffn-gate-up-fp8-ar-224m":      "llama3-405b-tp-decode-ffn-gate-up-fp8-ar-224m",
+		"mixtral-8x22b-dp2-qkv-wgrad-ar-96m":                  "mixtral-8x22b-dp-qkv-wgrad-ar-96m",
+	}
 }
 
 // UnknownError says that no built-in scenario has the name asked for,

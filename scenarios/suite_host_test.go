@@ -10,8 +10,17 @@ import (
 
 // The host-copy scenarios run on one GPU, say in their name what copy they
 // make, and cover every copy kind, both compute kinds and each class.
+// hostCopyScenarios is hostCopySuite as the suite holds it, on one GPU.
+func hostCopyScenarios() []Scenario {
+	var out []Scenario
+	for _, b := range hostCopySuite() {
+		out = append(out, b.on(b.home()))
+	}
+	return out
+}
+
 func TestHostCopySuite(t *testing.T) {
-	suite := hostCopySuite()
+	suite := hostCopyScenarios()
 	abbrev := map[Collective]string{HostToDevice: "-h2d-", DeviceToHost: "-d2h-", HostSwap: "-swap-"}
 	builtin := map[string]bool{}
 	for _, sc := range Builtin() {
@@ -35,10 +44,10 @@ func TestHostCopySuite(t *testing.T) {
 			if !strings.Contains(sc.Name, abbrev[sc.Comm.Collective]) || !strings.HasSuffix(sc.Name, sizeSuffix(sc.Comm.Bytes)) {
 				t.Errorf("name should say the copy (%s) and end in its size %s", abbrev[sc.Comm.Collective], sizeSuffix(sc.Comm.Bytes))
 			}
-			if d := sc.Description; !strings.HasSuffix(d, ".") || strings.Contains(d, ". ") || len(d) < 40 {
-				t.Errorf("description %q should be one sentence", d)
+			if d := sc.Description; !strings.HasSuffix(d, ". "+sc.Runs()+".") || strings.Count(d, ". ") != 1 || len(d) < 40 {
+				t.Errorf("description %q should be one sentence of what it shows, then what it runs", d)
 			}
-			if !strings.Contains(sc.Source, "one GPU") {
+			if !strings.Contains(sc.Source, "shapes from one GPU") {
 				t.Errorf("source %q should say it runs on one GPU", sc.Source)
 			}
 			if sc.Comm.Bytes < 16<<20 || sc.Comm.Bytes > 1<<30 || sc.Comm.Bytes%16 != 0 {
@@ -74,7 +83,7 @@ func TestHostCopySuiteClasses(t *testing.T) {
 	}
 	counts := map[string]int{}
 	var table strings.Builder
-	for _, sc := range hostCopySuite() {
+	for _, sc := range hostCopyScenarios() {
 		tComp, tComm := estimateCompute(sc.Compute).seconds, estimateHostCopy(sc.Comm)
 		class := "balanced"
 		switch {

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 )
@@ -68,8 +69,11 @@ func TestBuiltinSuite(t *testing.T) {
 			if len(sc.Source) < len("Llama-3 70B (...), TP=8: x") {
 				t.Errorf("source %q is too short to name model, layer and parallelism", sc.Source)
 			}
-			if d := sc.Description; !strings.HasSuffix(d, ".") || strings.Contains(d, ". ") || len(d) < 40 {
-				t.Errorf("description %q should be one sentence", d)
+			if d := sc.Description; !strings.HasSuffix(d, ". "+sc.Runs()+".") || strings.Count(d, ". ") != 1 || len(d) < 40 {
+				t.Errorf("description %q should be one sentence of what it shows, then what it runs", d)
+			}
+			if m := degreeInName.FindString(sc.Name); m != "" {
+				t.Errorf("name claims a parallel degree (%s) that the GPUs it runs on need not have", m)
 			}
 			if !strings.Contains(sc.Name, abbrev[sc.Comm.Collective]) {
 				t.Errorf("name should say the collective (%s)", abbrev[sc.Comm.Collective])
@@ -218,10 +222,10 @@ func TestFind(t *testing.T) {
 		check func(s string) bool
 	}{
 		{"llama70b-ag", nil, func(s string) bool { return strings.HasPrefix(s, "llama3-70b-") && strings.Contains(s, "-ag-") }},
-		{"llama3-70b-tp8-qkv-ag-256m", []string{"llama3-70b-tp8-qkv-ag-224m"}, nil},
-		{"gpt3-175b-tp8-o-proj-rs", []string{"gpt3-175b-tp8-o-proj-rs-168m"}, nil},
-		{"LLAMA3-70B-TP8-QKV-AG-224M", []string{"llama3-70b-tp8-qkv-ag-224m"}, nil},
-		{"router", []string{"mixtral-8x22b-ep2-router-a2a-192m"}, nil},
+		{"llama3-70b-tp-qkv-ag-256m", []string{"llama3-70b-tp-qkv-ag-224m"}, nil},
+		{"gpt3-175b-tp-o-proj-rs", []string{"gpt3-175b-tp-o-proj-rs-168m"}, nil},
+		{"LLAMA3-70B-TP-QKV-AG-224M", []string{"llama3-70b-tp-qkv-ag-224m"}, nil},
+		{"router", []string{"mixtral-8x22b-ep-router-a2a-192m"}, nil},
 		{"quantum-annealer", nil, nil},
 	}
 	for _, tt := range tests {
@@ -283,4 +287,96 @@ func equalStrings(a, b []string) bool {
 		}
 	}
 	return true
+}
+
+// degreeInName matches a parallelism with a degree in a scenario name
+// ("-tp8-", "-fsdp2-"): a GPU count the scenario does not necessarily run.
+var degreeInName = regexp.MustCompile(`-(tp|sp|pp|dp|ep|fsdp|ulysses)[0-9]+-`)
+
+// countRules are the counts a scenario's texts may state, each with the
+// value it must have on n GPUs.
+var countRules = []struct {
+	what string
+	re   *regexp.Regexp
+	want func(n int) int
+}{
+	{"GPU count", regexp.MustCompile(`\b(\d+)[ -]GPUs?\b`), func(n int) int { return n }},
+	{"peer count", regexp.MustCompile(`\b(\d+) peers?\b`), func(n int) int { return n - 1 }},
+	{"shard count", regexp.MustCompile(`\b(\d+) shards?\b`), func(n int) int { return n - 1 }},
+	{"shards sent", regexp.MustCompile(`\bsends (\d+)(?:[ ,;)]|$)`), func(n int) int { return n - 1 }},
+	{"block count", regexp.MustCompile(`\binto (\d+) blocks\b`), func(n int) int { return n }},
+	{"ranks", regexp.MustCompile(`\b(\d+) ranks?\b`), func(n int) int { return n }},
+}
+
+// TestSuiteTextsMatchWhatRuns checks every built-in's description and
+// source on every GPU count sweep --gpus allows: each GPU, peer or shard
+// count they state must be the one the scenario runs, and the description
+// must say what each GPU sends, as the scenario's fields give it.
+func TestSuiteTextsMatchWhatRuns(t *testing.T) {
+	for _, base := range Builtin() {
+		for n := base.Comm.Collective.MinGPUs(); n <= 8; n++ {
+			sc := OnGPUs(base, n)
+			if sc.GPUs != n || sc.Name != base.Name || sc.Compute != base.Compute || sc.Comm != base.Comm {
+				t.Fatalf("OnGPUs(%s, %d) changed more than the GPU count: %+v", base.Name, n, sc)
+			}
+			text := sc.Description + " | " + sc.Source
+			for _, r := range countRules {
+				for _, m := range r.re.FindAllStringSubmatch(text, -1) {
+					if got, _ := strconv.Atoi(m[1]); got != r.want(n) {
+						t.Errorf("%s on %d GPUs states %q: a %s of %d, but it runs %d\n%s", sc.Name, n, m[0], r.what, got, r.want(n), text)
+					}
+				}
+			}
+			if n > 2 && strings.Contains(text, "its peer ") {
+				t.Errorf("%s on %d GPUs speaks of one peer: %s", sc.Name, n, text)
+			}
+			sent := ByteSize(sc.Comm.LinkBytes(n)).Human()
+			if sc.Comm.Collective.IsHostCopy() {
+				sent = sc.Comm.Bytes.Human() // over PCIe, not to peers
+			}
+			if !strings.Contains(sc.Description, sc.Runs()) || !strings.Contains(sc.Runs(), sent) {
+				t.Errorf("%s on %d GPUs: the description does not say that each GPU sends %s:\n%s", sc.Name, n, sent, sc.Description)
+			}
+		}
+	}
+	// A scenario that is not a built-in only changes its GPU count.
+	mine := Builtin()[0]
+	mine.Name, mine.Description = "mine", "my own words"
+	if got := OnGPUs(mine, 4); got.GPUs != 4 || got.Description != "my own words" {
+		t.Errorf("OnGPUs rewrote a user's scenario: %+v", got)
+	}
+}
+
+// TestFindResolvesOldNames checks that the names the suite had before it
+// stopped naming a GPU count (which committed results and recordings use)
+// still find the same scenario under its new name.
+func TestFindResolvesOldNames(t *testing.T) {
+	for _, tc := range []struct{ old, now string }{
+		{"llama3-70b-tp8-qkv-ag-224m", "llama3-70b-tp-qkv-ag-224m"},
+		{"llama3-70b-fsdp2-ffn-up-ag-224m", "llama3-70b-fsdp-ffn-up-ag-224m"},
+		{"mixtral-8x22b-ep2-router-a2a-192m", "mixtral-8x22b-ep-router-a2a-192m"},
+		{"llama3-70b-ulysses2-qkv-a2a-320m", "llama3-70b-ulysses-qkv-a2a-320m"},
+		{"gpt3-175b-tp8-dp2-qkv-wgrad-ar-256m", "gpt3-175b-tp-dp-qkv-wgrad-ar-256m"},
+		{"mixtral-8x22b-dp2-qkv-wgrad-ar-96m", "mixtral-8x22b-dp-qkv-wgrad-ar-96m"},
+	} {
+		sc, err := Find(tc.old)
+		if err != nil || sc.Name != tc.now {
+			t.Errorf("Find(%q) = %q, %v; want %q", tc.old, sc.Name, err, tc.now)
+		}
+		if now, ok := Renamed(tc.old); !ok || now != tc.now {
+			t.Errorf("Renamed(%q) = %q, %v", tc.old, now, ok)
+		}
+	}
+	current := map[string]bool{}
+	for _, n := range Names() {
+		current[n] = true
+	}
+	for old, now := range renamed() {
+		if current[old] || !current[now] {
+			t.Errorf("alias %s -> %s: the old name must be gone and the new one a built-in", old, now)
+		}
+	}
+	if _, ok := Renamed(Names()[0]); ok {
+		t.Error("a current name reads as renamed")
+	}
 }

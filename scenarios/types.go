@@ -198,6 +198,48 @@ func (c CommOp) LinkBytes(gpus int) float64 {
 // String is a short human label such as "all-gather 256MiB".
 func (c CommOp) String() string { return fmt.Sprintf("%s %s", c.Collective, c.Bytes) }
 
+// Describe says what the collective does on gpus GPUs, in words whose
+// every count (GPUs, peers, blocks, bytes sent) comes from the op and
+// gpus: "an all-gather over 2 GPUs in which each GPU contributes a
+// 224MiB shard and sends it to its peer".
+func (c CommOp) Describe(gpus int) string {
+	peers := gpus - 1
+	to := "its peer"
+	if peers != 1 {
+		to = fmt.Sprintf("each of its %d peers", peers)
+	}
+	sent := ByteSize(c.LinkBytes(gpus)).Human()
+	inAll := ""
+	if peers != 1 {
+		inAll = " (" + sent + " in all)"
+	}
+	b := c.Bytes.Human()
+	switch c.Collective {
+	case AllGather:
+		return fmt.Sprintf("an all-gather over %d GPUs in which each GPU contributes a %s shard and sends it to %s%s", gpus, b, to, inAll)
+	case ReduceScatter:
+		return fmt.Sprintf("a reduce-scatter over %d GPUs in which each GPU sends %s its partial sums of the %s block that GPU ends with%s, and ends with its own %s block reduced", gpus, to, b, inAll, b)
+	case AllReduce:
+		return fmt.Sprintf("an all-reduce over %d GPUs of a %s buffer on each, in which a ring sends %s per GPU", gpus, b, sent)
+	case AllToAll:
+		return fmt.Sprintf("an all-to-all over %d GPUs in which each GPU cuts its %s buffer into %d blocks of %s, sends one to %s%s and keeps one", gpus, b, gpus, ByteSize(int64(c.Bytes)/int64(max(gpus, 1))).Human(), to, inAll)
+	case HostToDevice:
+		return fmt.Sprintf("a copy of %s from pinned host memory to the GPU over PCIe", b)
+	case DeviceToHost:
+		return fmt.Sprintf("a copy of %s from the GPU to pinned host memory over PCIe", b)
+	case HostSwap:
+		return fmt.Sprintf("copies of %s each way between the GPU and pinned host memory over PCIe at once", b)
+	}
+	return fmt.Sprintf("a %s over %d GPUs", c, gpus)
+}
+
+// Runs says what the scenario runs, from its fields: "runs gemm
+// 16384x1280x8192 bf16 on each GPU next to an all-gather over 2 GPUs in
+// which ...".
+func (s Scenario) Runs() string {
+	return fmt.Sprintf("It runs %s on each GPU next to %s", s.Compute, s.Comm.Describe(s.GPUs))
+}
+
 // LaunchOrder says which op is enqueued first in a concurrent run.
 type LaunchOrder string
 

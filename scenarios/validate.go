@@ -53,7 +53,7 @@ func Validate(sc Scenario, lim Limits) error {
 		errs = append(errs, FieldError{Path: path, Msg: fmt.Sprintf(format, a...)})
 	}
 	if sc.Name == "" {
-		add("$.name", "name is missing; want lower-case letters, digits, '.', '_' or '-', such as llama3-70b-tp8-qkv-ag-224m")
+		add("$.name", "name is missing; want lower-case letters, digits, '.', '_' or '-', such as llama3-70b-tp-qkv-ag-224m")
 	} else if !namePattern.MatchString(sc.Name) {
 		add("$.name", "name %q is not allowed; use lower-case letters, digits, '.', '_' or '-', starting with a letter or digit", sc.Name)
 	}

@@ -33,7 +33,7 @@ func h200Caps() backends.Capabilities {
 		Priority: true, SMPartition: true, CommCTACap: true, DMA: true,
 		Explains: true, Deterministic: true,
 		TelemetryNames: []string{backends.MetricSMUtil, backends.MetricTensorUtil, backends.MetricHBMUtil,
-			backends.MetricLinkTXUtil, backends.MetricLinkRXUtil, backends.MetricCopyEngUtil,
+			backends.MetricLinkTXUtil, backends.MetricLinkRXUtil, backends.MetricCopyStreamsBusy,
 			backends.MetricSMsCompute, backends.MetricSMsComm},
 	}
 }
@@ -207,7 +207,7 @@ func fixtureEvents(sc scenarios.Scenario, st scenarios.Strategy, rep int) ([]bac
 				if coll {
 					ce = 1
 				}
-				add(backends.MetricCopyEngUtil, ce)
+				add(backends.MetricCopyStreamsBusy, ce)
 			}
 			add(backends.MetricSMsCompute, smsComp)
 			add(backends.MetricSMsComm, smsComm)

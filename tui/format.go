@@ -3,6 +3,8 @@ package tui
 import (
 	"fmt"
 	"math"
+
+	"github.com/c3lab/c3lab/internal/numfmt"
 )
 
 // fmtDur formats nanoseconds with three significant digits and a unit
@@ -12,7 +14,7 @@ func fmtDur(ns float64) string {
 	case math.IsNaN(ns) || ns < 0:
 		return "n/a"
 	case ns < 999.5:
-		return fmt.Sprintf("%.0f ns", ns)
+		return numfmt.Fixed(ns, 0) + " ns"
 	case ns < 999.5e3:
 		return sig3(ns/1e3) + " µs"
 	case ns < 999.5e6:
@@ -25,11 +27,11 @@ func fmtDur(ns float64) string {
 func sig3(v float64) string {
 	switch {
 	case v >= 99.95:
-		return fmt.Sprintf("%.0f", v)
+		return numfmt.Fixed(v, 0)
 	case v >= 9.995:
-		return fmt.Sprintf("%.1f", v)
+		return numfmt.Fixed(v, 1)
 	}
-	return fmt.Sprintf("%.2f", v)
+	return numfmt.Fixed(v, 2)
 }
 
 // fmtX formats a ratio such as a speedup or a slowdown ("1.42x").
@@ -37,7 +39,7 @@ func fmtX(x float64) string {
 	if math.IsNaN(x) || math.IsInf(x, 0) {
 		return "n/a"
 	}
-	return fmt.Sprintf("%.2fx", x)
+	return numfmt.Fixed(x, 2) + "x"
 }
 
 // fmtPct formats a fraction as a percentage with one decimal ("54.9%").
@@ -45,7 +47,7 @@ func fmtPct(f float64) string {
 	if math.IsNaN(f) || math.IsInf(f, 0) {
 		return "n/a"
 	}
-	return fmt.Sprintf("%.1f%%", 100*f)
+	return numfmt.Fixed(100*f, 1) + "%"
 }
 
 // fmtPct0 formats a fraction as a whole percentage ("55%").
@@ -53,7 +55,7 @@ func fmtPct0(f float64) string {
 	if math.IsNaN(f) || math.IsInf(f, 0) {
 		return "n/a"
 	}
-	return fmt.Sprintf("%.0f%%", 100*f)
+	return numfmt.Fixed(100*f, 0) + "%"
 }
 
 // fmtBW formats bytes per second in decimal GB/s, as nccl-tests does.

@@ -73,7 +73,7 @@ type headerState struct {
 	strategy scenarios.Strategy
 	running  bool
 	spinner  string
-	took     time.Duration // of the last measurement; 0 before the first
+	took     time.Duration // host time the last measurement took; 0 before the first
 	failed   bool          // the last measurement failed
 	rec      []string      // the recording indicator's forms (recForms); none when off
 }
@@ -90,9 +90,13 @@ func headerLine(st Styles, h headerState, w int) string {
 	case h.failed:
 		rights = []string{st.Error.Render("✗ failed (see below)"), st.Error.Render("✗ failed")}
 	case h.took > 0:
+		// Host wall time of the whole measurement (every run of it), not
+		// a result: it says so, and the narrowest form drops it.
+		took := fmtDur(float64(h.took))
 		rights = []string{
-			st.Dim.Render("✓ measured in " + fmtDur(float64(h.took))),
-			st.Dim.Render("✓ " + fmtDur(float64(h.took))),
+			st.Dim.Render("✓ measuring took " + took + " (host time)"),
+			st.Dim.Render("✓ measuring took " + took),
+			st.Dim.Render("✓ done"),
 		}
 	default:
 		rights = []string{""}

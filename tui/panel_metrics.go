@@ -7,6 +7,7 @@ import (
 	"github.com/charmbracelet/x/ansi"
 
 	"github.com/c3lab/c3lab/profiler"
+	"github.com/c3lab/c3lab/scenarios"
 )
 
 // Line counts of the metrics panel in its two forms.
@@ -110,14 +111,14 @@ func metricsLines(st Styles, r *profiler.Result, trail []trailPoint, w int) []st
 		gaugeFrac = math.Max(frac, 0)
 	}
 	// The bound: what is physically reachable when both ops share HBM.
-	boundText, boundFrac, boundStyle := "n/a (no HBM bandwidth known)", 0.0, st.Dim
+	boundText, boundFrac, boundStyle := boundGapText(r), 0.0, st.Dim
 	if b := r.Bound; b != nil && b.FractionOfBound != nil {
 		boundFrac = math.Max(*b.FractionOfBound, 0)
 		boundText = fmtPct(*b.FractionOfBound) + " of " + fmtX(b.SBound) + " (" + b.By + ")"
 		boundStyle = st.Value
 	}
 	slow := val(fmtX(r.CompSlowdown)) + st.Dim.Render(" compute · ") + val(fmtX(r.CommSlowdown)) + st.Dim.Render(" comm")
-	bw := val(fmtBW(r.BusBW)) + st.Dim.Render(" busbw · ") + val(fmtTFLOPs(r.AchievedTFLOPs))
+	bw := val(fmtBW(r.BusBW)) + st.Dim.Render(" busbw · ") + computeRate(st, r)
 
 	if metricsTwoColumns(w) {
 		half := w / 2
@@ -148,8 +149,29 @@ func metricsLines(st Styles, r *profiler.Result, trail []trailPoint, w int) []st
 		lab("slowdown", 12) + val(fmtX(r.CompSlowdown)) + st.Dim.Render(" comp · ") + val(fmtX(r.CommSlowdown)) + st.Dim.Render(" comm"),
 		lab("class", 12) + val(string(r.Class)),
 		lab("busbw", 12) + val(fmtBW(r.BusBW)),
-		lab("compute", 12) + val(fmtTFLOPs(r.AchievedTFLOPs)),
+		lab("compute", 12) + computeRate(st, r),
 		trailLine(st, trail, 12, w),
+	}
+}
+
+// computeRate is the isolated compute op's throughput: TFLOP/s for a GEMM,
+// the bytes a stream op reads and writes per second for a stream op.
+func computeRate(st Styles, r *profiler.Result) string {
+	if r.Scenario.Compute.Kind == scenarios.Stream {
+		return st.Value.Render(fmtBW(r.AchievedBW)) + st.Dim.Render(" HBM")
+	}
+	return st.Value.Render(fmtTFLOPs(r.AchievedTFLOPs))
+}
+
+// boundGapText says, in a few words, why r has no fraction of bound.
+func boundGapText(r *profiler.Result) string {
+	switch g := r.BoundGap(); g {
+	case profiler.GapNoSpeedup:
+		return "n/a (bound " + fmtX(r.Bound.SBound) + ": no gain)"
+	case profiler.GapBelowOne:
+		return "n/a (bound " + fmtX(r.Bound.SBound) + " < 1)"
+	default:
+		return "n/a (" + g.String() + ")"
 	}
 }
 

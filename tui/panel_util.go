@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/c3lab/c3lab/backends"
+	"github.com/c3lab/c3lab/internal/numfmt"
 	"github.com/c3lab/c3lab/profiler"
 )
 
@@ -23,7 +24,8 @@ func utilRows() []utilRow {
 		{"HBM", backends.MetricHBMUtil},
 		{"NVLink TX", backends.MetricLinkTXUtil},
 		{"NVLink RX", backends.MetricLinkRXUtil},
-		{"copy eng", backends.MetricCopyEngUtil},
+		// Busy copy streams, not copy engines: no backend sees the engines.
+		{"copy strm", backends.MetricCopyStreamsBusy},
 	}
 }
 
@@ -42,7 +44,7 @@ func utilTitle(r *profiler.Result, tel telemetry, dev, n int) string {
 			}
 		}
 		if tel.run != nil {
-			what += ", copy engines from the run"
+			what += ", copy streams from the run"
 		}
 		return "Utilization · " + gpuLabel(dev, n) + " · " + what + ": average, then over time"
 	}
@@ -67,7 +69,7 @@ const utilValueW = 10
 // device's HBM bandwidth is known (hbm, bytes/s), every other share in %.
 func utilValue(metric string, avg, hbm float64) string {
 	if metric == backends.MetricHBMUtil && hbm > 0 && !math.IsNaN(avg) {
-		return fmt.Sprintf("%.0f GB/s", avg*hbm/1e9)
+		return numfmt.Fixed(avg*hbm/1e9, 0) + " GB/s"
 	}
 	return fmtPct0(avg)
 }
@@ -136,5 +138,5 @@ func fmtSMs(v float64, ok bool) string {
 	if !ok || math.IsNaN(v) {
 		return "n/a"
 	}
-	return fmt.Sprintf("%.0f", v)
+	return numfmt.Fixed(v, 0)
 }

@@ -64,9 +64,10 @@ func TestUtilLiveHistory(t *testing.T) {
 	}
 }
 
-// A GPU run's result carries only copy-engine samples (from its own copy
+// A GPU run's result carries only copy-stream samples (from its own copy
 // spans); while live NVML batches arrive, the panel shows NVML's rows live
-// and keeps the run's copy-engine row, and says so in its title.
+// and keeps the run's copy-stream row, and says so in its title, naming
+// what the row counts: busy copy streams, not copy engines.
 func TestUtilLiveWithRunCopyEngines(t *testing.T) {
 	h := nvtel.NewHistory(liveHistory)
 	for i := range 10 {
@@ -74,8 +75,8 @@ func TestUtilLiveWithRunCopyEngines(t *testing.T) {
 	}
 	r := fixtureResult(testSuite()[0], scenarios.Strategy{CommEngine: scenarios.EngineDMA})
 	r.Samples = []backends.Sample{
-		{Device: 0, Metric: backends.MetricCopyEngUtil, Time: 0, Value: 1},
-		{Device: 0, Metric: backends.MetricCopyEngUtil, Time: 500, Value: 0},
+		{Device: 0, Metric: backends.MetricCopyStreamsBusy, Time: 0, Value: 1},
+		{Device: 0, Metric: backends.MetricCopyStreamsBusy, Time: 500, Value: 0},
 	}
 	r.Timeline = []backends.Span{{Device: 0, Track: "ce0", Start: 0, End: 1000}}
 	m := New(Config{})
@@ -85,7 +86,7 @@ func TestUtilLiveWithRunCopyEngines(t *testing.T) {
 	}
 	m.refreshDevices()
 	title := utilTitle(&r, m.tel, 0, 1)
-	if !strings.Contains(title, "live NVML, copy engines from the run") {
+	if !strings.Contains(title, "live NVML, copy streams from the run") {
 		t.Errorf("title %q", title)
 	}
 	lines := utilLinesFor(DefaultStyles(true), &r, m.tel, 80, 1)
@@ -94,12 +95,12 @@ func TestUtilLiveWithRunCopyEngines(t *testing.T) {
 		switch l = ansi.Strip(l); {
 		case strings.HasPrefix(l, "SMs ") && !strings.HasPrefix(l, "SMs held"):
 			sm = l
-		case strings.HasPrefix(l, "copy eng"):
+		case strings.HasPrefix(l, "copy strm "):
 			ce = l
 		}
 	}
 	if !strings.Contains(sm, "50%") || !strings.Contains(ce, "50%") {
-		t.Errorf("SMs row %q (want live 50%%), copy eng row %q (want the run's 50%%)", sm, ce)
+		t.Errorf("SMs row %q (want live 50%%), copy strm row %q (want the run's 50%%)", sm, ce)
 	}
 	sim := fixtureResult(testSuite()[0], scenarios.Strategy{})
 	if m.result = &sim; len(sim.Samples) > 0 && m.liveShown() {

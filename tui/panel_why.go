@@ -29,6 +29,8 @@ func resourceLabel(r backends.Resource) string {
 		return "copy engines"
 	case backends.ResLaunch:
 		return "launch/sync"
+	case backends.ResDependency:
+		return "dependency"
 	}
 	return string(r)
 }

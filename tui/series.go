@@ -63,7 +63,7 @@ type telemetry struct {
 	// live is set when the series are live NVML telemetry, not the run's own.
 	live bool
 	// run, with live telemetry, is the run's own telemetry, for the metrics
-	// NVML cannot see (copy engines, from the run's copy spans).
+	// NVML cannot see (busy copy streams, from the run's copy spans).
 	run *telemetry
 	// window is set when the live series hold only the samples taken
 	// during the last measurement; busy is then the share of that window
@@ -95,11 +95,11 @@ func (tel telemetry) lookup(metric string) (series, telemetry, bool) {
 }
 
 // hasNVMLMetrics reports whether a result carries samples of any resource
-// NVML reports (everything the utilization panel shows but copy engines):
+// NVML reports (everything the utilization panel shows but copy streams):
 // the simulator's do; a GPU run's carry only what its own events tell.
 func hasNVMLMetrics(r *profiler.Result) bool {
 	for _, s := range r.Samples {
-		if s.Metric != backends.MetricCopyEngUtil && slices.ContainsFunc(utilRows(), func(u utilRow) bool { return u.metric == s.Metric }) {
+		if s.Metric != backends.MetricCopyStreamsBusy && slices.ContainsFunc(utilRows(), func(u utilRow) bool { return u.metric == s.Metric }) {
 			return true
 		}
 	}

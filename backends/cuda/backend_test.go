@@ -572,12 +572,12 @@ func TestCopyEngineSpans(t *testing.T) {
 			}
 			util := 0
 			for _, smp := range sink.SampleList {
-				if smp.Metric == backends.MetricCopyEngUtil {
+				if smp.Metric == backends.MetricCopyStreamsBusy {
 					util++
 				}
 			}
 			if (util > 0) != (tc.engines > 0) {
-				t.Errorf("%d copy-engine utilization samples with %d engines in use", util, tc.engines)
+				t.Errorf("%d busy-copy-stream samples with %d engines in use", util, tc.engines)
 			}
 			for dev := range 2 {
 				if len(ce[dev]) != tc.engines {
@@ -593,8 +593,8 @@ func TestCopyEngineSpans(t *testing.T) {
 	}
 }
 
-// Copy-engine utilization comes from the copy streams' spans: the share of
-// engines busy, piecewise constant, per device.
+// Busy copy streams come from the copy streams' spans: their share of the
+// device's engines, piecewise constant, per device.
 func TestCopyEngineSamples(t *testing.T) {
 	ce := func(dev, k int, s, e int64) backends.Span {
 		return backends.Span{Device: dev, Track: fmt.Sprintf("ce%d", k), Kind: "copy", Start: s, End: e}
@@ -615,7 +615,7 @@ func TestCopyEngineSamples(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			var got []string
 			for _, s := range copyEngineSamples(tc.spans, tc.engines, 4) {
-				if s.Metric != backends.MetricCopyEngUtil || s.Rep != 4 {
+				if s.Metric != backends.MetricCopyStreamsBusy || s.Rep != 4 {
 					t.Errorf("sample %+v", s)
 				}
 				got = append(got, fmt.Sprintf("%d@%d=%.2g", s.Device, s.Time, s.Value))

@@ -462,8 +462,9 @@ func (b *Backend) joinCopies(p *prepared, pl plan) error {
 }
 
 // copyEngineSamples turns the copy streams' spans of one repetition into
-// copy-engine utilization (backends.MetricCopyEngUtil) per device: the
-// share of the device's engines with a copy stream busy, piecewise
+// busy copy streams (backends.MetricCopyStreamsBusy) per device: the
+// number of c3lab's copy streams with a copy in flight over the device's
+// engine count (c3lab opens one stream per engine it uses), piecewise
 // constant, one sample where it changes and a zero at the last span's end.
 // NVML cannot see copy engines; these come from c3lab's own events.
 func copyEngineSamples(spans []backends.Span, engines, rep int) []backends.Sample {
@@ -498,7 +499,7 @@ func copyEngineSamples(spans []backends.Span, engines, rep int) []backends.Sampl
 			}
 			v := min(float64(busy)/float64(engines), 1)
 			if v != last {
-				out = append(out, backends.Sample{Rep: rep, Metric: backends.MetricCopyEngUtil, Device: dev, Time: e.t, Value: v})
+				out = append(out, backends.Sample{Rep: rep, Metric: backends.MetricCopyStreamsBusy, Device: dev, Time: e.t, Value: v})
 				last = v
 			}
 		}

@@ -24,7 +24,7 @@ steps=("$@")
 
 # Scenarios of the sample recordings: a compute-bound GEMM next to an
 # all-gather, an all-to-all and a reduce-scatter.
-SAMPLE_SCENARIOS=llama3-405b-tp8-qkv-ag-224m,mixtral-8x22b-ep2-expert-down-a2a-192m,llama3-70b-tp8-ffn-down-rs-112m
+SAMPLE_SCENARIOS=llama3-405b-tp-qkv-ag-224m,mixtral-8x22b-ep-expert-down-a2a-192m,llama3-70b-tp-ffn-down-rs-112m
 # GPU_TESTS picks the GPU tests the tests step runs (a -test.run pattern).
 
 for s in "${steps[@]}"; do
@@ -118,7 +118,7 @@ for s in "${steps[@]}"; do
       export LD_LIBRARY_PATH=$PWD/$T/lib TERMINFO=$PWD/$T/terminfo TERM=xterm-256color
       tm() { $T/tmux -L c3lab "$@"; }
       # The session is recorded too: a sample that replays without a GPU.
-      tm new-session -d -s lab -x 160 -y 50 ".gpu/c3lab lab --backend cuda --scenario llama3-405b-tp8-qkv-ag-224m --record $OUT/h200x2-lab.c3rec 2> $OUT/lab.err; sleep 30"
+      tm new-session -d -s lab -x 160 -y 50 ".gpu/c3lab lab --backend cuda --scenario llama3-405b-tp-qkv-ag-224m --record $OUT/h200x2-lab.c3rec 2> $OUT/lab.err; sleep 30"
       shot() { sleep "$1"; tm capture-pane -p -t lab > "$OUT/lab-$2.txt"; }
       shot 12 baseline
       tm send-keys -t lab o; tm send-keys -t lab p; shot 10 comm-first-prio

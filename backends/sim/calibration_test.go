@@ -33,6 +33,10 @@ const (
 	realSweepReductions = "../cuda/results/2026-11-30-h200x2-session3/sweep-reductions-run3.json"
 )
 
+// The committed sweeps name scenarios as the suite did then
+// (llama3-70b-tp8-qkv-ag-224m); scenarios.Find maps those names to the
+// current ones (llama3-70b-tp-qkv-ag-224m), so the files stay as recorded.
+
 // sweepFile is a sweep as `c3lab sweep --out` writes it.
 type sweepFile struct {
 	Grid    []profiler.NamedStrategy `json:"strategies"`

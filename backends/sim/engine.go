@@ -89,6 +89,9 @@ type job struct {
 	done     bool
 	bounds   map[backends.Resource]float64
 	waitNote string
+	// ctaResident is the most CTAs the job held at once while its
+	// per-CTA rate bounded it, for the explanation.
+	ctaResident int
 }
 
 // cohort is a group of CTAs of one kernel dispatched together: they run at
@@ -470,6 +473,9 @@ func (e *engine) advance(dt float64, flows []flow) {
 	for _, f := range flows {
 		rate[f.j] = f.rate
 		f.j.bounds[f.bound] += dt
+		if f.bound == backends.ResCTA {
+			f.j.ctaResident = max(f.j.ctaResident, f.j.resident)
+		}
 		seg.hbmBytes += f.rate * f.hbm
 		seg.tensorFLOPs += f.rate * e.flopsPerUnit[f.j]
 		seg.linkBytes += f.rate * f.j.link
@@ -483,10 +489,14 @@ func (e *engine) advance(dt float64, flows []flow) {
 		switch {
 		case j.done || e.active(j):
 		case !j.started && j.launch > e.now:
-			// Charge the part of this interval after the op was enqueued
-			// (for a job behind another, the wait for it).
+			// Charge the part of this interval after the op was enqueued:
+			// a job behind another waits for it, then for its own launch.
 			if d := e.now + dt - math.Max(e.now, j.enqueued); d > 0 {
-				j.bounds[backends.ResLaunch] += d
+				res := backends.ResLaunch
+				if j.after != nil && !j.after.done {
+					res = backends.ResDependency
+				}
+				j.bounds[res] += d
 			}
 		case !j.copy && j.pending > 0 && j.launch <= e.now:
 			j.bounds[backends.ResWaitSMs] += dt

@@ -160,7 +160,9 @@ func computeJob(p Profile, c scenarios.ComputeOp, st scenarios.Strategy, dom []i
 		j.ctaRate = p.SMHBMBandwidth / bytesPerCTA
 		j.privRes = backends.ResSMs
 		j.hbm = bytesPerCTA
-		return j, c.FLOPs() / float64(j.ctas), nil
+		// It does no tensor work: its elementwise arithmetic does not
+		// count towards tensor utilization.
+		return j, 0, nil
 	}
 	return nil, 0, fmt.Errorf("compute kind %q is not modelled", c.Kind)
 }

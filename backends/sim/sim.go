@@ -49,7 +49,7 @@ func (b *Backend) Capabilities() backends.Capabilities {
 		TelemetryNames: []string{
 			backends.MetricSMUtil, backends.MetricSMsCompute, backends.MetricSMsComm,
 			backends.MetricTensorUtil, backends.MetricHBMUtil,
-			backends.MetricLinkTXUtil, backends.MetricLinkRXUtil, backends.MetricCopyEngUtil,
+			backends.MetricLinkTXUtil, backends.MetricLinkRXUtil, backends.MetricCopyStreamsBusy,
 		},
 	}
 }
@@ -238,13 +238,24 @@ func boundDetail(p Profile, j *job, r backends.Resource, pl *plan) string {
 		}
 		return fmt.Sprintf("PCIe to the host (%.0f GB/s per direction, %.0f both ways)", p.PCIeBandwidth/1e9, p.PCIeDuplexBandwidth/1e9)
 	case backends.ResCTA:
-		return fmt.Sprintf("%d CTAs, each moving at most %.0f GB/s", j.ctas, ctaGBs(p, j))
+		return ctaDetail(p, j, pl)
 	case backends.ResCopyEngines:
 		return fmt.Sprintf("%d copy engine(s) at up to %.0f GB/s each", j.engines, p.CopyEngineBandwidth/1e9)
+	case backends.ResDependency:
+		switch {
+		case j.after == nil:
+		case !j.copy:
+			return "the add waits for every copy of its blocks to land"
+		case !j.after.copy && j.after.op == j.op && strings.HasPrefix(j.after.name, "nccl-ce"):
+			return "NCCL's copies wait for its kernel to run"
+		case !j.after.copy:
+			return "the copies of the reduced blocks wait for the add"
+		}
+		return "waits for the step of the collective before it"
 	case backends.ResLaunch:
 		switch {
 		case j.after != nil:
-			return "waits for the step before it (its copies, or the reduction), then starts"
+			return "launch and synchronization overhead once the step before it is done"
 		case j.setup > 0 && j.coll.IsHostCopy():
 			return "the copy kernel's launch and start, holding its SMs"
 		case j.setup > 0:
@@ -253,6 +264,21 @@ func boundDetail(p Profile, j *job, r backends.Resource, pl *plan) string {
 		return "launch and synchronization overhead"
 	}
 	return ""
+}
+
+// ctaDetail says how many CTAs of an SM collective ran at once and how fast
+// each could move data: with fewer SMs than CTAs (a comm partition, or SMs
+// held by the other op) only some are resident, one per SM.
+func ctaDetail(p Profile, j *job, pl *plan) string {
+	n := j.ctaResident
+	if n <= 0 || n >= j.ctas {
+		return fmt.Sprintf("%d CTAs, each moving at most %.0f GB/s", j.ctas, ctaGBs(p, j))
+	}
+	why := fmt.Sprintf("one per SM of the %d it may use", domainSize(pl.eng, j.domain))
+	if n < domainSize(pl.eng, j.domain) {
+		why = "one per SM, the other op holding the rest"
+	}
+	return fmt.Sprintf("%d of its %d CTAs at a time (%s), each moving at most %.0f GB/s", n, j.ctas, why, ctaGBs(p, j))
 }
 
 // ctaGBs is the link bandwidth one CTA of an SM collective drives, or the
@@ -271,7 +297,7 @@ func samples(p Profile, pl *plan) []backends.Sample {
 	names := []string{
 		backends.MetricSMUtil, backends.MetricSMsCompute, backends.MetricSMsComm,
 		backends.MetricTensorUtil, backends.MetricHBMUtil,
-		backends.MetricLinkTXUtil, backends.MetricLinkRXUtil, backends.MetricCopyEngUtil,
+		backends.MetricLinkTXUtil, backends.MetricLinkRXUtil, backends.MetricCopyStreamsBusy,
 	}
 	values := func(s segment) []float64 {
 		link := s.linkBytes / p.LinkBandwidth

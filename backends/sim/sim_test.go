@@ -172,7 +172,7 @@ func TestCopyEngineCollectiveUsesNoSMsButSharesHBM(t *testing.T) {
 			t.Fatalf("copy-engine all-gather held %v SMs at %d ns", s.Value, s.Time)
 		}
 	}
-	if ce := timeAverage(r.Samples, backends.MetricCopyEngUtil, 0); ce <= 0 {
+	if ce := timeAverage(r.Samples, backends.MetricCopyStreamsBusy, 0); ce <= 0 {
 		t.Errorf("copy engines idle (average %.2f) during a copy-engine collective", ce)
 	}
 	if r.CompSlowdown > 1.1 {
@@ -278,7 +278,7 @@ func TestDMAReductionWaitsForTheGEMM(t *testing.T) {
 		sc.Comm = scenarios.CommOp{Collective: coll, Bytes: bytes}
 		return sc
 	}
-	short, err := scenarios.Find("llama3-70b-tp8-o-proj-rs-224m")
+	short, err := scenarios.Find("llama3-70b-tp-o-proj-rs-224m")
 	if err != nil {
 		t.Fatal(err)
 	}

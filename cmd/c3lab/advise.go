@@ -3,9 +3,11 @@ package main
 import (
 	"context"
 	"fmt"
+	"io"
 	"text/tabwriter"
 
 	"github.com/c3lab/c3lab/heuristics"
+	"github.com/c3lab/c3lab/internal/numfmt"
 	"github.com/c3lab/c3lab/profiler"
 )
 
@@ -37,6 +39,7 @@ func runAdvise(ctx context.Context, args []string, s stdio) error {
 	if err != nil {
 		return err
 	}
+	noteRenamed(s.errOut, *scenarioArg)
 	rep := adviseReport{Scenario: sc.Name, Advice: heuristics.Advise(sc, b.Capabilities())}
 	best := -1
 	if *tune {
@@ -57,22 +60,27 @@ func runAdvise(ctx context.Context, args []string, s stdio) error {
 	}
 	if *tune {
 		fmt.Fprintf(s.out, "\nmeasured on %s:\n", b.Name())
-		tw := tabwriter.NewWriter(s.out, 0, 0, 2, ' ', 0)
-		fmt.Fprintln(tw, "CANDIDATE\tSTRATEGY\tT_C3\t% IDEAL\t")
-		for i, t := range rep.Trials {
-			frac, mark := "n/a", ""
-			if t.Fraction != nil {
-				frac = fmt.Sprintf("%.1f", *t.Fraction*100)
-			}
-			if t.Err != "" {
-				frac = "failed: " + t.Err
-			}
-			if i == best {
-				mark = "<- best"
-			}
-			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", t.Name, t.Strategy, dur(t.TC3), frac, mark)
-		}
-		tw.Flush()
+		writeTrials(s.out, rep.Trials, best)
 	}
 	return nil
+}
+
+// writeTrials prints the tuner's trials as a table, marking the best.
+func writeTrials(w io.Writer, trials []heuristics.Trial, best int) {
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "CANDIDATE\tSTRATEGY\tT_C3\t% IDEAL\t")
+	for i, t := range trials {
+		frac, mark := "n/a", ""
+		if t.Fraction != nil {
+			frac = numfmt.Fixed(*t.Fraction*100, 1)
+		}
+		if t.Err != "" {
+			frac = "failed: " + t.Err
+		}
+		if i == best {
+			mark = "<- best"
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", t.Name, t.Strategy, dur(t.TC3), frac, mark)
+	}
+	tw.Flush()
 }

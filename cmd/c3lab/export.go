@@ -76,6 +76,7 @@ func runExport(ctx context.Context, args []string, s stdio) error {
 		if err != nil {
 			return err
 		}
+		noteRenamed(s.errOut, *scenarioArg)
 		if r, err = profiler.Measure(ctx, b, sc, st, profiler.Options{Reps: *reps}); err != nil {
 			return fmt.Errorf("measuring %s: %w", sc.Name, err)
 		}

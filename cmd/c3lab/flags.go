@@ -3,6 +3,8 @@ package main
 import (
 	"errors"
 	"flag"
+	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -115,4 +117,12 @@ func scenarioError(err error) error {
 		return usageError{err}
 	}
 	return err
+}
+
+// noteRenamed says, on w, when a scenario argument is a name the built-in
+// suite had before (it resolves to the scenario's current name).
+func noteRenamed(w io.Writer, arg string) {
+	if now, ok := scenarios.Renamed(arg); ok {
+		fmt.Fprintf(w, "c3lab: scenario %s is now called %s\n", arg, now)
+	}
 }

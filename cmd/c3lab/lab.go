@@ -42,6 +42,7 @@ func runLab(ctx context.Context, args []string, s stdio) error {
 	if err != nil {
 		return err
 	}
+	noteRenamed(s.errOut, *scenarioArg)
 	suite := scenarios.Builtin()
 	if !contains(suite, sc.Name) {
 		suite = append([]scenarios.Scenario{sc}, suite...)

@@ -53,7 +53,7 @@ func TestCommandLine(t *testing.T) {
 		{"bad partition flag", []string{"run", "--backend", "sim", "--comm-sms", "12"}, 2, nil, []string{"steps of 8"}},
 		{"bad launch flag", []string{"run", "--backend", "sim", "--launch", "sideways"}, 2, nil, []string{`--launch "sideways" is unknown`}},
 		{"bad chunk flag", []string{"run", "--chunk", "lots"}, 2, nil, []string{"not a size"}},
-		{"unknown scenario", []string{"run", "--backend", "sim", "--scenario", "llama3-70b-tp8-qkv-ag-224"}, 2, nil, []string{"unknown scenario", "did you mean"}},
+		{"unknown scenario", []string{"run", "--backend", "sim", "--scenario", "llama3-70b-tp-qkv-ag-22"}, 2, nil, []string{"unknown scenario", "did you mean"}},
 		{"bad file", []string{"run", "--backend", "sim", "--scenario", bad}, 2, nil, []string{"bad.yaml:13:", "comm_sms"}},
 		{"missing file", []string{"run", "--scenario", filepath.Join(dir, "nope.yaml")}, 2, nil, []string{"nope.yaml"}},
 		{"cuda without a GPU", []string{"run", "--backend", "cuda"}, 1, nil, []string{"cuda backend cannot start", "--backend sim"}},
@@ -256,6 +256,11 @@ func TestSweepGPUs(t *testing.T) {
 	for _, e := range f.Results {
 		if e.Result == nil || e.Result.Scenario.GPUs != 8 {
 			t.Errorf("%s: %+v, want a result on 8 GPUs", e.Scenario, e.Result)
+			continue
+		}
+		// Its description says what ran: 8 GPUs, 7 peers each.
+		if d := e.Result.Scenario.Description; !strings.Contains(d, "over 8 GPUs") || !strings.Contains(d, "7 peers") {
+			t.Errorf("%s on 8 GPUs is described as %q", e.Scenario, d)
 		}
 	}
 	for _, n := range []string{"1", "9"} {
@@ -354,7 +359,7 @@ func TestRecordReplayExport(t *testing.T) {
 }
 
 func TestAdvise(t *testing.T) {
-	code, out, errOut := call(t, "advise", "--backend", "sim", "--scenario", "llama3-70b-fsdp2-ffn-up-ag-224m", "--tune", "--reps", "3")
+	code, out, errOut := call(t, "advise", "--backend", "sim", "--scenario", "llama3-70b-fsdp-ffn-up-ag-224m", "--tune", "--reps", "3")
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, errOut)
 	}

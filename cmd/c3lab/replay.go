@@ -3,9 +3,11 @@ package main
 import (
 	"context"
 	"fmt"
+	"io"
 	"text/tabwriter"
 
 	"github.com/c3lab/c3lab/backends/replay"
+	"github.com/c3lab/c3lab/internal/numfmt"
 	"github.com/c3lab/c3lab/profiler"
 	"github.com/c3lab/c3lab/recordings"
 	"github.com/c3lab/c3lab/tui"
@@ -63,16 +65,7 @@ func runReplay(ctx context.Context, args []string, s stdio) error {
 	if *asText || !s.terminal {
 		h := rec.Header
 		fmt.Fprintf(s.out, "recording  %s: c3lab %s on %s, backend %s, %s, started %s\n", file, h.Version, h.Host, h.Backend, deviceSummary(h.DeviceInfos()), h.Created.Format("2006-01-02 15:04:05 MST"))
-		tw := tabwriter.NewWriter(s.out, 0, 0, 2, ' ', 0)
-		fmt.Fprintln(tw, "#\tSCENARIO\tSTRATEGY\tT_COMP\tT_COMM\tT_C3\t% IDEAL")
-		for i, r := range results {
-			frac := "n/a"
-			if f, ok := r.Fraction(); ok {
-				frac = fmt.Sprintf("%.1f", f*100)
-			}
-			fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\t%s\t%s\n", i, r.Scenario.Name, r.Strategy, dur(r.TComp.Median), dur(r.TComm.Median), dur(r.TC3.Median), frac)
-		}
-		return tw.Flush()
+		return writeReplayTable(s.out, results)
 	}
 	first := results[0]
 	keys, err := tui.LoadUserKeyMap()
@@ -96,4 +89,18 @@ func playbackOf(b *replay.Backend) *tui.Playback {
 		}
 	}
 	return pb
+}
+
+// writeReplayTable prints recorded results as a table, one line each.
+func writeReplayTable(w io.Writer, results []profiler.Result) error {
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "#\tSCENARIO\tSTRATEGY\tT_COMP\tT_COMM\tT_C3\t% IDEAL")
+	for i, r := range results {
+		frac := "n/a"
+		if f, ok := r.Fraction(); ok {
+			frac = numfmt.Fixed(f*100, 1)
+		}
+		fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\t%s\t%s\n", i, r.Scenario.Name, r.Strategy, dur(r.TComp.Median), dur(r.TComm.Median), dur(r.TC3.Median), frac)
+	}
+	return tw.Flush()
 }

@@ -10,6 +10,7 @@ import (
 	"text/tabwriter"
 
 	"github.com/c3lab/c3lab/backends"
+	"github.com/c3lab/c3lab/internal/numfmt"
 	"github.com/c3lab/c3lab/profiler"
 	"github.com/c3lab/c3lab/scenarios"
 )
@@ -44,6 +45,7 @@ func runRun(ctx context.Context, args []string, s stdio) error {
 	if err != nil {
 		return err
 	}
+	noteRenamed(s.errOut, *scenarioArg)
 	rec, err := rf.open(b, sc.GPUs)
 	if err != nil {
 		return err
@@ -104,7 +106,13 @@ func writeReport(w io.Writer, r profiler.Result) {
 	fmt.Fprintf(w, "strategy   %s\n\n", r.Strategy)
 
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "time\tmedian\tp10 .. p90\truns")
+	if r.Deterministic {
+		// Every run gives the same numbers: a spread and a run count would
+		// suggest noise that does not exist.
+		fmt.Fprintf(tw, "time (the %s backend is deterministic: every run takes exactly this long)\n", r.Backend)
+	} else {
+		fmt.Fprintln(tw, "time\tmedian\tp10 .. p90\truns")
+	}
 	for _, row := range []struct {
 		name string
 		s    profiler.Stat
@@ -112,33 +120,43 @@ func writeReport(w io.Writer, r profiler.Result) {
 		{"T_comp (alone)", r.TComp}, {"T_comm (alone)", r.TComm}, {"T_c3 (together)", r.TC3},
 		{"compute in c3", r.TCompInC3}, {"comm in c3", r.TCommInC3},
 	} {
+		if r.Deterministic {
+			fmt.Fprintf(tw, "%s\t%s\n", row.name, dur(row.s.Median))
+			continue
+		}
 		fmt.Fprintf(tw, "%s\t%s\t%s .. %s\t%d\n", row.name, dur(row.s.Median), dur(row.s.P10), dur(row.s.P90), row.s.N)
 	}
 	tw.Flush()
 
 	frac := "undefined (nothing to overlap)"
 	if f, ok := r.Fraction(); ok {
-		frac = fmt.Sprintf("%.1f %%", f*100)
+		frac = numfmt.Fixed(f*100, 1) + " %"
 	}
 	fmt.Fprintln(w)
-	fmt.Fprintf(w, "ideal speedup      %.3fx   (T_comp + T_comm) / max\n", r.IdealSpeedup)
-	fmt.Fprintf(w, "realized speedup   %.3fx   (T_comp + T_comm) / T_c3\n", r.RealizedSpeedup)
+	fmt.Fprintf(w, "ideal speedup      %sx   (T_comp + T_comm) / max\n", numfmt.Fixed(r.IdealSpeedup, 3))
+	fmt.Fprintf(w, "realized speedup   %sx   (T_comp + T_comm) / T_c3\n", numfmt.Fixed(r.RealizedSpeedup, 3))
 	fmt.Fprintf(w, "fraction of ideal  %s\n", frac)
 	if b := r.Bound; b != nil {
-		fb := "undefined"
+		fb := "undefined (" + r.BoundNote() + ")"
 		if b.FractionOfBound != nil {
-			fb = fmt.Sprintf("%.1f %%", *b.FractionOfBound*100)
+			fb = numfmt.Fixed(*b.FractionOfBound*100, 1) + " %"
 		}
-		fmt.Fprintf(w, "bound              %s (%s), speedup at most %.3fx, fraction of bound %s\n", dur(b.TBound), b.By, b.SBound, fb)
+		fmt.Fprintf(w, "bound              %s (%s), speedup at most %sx, fraction of bound %s\n", dur(b.TBound), b.By, numfmt.Fixed(b.SBound, 3), fb)
+	} else {
+		fmt.Fprintf(w, "bound              n/a (%s)\n", r.BoundNote())
 	}
-	fmt.Fprintf(w, "slowdown in c3     compute %.2fx, comm %.2fx\n", r.CompSlowdown, r.CommSlowdown)
+	fmt.Fprintf(w, "slowdown in c3     compute %sx, comm %sx\n", numfmt.Fixed(r.CompSlowdown, 2), numfmt.Fixed(r.CommSlowdown, 2))
 	fmt.Fprintf(w, "class              %s\n", r.Class)
 	if sc.Comm.Collective.IsHostCopy() {
 		fmt.Fprintf(w, "copy alone         %s over PCIe per GPU\n", gbs(r.AlgBW))
 	} else {
 		fmt.Fprintf(w, "collective alone   algbw %s, busbw %s\n", gbs(r.AlgBW), gbs(r.BusBW))
 	}
-	fmt.Fprintf(w, "compute alone      %.0f TFLOP/s\n", r.AchievedTFLOPs)
+	if sc.Compute.Kind == scenarios.Stream {
+		fmt.Fprintf(w, "compute alone      %s of HBM traffic (reads and writes)\n", gbs(r.AchievedBW))
+	} else {
+		fmt.Fprintf(w, "compute alone      %s TFLOP/s\n", numfmt.Fixed(r.AchievedTFLOPs, 0))
+	}
 
 	for _, m := range []backends.Mode{backends.ModeConcurrent, backends.ModeCompute, backends.ModeComm} {
 		ex := r.Explain[m]
@@ -161,7 +179,7 @@ func writeReport(w io.Writer, r profiler.Result) {
 				if m != backends.ModeConcurrent && float64(b.Nanos) < 0.05*float64(total) {
 					continue
 				}
-				fmt.Fprintf(w, "    %-12s %9s  %3.0f %%  %s\n", b.Resource, dur(float64(b.Nanos)), 100*float64(b.Nanos)/float64(max(total, 1)), b.Detail)
+				fmt.Fprintf(w, "    %-12s %9s  %3s %%  %s\n", b.Resource, dur(float64(b.Nanos)), numfmt.Fixed(100*float64(b.Nanos)/float64(max(total, 1)), 0), b.Detail)
 			}
 		}
 	}
@@ -185,20 +203,20 @@ func dur(ns float64) string {
 	case math.IsNaN(ns):
 		return "n/a"
 	case ns >= 1e9:
-		return fmt.Sprintf("%.3f s", ns/1e9)
+		return numfmt.Fixed(ns/1e9, 3) + " s"
 	case ns >= 1e6:
-		return fmt.Sprintf("%.3f ms", ns/1e6)
+		return numfmt.Fixed(ns/1e6, 3) + " ms"
 	case ns >= 1e3:
-		return fmt.Sprintf("%.1f µs", ns/1e3)
+		return numfmt.Fixed(ns/1e3, 1) + " µs"
 	}
-	return fmt.Sprintf("%.0f ns", ns)
+	return numfmt.Fixed(ns, 0) + " ns"
 }
 
 func gbs(bps float64) string {
 	if math.IsNaN(bps) {
 		return "n/a"
 	}
-	return fmt.Sprintf("%.0f GB/s", bps/1e9)
+	return numfmt.Fixed(bps/1e9, 0) + " GB/s"
 }
 
 // plural is "1 GPU" or "2 GPUs".

@@ -141,6 +141,7 @@ func runScenariosShow(args []string, s stdio) error {
 	if err != nil {
 		return scenarioError(err)
 	}
+	noteRenamed(s.errOut, name)
 	if *asJSON {
 		return writeJSON(s.out, sc)
 	}

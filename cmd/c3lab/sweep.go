@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/c3lab/c3lab/backends/cuda"
+	"github.com/c3lab/c3lab/internal/numfmt"
 	"github.com/c3lab/c3lab/profiler"
 	"github.com/c3lab/c3lab/profiler/export"
 	"github.com/c3lab/c3lab/scenarios"
@@ -42,7 +43,7 @@ func runSweep(ctx context.Context, args []string, s stdio) error {
 	suite := fs.String("suite", "default", "the scenario suite: default (the built-in suite)")
 	only := fs.String("scenarios", "", "comma-separated scenario names to run instead of the whole suite")
 	colls := fs.String("collectives", "", "keep only scenarios of these collectives (comma-separated: all-gather, reduce-scatter, all-reduce, all-to-all)")
-	gpus := fs.Int("gpus", 0, "run every scenario on this many GPUs (2..8), each rank sending what the scenario says; 0 keeps each scenario's own")
+	gpus := fs.Int("gpus", 0, "run every scenario on this many GPUs (2..8), each GPU with the scenario's per-rank message (so an all-gather or reduce-scatter sends it to more peers); 0 keeps each scenario's own")
 	strategies := fs.String("strategies", "", "comma-separated strategies: "+strategyNames())
 	reps := fs.Int("reps", 0, "timed repetitions per run; 0 = each scenario's own")
 	out := fs.String("out", "", "write the results to this JSON file")
@@ -74,6 +75,7 @@ func runSweep(ctx context.Context, args []string, s stdio) error {
 			if err != nil {
 				return scenarioError(err)
 			}
+			noteRenamed(s.errOut, n)
 			list = append(list, sc)
 		}
 	}
@@ -96,7 +98,7 @@ func runSweep(ctx context.Context, args []string, s stdio) error {
 			return badInput("--gpus is %d; allowed 2..8 (0 keeps each scenario's own)", *gpus)
 		}
 		for i := range list {
-			list[i].GPUs = *gpus
+			list[i] = scenarios.OnGPUs(list[i], *gpus)
 		}
 	}
 	b, err := be.openTelling(s.errOut, *asJSON)
@@ -185,11 +187,11 @@ func writeSummary(s stdio, f sweepFile) {
 	for _, x := range f.Summary {
 		mean := "   n/a"
 		if x.MeanFraction != nil {
-			mean = fmt.Sprintf("%6.1f", *x.MeanFraction*100)
+			mean = fmt.Sprintf("%6s", numfmt.Fixed(*x.MeanFraction*100, 1))
 		}
 		cls := func(c profiler.Class) string {
 			if v, ok := x.ByClass[c]; ok {
-				return fmt.Sprintf("%.1f", v*100)
+				return numfmt.Fixed(v*100, 1)
 			}
 			return "-"
 		}
@@ -199,7 +201,7 @@ func writeSummary(s stdio, f sweepFile) {
 		}
 		bound := "     n/a"
 		if x.MeanFractionOfBound != nil {
-			bound = fmt.Sprintf("%8.1f", *x.MeanFractionOfBound*100)
+			bound = fmt.Sprintf("%8s", numfmt.Fixed(*x.MeanFractionOfBound*100, 1))
 		}
 		fmt.Fprintf(s.out, "%-18s %8s %s  %s / %s / %s, %d runs%s\n", x.Strategy, mean, bound, cls(profiler.GEMMLong), cls(profiler.Balanced), cls(profiler.CommLong), x.N, failed)
 	}

@@ -41,7 +41,7 @@ func WriteChrome(w io.Writer, t Trace) error {
 		if math.IsNaN(v) || math.IsInf(v, 0) {
 			continue
 		}
-		ev = append(ev, chromeEvent{Name: s.Metric + " (" + unit + ")", Ph: "C", Ts: float64(s.Time) / 1e3, PID: s.Device, Args: map[string]any{"value": v}})
+		ev = append(ev, chromeEvent{Name: metricLabel(s.Metric) + " (" + unit + ")", Ph: "C", Ts: float64(s.Time) / 1e3, PID: s.Device, Args: map[string]any{"value": v}})
 	}
 	enc := json.NewEncoder(w)
 	return enc.Encode(map[string]any{"traceEvents": ev, "displayTimeUnit": "ns",

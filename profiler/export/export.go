@@ -77,6 +77,16 @@ func WriteFile(path string, write func(io.Writer) error) error {
 	return nil
 }
 
+// metricLabel is a telemetry metric's name on a counter track: its stored
+// name, except where that name says less than the truth (the busy copy
+// streams keep the name they had as copy-engine utilization).
+func metricLabel(metric string) string {
+	if metric == backends.MetricCopyStreamsBusy {
+		return "copy_streams_busy"
+	}
+	return metric
+}
+
 // metricUnit says how a telemetry metric is shown: a scale and a unit.
 func metricUnit(metric string) (scale float64, unit string) {
 	switch metric {

@@ -304,3 +304,26 @@ func TestWriteFileIsAtomic(t *testing.T) {
 		t.Error("writing into a missing folder succeeded")
 	}
 }
+
+// TestCopyStreamsLabel checks that the copy metric's counter is named for
+// what it counts, busy copy streams, not copy engines (which no backend
+// can see), in both trace formats.
+func TestCopyStreamsLabel(t *testing.T) {
+	tr := trace(t)
+	var chrome bytes.Buffer
+	if err := WriteChrome(&chrome, tr); err != nil {
+		t.Fatal(err)
+	}
+	var pf bytes.Buffer
+	if err := WritePerfetto(&pf, tr); err != nil {
+		t.Fatal(err)
+	}
+	for name, out := range map[string][]byte{"chrome": chrome.Bytes(), "perfetto": pf.Bytes()} {
+		if bytes.Contains(out, []byte("copy_eng")) {
+			t.Errorf("%s: a counter still calls busy copy streams copy-engine utilization", name)
+		}
+		if !bytes.Contains(out, []byte("copy_streams_busy (%)")) {
+			t.Errorf("%s: no copy_streams_busy counter", name)
+		}
+	}
+}

@@ -146,7 +146,7 @@ func WritePerfetto(w io.Writer, t Trace) error {
 	}
 	for _, s := range t.Samples {
 		scale, unit := metricUnit(s.Metric)
-		name := fmt.Sprintf("%s (%s)", s.Metric, unit)
+		name := fmt.Sprintf("%s (%s)", metricLabel(s.Metric), unit)
 		u := trackUUID(s.Device, "counter", name)
 		if !tracks[u] {
 			tracks[u] = true

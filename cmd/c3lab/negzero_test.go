@@ -1,0 +1,58 @@
+package main
+
+import (
+	"bytes"
+	"math"
+	"regexp"
+	"strings"
+	"testing"
+
+	"github.com/c3lab/c3lab/heuristics"
+	"github.com/c3lab/c3lab/profiler"
+	"github.com/c3lab/c3lab/scenarios"
+)
+
+// negZero matches a minus sign in front of a number that reads as zero
+// ("-0", "-0.0 %", "-0.000x"), which no printer may write.
+var negZero = regexp.MustCompile(`-0(\.0+)?($|[^0-9.])`)
+
+// tinyNegatives round to zero at every precision the printers use.
+var tinyNegatives = []float64{math.Copysign(0, -1), -1e-12, -0.00004, -0.0004}
+
+// TestNoNegativeZero feeds the command's formatters and printers values
+// that round to zero from below, and the negative zero itself.
+func TestNoNegativeZero(t *testing.T) {
+	for _, v := range tinyNegatives {
+		for name, got := range map[string]string{"dur": dur(v), "gbs": gbs(v * 1e9)} {
+			if negZero.MatchString(got) {
+				t.Errorf("%s(%g) = %q: a negative zero", name, v, got)
+			}
+		}
+		f := v
+		sc := scenarios.Builtin()[0]
+		r := profiler.Result{
+			Scenario: sc, Backend: "sim",
+			IdealSpeedup: 1 + v, RealizedSpeedup: 1 + v, FractionOfIdeal: &f,
+			CompSlowdown: 1 + v, CommSlowdown: 1 + v, AlgBW: v, BusBW: v, AchievedTFLOPs: v,
+			Bound: &profiler.Bound{TBound: v, By: "hbm", SBound: 1 + v, FractionOfBound: &f},
+		}
+		var report bytes.Buffer
+		writeReport(&report, r)
+		var summary bytes.Buffer
+		writeSummary(stdio{out: &summary}, sweepFile{Summary: []profiler.StrategySummary{{
+			Strategy: "baseline", MeanFraction: &f, MeanFractionOfBound: &f,
+			ByClass: map[profiler.Class]float64{profiler.Balanced: v}, N: 1,
+		}}})
+		var tune bytes.Buffer
+		writeTrials(&tune, []heuristics.Trial{{Name: "baseline", Fraction: &f, TC3: v}}, -1)
+		var replay bytes.Buffer
+		writeReplayTable(&replay, []profiler.Result{r})
+		for name, out := range map[string]string{"run": report.String(), "sweep": summary.String(), "advise --tune": tune.String(), "replay --text": replay.String()} {
+			for _, line := range strings.Split(out, "\n") {
+				if negZero.MatchString(line) {
+					t.Errorf("%s with %g prints a negative zero: %q", name, v, line)
+				}
+			}
+		}
+	}
+}

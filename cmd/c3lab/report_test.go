@@ -1,0 +1,111 @@
+package main
+
+import (
+	"bytes"
+	"strings"
+	"testing"
+
+	"github.com/c3lab/c3lab/profiler"
+	"github.com/c3lab/c3lab/scenarios"
+)
+
+// TestReportBoundReason checks that the run report gives the true reason
+// for a missing fraction of bound.
+func TestReportBoundReason(t *testing.T) {
+	sc := scenarios.Scenario{Name: "pair", GPUs: 2,
+		Compute: scenarios.ComputeOp{Kind: scenarios.Stream, Bytes: 1 << 30},
+		Comm:    scenarios.CommOp{Collective: scenarios.AllGather, Bytes: 1 << 30}}
+	stat := func(ns int64) profiler.Stat { return profiler.Summarize([]int64{ns}) }
+	hc, hm := profiler.HBMBytes(sc)
+	const bw = 4e12
+	tHBM := int64((hc + hm) / bw * 1e9)
+	for _, tc := range []struct {
+		name             string
+		tComp, tComm, c3 int64
+		bw               float64
+		want             string
+	}{
+		{"no bandwidth", 600_000, 700_000, 900_000, 0, "bound              n/a (no HBM bandwidth known)"},
+		{"bound of 1x", tHBM / 2, tHBM / 2, tHBM, bw, "fraction of bound undefined (the bound is 1x: moving both ops' HBM bytes"},
+		{"bound below 1x", tHBM / 4, tHBM / 4, tHBM / 2, bw, "fraction of bound undefined (the bound is below 1x"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			r := profiler.Result{Scenario: sc, TComp: stat(tc.tComp), TComm: stat(tc.tComm), TC3: stat(tc.c3),
+				TCompInC3: stat(tc.tComp), TCommInC3: stat(tc.tComm)}
+			r.Derive(tc.bw)
+			var out bytes.Buffer
+			writeReport(&out, r)
+			if !strings.Contains(out.String(), tc.want) {
+				t.Errorf("the report does not say %q:\n%s", tc.want, out.String())
+			}
+		})
+	}
+}
+
+// TestReportComputeThroughput checks that the run report gives a stream
+// op's isolated throughput in GB/s and a GEMM's in TFLOP/s.
+func TestReportComputeThroughput(t *testing.T) {
+	comm := scenarios.CommOp{Collective: scenarios.AllGather, Bytes: 64 << 20}
+	for _, tc := range []struct {
+		op        scenarios.ComputeOp
+		want, not string
+	}{
+		{scenarios.ComputeOp{Kind: scenarios.GEMM, M: 4096, N: 4096, K: 4096, DType: scenarios.BF16}, "TFLOP/s", "GB/s of HBM"},
+		// 2 GiB moved in 1 ms: 2147 GB/s.
+		{scenarios.ComputeOp{Kind: scenarios.Stream, Bytes: 1 << 30}, "compute alone      2147 GB/s of HBM traffic", "TFLOP/s"},
+	} {
+		r := profiler.Result{Scenario: scenarios.Scenario{Name: "x", GPUs: 2, Compute: tc.op, Comm: comm},
+			TComp: profiler.Summarize([]int64{1_000_000}), TComm: profiler.Summarize([]int64{500_000})}
+		r.Derive(0)
+		var out bytes.Buffer
+		writeReport(&out, r)
+		if !strings.Contains(out.String(), tc.want) || strings.Contains(out.String(), tc.not) {
+			t.Errorf("%s: want %q and no %q in\n%s", tc.op, tc.want, tc.not, out.String())
+		}
+	}
+}
+
+// TestReportDeterministic checks that the run report shows a spread and a
+// run count only where runs can differ: on a deterministic backend it
+// says the times are exact instead.
+func TestReportDeterministic(t *testing.T) {
+	for _, deterministic := range []bool{false, true} {
+		r := profiler.Result{Scenario: scenarios.Builtin()[0], Backend: "sim", Deterministic: deterministic}
+		for _, s := range []*profiler.Stat{&r.TComp, &r.TComm, &r.TC3, &r.TCompInC3, &r.TCommInC3} {
+			*s = profiler.Summarize([]int64{500_000, 500_000, 500_000})
+		}
+		r.Derive(0)
+		var out bytes.Buffer
+		writeReport(&out, r)
+		text := out.String()
+		var header string
+		for _, l := range strings.Split(text, "\n") {
+			if strings.HasPrefix(l, "time") {
+				header = l
+			}
+		}
+		spread := strings.Contains(header, "p10 .. p90") || strings.Contains(header, "runs")
+		if spread == deterministic {
+			t.Errorf("deterministic %v: spread shown %v:\n%s", deterministic, spread, text)
+		}
+		if deterministic && !strings.Contains(text, "deterministic") {
+			t.Errorf("a deterministic result does not say so:\n%s", text)
+		}
+	}
+}
+
+// TestOldScenarioNames checks that a name the suite had before it stopped
+// naming GPU counts still runs the scenario, under its new name, and that
+// the command says so.
+func TestOldScenarioNames(t *testing.T) {
+	for _, args := range [][]string{
+		{"run", "--backend", "sim", "--reps", "1", "--scenario", "llama3-70b-tp8-qkv-ag-224m"},
+		{"scenarios", "show", "llama3-70b-tp8-qkv-ag-224m"},
+	} {
+		code, out, errOut := call(t, args...)
+		if code != 0 || !strings.Contains(out, "llama3-70b-tp-qkv-ag-224m") ||
+			!strings.Contains(errOut, "scenario llama3-70b-tp8-qkv-ag-224m is now called llama3-70b-tp-qkv-ag-224m") {
+			t.Errorf("%v: exit %d\nstdout %s\nstderr %s", args, code, out, errOut)
+		}
+	}
+}
