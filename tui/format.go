@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"math"
 
-	"github.com/c3lab/c3lab/internal/numfmt"
+	"github.com/c3lab/c3lab/profiler/numfmt"
 )
 
 // fmtDur formats nanoseconds with three significant digits and a unit

@@ -6,8 +6,8 @@ import (
 	"strings"
 
 	"github.com/c3lab/c3lab/backends"
-	"github.com/c3lab/c3lab/internal/numfmt"
 	"github.com/c3lab/c3lab/profiler"
+	"github.com/c3lab/c3lab/profiler/numfmt"
 )
 
 // utilLines is the utilization panel's line count.

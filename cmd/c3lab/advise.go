@@ -7,8 +7,8 @@ import (
 	"text/tabwriter"
 
 	"github.com/c3lab/c3lab/heuristics"
-	"github.com/c3lab/c3lab/internal/numfmt"
 	"github.com/c3lab/c3lab/profiler"
+	"github.com/c3lab/c3lab/profiler/numfmt"
 )
 
 // adviseReport is `c3lab advise --json`.

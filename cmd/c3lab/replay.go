@@ -7,8 +7,8 @@ import (
 	"text/tabwriter"
 
 	"github.com/c3lab/c3lab/backends/replay"
-	"github.com/c3lab/c3lab/internal/numfmt"
 	"github.com/c3lab/c3lab/profiler"
+	"github.com/c3lab/c3lab/profiler/numfmt"
 	"github.com/c3lab/c3lab/recordings"
 	"github.com/c3lab/c3lab/tui"
 )

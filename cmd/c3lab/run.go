@@ -10,8 +10,8 @@ import (
 	"text/tabwriter"
 
 	"github.com/c3lab/c3lab/backends"
-	"github.com/c3lab/c3lab/internal/numfmt"
 	"github.com/c3lab/c3lab/profiler"
+	"github.com/c3lab/c3lab/profiler/numfmt"
 	"github.com/c3lab/c3lab/scenarios"
 )
 

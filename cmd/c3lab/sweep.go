@@ -10,9 +10,9 @@ import (
 	"time"
 
 	"github.com/c3lab/c3lab/backends/cuda"
-	"github.com/c3lab/c3lab/internal/numfmt"
 	"github.com/c3lab/c3lab/profiler"
 	"github.com/c3lab/c3lab/profiler/export"
+	"github.com/c3lab/c3lab/profiler/numfmt"
 	"github.com/c3lab/c3lab/scenarios"
 )
 
