@@ -77,11 +77,19 @@ func (s *strategyFlags) experiment(scenarioArg string, lim scenarios.Limits) (sc
 	if errs := scenarios.ValidateStrategy(st, lim); len(errs) > 0 {
 		return sc, st, badInput("strategy: %s", fieldErrors(errs))
 	}
-	// Knobs that depend on the scenario (the collective) are checked too.
+	// Knobs that depend on the scenario (the collective) are checked too,
+	// and whether the scenario fits this backend at all: a problem outside
+	// the strategy (more GPUs than the node has, more memory than a GPU)
+	// is the scenario's, whatever the flags.
 	withSt := sc
 	withSt.Strategy = st
 	var ve *scenarios.ValidationError
 	if err := scenarios.Validate(withSt, lim); errors.As(err, &ve) {
+		for _, f := range ve.Fields {
+			if !strings.HasPrefix(f.Path, "$.strategy") {
+				return sc, st, badInput("scenario %s cannot run here: %s", sc.Name, f.Msg)
+			}
+		}
 		return sc, st, badInput("strategy: %s", fieldErrors(ve.Fields))
 	}
 	return sc, st, nil
@@ -91,6 +99,11 @@ func (s *strategyFlags) experiment(scenarioArg string, lim scenarios.Limits) (sc
 // An argument that names an existing file, or ends in .yaml/.yml, is a file.
 func resolveScenario(arg string, lim scenarios.Limits) (scenarios.Scenario, error) {
 	if arg == "" {
+		// The first built-in the backend can run (a one-GPU node runs the
+		// host copies, not the collectives that lead the suite).
+		if runs, _ := runnableSuite(lim); len(runs) > 0 {
+			return runs[0], nil
+		}
 		return scenarios.Builtin()[0], nil
 	}
 	ext := strings.ToLower(filepath.Ext(arg))

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"os"
+	"strings"
 
 	"github.com/charmbracelet/x/term"
 
@@ -43,7 +44,9 @@ func runLab(ctx context.Context, args []string, s stdio) error {
 		return err
 	}
 	noteRenamed(s.errOut, *scenarioArg)
-	suite := scenarios.Builtin()
+	// The list holds what this backend can run; the note says what it
+	// left out (on a one-GPU node, the collectives).
+	suite, left := runnableSuite(b.Capabilities().Limits)
 	if !contains(suite, sc.Name) {
 		suite = append([]scenarios.Scenario{sc}, suite...)
 	}
@@ -52,13 +55,13 @@ func runLab(ctx context.Context, args []string, s stdio) error {
 		return usageError{err}
 	}
 	recs := &labRecordings{flags: rf, b: b}
-	cfg := tui.Config{Backend: b, Suite: suite, Start: sc.Name, Strategy: st, Keys: &keys, Recorder: recs.open, RecordPath: rf.path}
+	cfg := tui.Config{Backend: b, Suite: suite, Start: sc.Name, Strategy: st, Keys: &keys, Recorder: recs.open, RecordPath: rf.path, Note: left}
 	if b.Name() == "cuda" {
 		// Live engine telemetry from NVML while the lab runs on the GPUs;
 		// after the lab, sampling stops and the sampler is freed.
 		live, stop, err := sampleNVML(ctx, 4)
 		if err != nil {
-			cfg.Note = "live telemetry off: " + err.Error()
+			cfg.Note = strings.TrimPrefix(cfg.Note+"; live telemetry off: "+err.Error(), "; ")
 		} else {
 			defer stop()
 			cfg.Telemetry = live

@@ -69,8 +69,8 @@ func runScenarios(ctx context.Context, args []string, s stdio) error {
 		return err
 	}
 	if skipped > 0 {
-		fmt.Fprintf(s.out, "\n%d of %d scenarios cannot run on this %s (%s); c3lab scenarios --backend sim classifies them on a simulated node\n",
-			skipped, len(rows), plural(lim.MaxGPUs, "GPU")+" node", firstWhy(rows))
+		fmt.Fprintf(s.out, "\n%d of %d scenarios cannot run on this %d-GPU node (%s); c3lab scenarios --backend sim classifies them on a simulated node\n",
+			skipped, len(rows), lim.MaxGPUs, firstWhy(rows))
 	}
 	return nil
 }
@@ -111,6 +111,29 @@ func runsHere(sc scenarios.Scenario, lim scenarios.Limits) string {
 		return err.Error()
 	}
 	return ""
+}
+
+// runnableSuite splits the built-in suite by whether a backend of limits
+// lim can run each scenario; note says, in one line, what was left out and
+// why ("" when nothing was).
+func runnableSuite(lim scenarios.Limits) (runs []scenarios.Scenario, note string) {
+	var left []string
+	why := ""
+	for _, sc := range scenarios.Builtin() {
+		if w := runsHere(sc, lim); w != "" {
+			left = append(left, sc.Name)
+			if why == "" {
+				why = w
+			}
+			continue
+		}
+		runs = append(runs, sc)
+	}
+	if len(left) > 0 {
+		note = fmt.Sprintf("%d of the %d built-in scenarios cannot run on this %d-GPU node (%s); --backend sim runs them",
+			len(left), len(left)+len(runs), lim.MaxGPUs, why)
+	}
+	return runs, note
 }
 
 // firstWhy is the first reason a row gives for not running.
