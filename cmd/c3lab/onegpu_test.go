@@ -49,8 +49,8 @@ func TestExperimentOnOneGPU(t *testing.T) {
 	lim := oneGPUNode().Capabilities().Limits
 	for _, tc := range []struct {
 		name, arg, want string // want: the scenario's name or a part of the error
-		flags               []string
-		ok                  bool
+		flags           []string
+		ok              bool
 	}{
 		{"default", "", "llama3-70b-ffn-gate-up-act-offload-d2h-112m", nil, true},
 		{"a host copy", "llama3-70b-adam-stream-optimizer-swap-32m", "llama3-70b-adam-stream-optimizer-swap-32m", []string{"--comm-engine", "dma"}, true},
