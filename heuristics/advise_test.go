@@ -145,3 +145,50 @@ func TestLeaveSMs(t *testing.T) {
 		}
 	}
 }
+
+// A host copy goes to the copy engines, with reasons that say why not the
+// copy kernel and that priority does not act on copies; without copy
+// engines the copy kernel is launched first at top priority.
+func TestAdviseHostCopy(t *testing.T) {
+	caps := sim.New(sim.H200()).Capabilities()
+	noCE := caps
+	noCE.DMA = false
+	for _, tc := range []struct {
+		name    string
+		coll    scenarios.Collective
+		bytes   scenarios.ByteSize
+		caps    backends.Capabilities
+		want    scenarios.Strategy
+		reasons []string
+	}{
+		{"d2h", scenarios.DeviceToHost, 112 << 20, caps, scenarios.Strategy{CommEngine: scenarios.EngineDMA},
+			[]string{"copy engines: they take no SM", "not c3lab's SM copy kernel", "do not act on copy engines"}},
+		{"swap", scenarios.HostSwap, 96 << 20, caps, scenarios.Strategy{CommEngine: scenarios.EngineDMA},
+			[]string{"each direction on an engine of its own"}},
+		{"small h2d", scenarios.HostToDevice, 512 << 10, caps, scenarios.Strategy{CommEngine: scenarios.EngineDMA},
+			[]string{"fixed cost (about 15 µs"}},
+		{"no copy engines", scenarios.HostToDevice, 64 << 20, noCE, scenarios.Strategy{Launch: scenarios.CommFirst, CommPriority: -5},
+			[]string{"has no copy engines"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			sc := scenario(bigGEMM, tc.coll, tc.bytes)
+			sc.GPUs = 1
+			a := Advise(sc, tc.caps)
+			if a.Strategy != tc.want {
+				t.Errorf("advice %s, want %s", a.Strategy, tc.want)
+			}
+			all := strings.Join(a.Reasons, "\n")
+			for _, r := range tc.reasons {
+				if !strings.Contains(all, r) {
+					t.Errorf("reasons lack %q:\n%s", r, all)
+				}
+			}
+			if strings.Contains(all, "collective") || strings.Contains(all, "NCCL") {
+				t.Errorf("host-copy reasons speak of collectives:\n%s", all)
+			}
+			if len(a.Candidates) < 2 || a.Candidates[0].Strategy != tc.want {
+				t.Errorf("candidates %v", a.Candidates)
+			}
+		})
+	}
+}

@@ -20,6 +20,8 @@ func KnobEffect(sc scenarios.Scenario, from, to scenarios.Strategy, caps backend
 	dma := to.CommEngine == scenarios.EngineDMA
 	pure := coll.IsPureCopy()
 	switch {
+	case to.CommCTAs != from.CommCTAs && to.CommCTAs > 0 && dma && coll.IsHostCopy():
+		return fmt.Sprintf("a CTA cap cannot change a dma %s: the copy engines move it, and the cap applies only to c3lab's copy kernel (comm_engine sm)", coll)
 	case to.CommCTAs != from.CommCTAs && to.CommCTAs > 0 && dma && pure:
 		return fmt.Sprintf("a CTA cap cannot change a dma %s: it moves its data on copy engines and launches no NCCL CTAs", coll)
 	case to.CommCTAs != from.CommCTAs && to.CommCTAs > 0 && dma:

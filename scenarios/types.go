@@ -124,6 +124,10 @@ func (c Collective) IsPureCopy() bool {
 	return c == AllGather || c == AllToAll || c.IsHostCopy()
 }
 
+// NCCLCopyEngineCovers reports whether NCCL's own copy-engine path
+// (comm_engine nccl-ce) runs the op: all-gather and all-to-all.
+func (c Collective) NCCLCopyEngineCovers() bool { return c == AllGather || c == AllToAll }
+
 // IsHostCopy reports whether the op is a host<->device copy rather than a
 // collective between GPUs.
 func (c Collective) IsHostCopy() bool {

@@ -87,7 +87,7 @@ func Validate(sc Scenario, lim Limits) error {
 	// Only sizes that passed their own bounds are added up: the footprint
 	// of nonsense is nonsense (and the sums saturate anyway).
 	sizesOK := len(errs) == sized && sc.GPUs >= sc.Comm.Collective.MinGPUs() && (lim.MaxGPUs <= 0 || sc.GPUs <= lim.MaxGPUs)
-	if sc.Strategy.CommEngine == EngineNCCLCE && (!sc.Comm.Collective.IsPureCopy() || sc.Comm.Collective.IsHostCopy()) && sc.Comm.Collective != "" {
+	if sc.Strategy.CommEngine == EngineNCCLCE && !sc.Comm.Collective.NCCLCopyEngineCovers() && sc.Comm.Collective != "" {
 		errs = append(errs, FieldError{"$.strategy.comm_engine", fmt.Sprintf("NCCL's copy-engine path covers all-gather and all-to-all, not %s; allowed sm or dma", sc.Comm.Collective)})
 	}
 	for _, e := range ValidateStrategy(sc.Strategy, lim) {

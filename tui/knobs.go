@@ -144,7 +144,7 @@ func turn(k knob, st scenarios.Strategy, coll scenarios.Collective, c backends.C
 // says what changed ("" when nothing did).
 func fitStrategy(st scenarios.Strategy, coll scenarios.Collective, c backends.Capabilities, backend string) (scenarios.Strategy, string) {
 	st = st.Normalize()
-	if st.CommEngine == scenarios.EngineNCCLCE && (!coll.IsPureCopy() || !c.NCCLCopyEngine) {
+	if st.CommEngine == scenarios.EngineNCCLCE && (!coll.NCCLCopyEngineCovers() || !c.NCCLCopyEngine) {
 		st.CommEngine = scenarios.EngineSM
 		return st, fmt.Sprintf("nccl-ce off: NCCL's copy-engine path covers all-gather and all-to-all on backends that have it, not a %s on %s", coll, backend)
 	}

@@ -85,6 +85,10 @@ func TestFitStrategy(t *testing.T) {
 	if st.CommEngine != scenarios.EngineSM || st.CopyEngines != 0 || note == "" {
 		t.Errorf("got %s, note %q", st, note)
 	}
+	// NCCL's copy-engine path is for collectives: a host copy gets the SMs.
+	if st, note := fitStrategy(scenarios.Strategy{CommEngine: scenarios.EngineNCCLCE}, scenarios.HostToDevice, h200Caps(), "fake"); st.CommEngine != scenarios.EngineSM || !strings.Contains(note, "nccl-ce off") {
+		t.Errorf("nccl-ce onto an h2d: %s, %q", st, note)
+	}
 	st, note = fitStrategy(scenarios.Strategy{CommEngine: scenarios.EngineDMA}, scenarios.AllToAll, h200Caps(), "fake")
 	if st.CommEngine != scenarios.EngineDMA || note != "" {
 		t.Errorf("an all-to-all lost dma: %s %q", st, note)
