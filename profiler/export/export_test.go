@@ -10,6 +10,8 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
+	"slices"
 	"strings"
 	"testing"
 
@@ -50,8 +52,13 @@ func TestPprof(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if p.SampleType[0].Type != "gpu_time" || p.SampleType[0].Unit != "nanoseconds" {
-		t.Errorf("sample type %v", p.SampleType[0])
+	// go tool pprof shows DefaultSampleType, or the last sample type when
+	// it is unset (older readers): both must be GPU time.
+	gpu := slices.IndexFunc(p.SampleType, func(v *profile.ValueType) bool { return v.Type == p.DefaultSampleType })
+	for name, i := range map[string]int{"default": gpu, "last": len(p.SampleType) - 1} {
+		if i < 0 || p.SampleType[i].Type != "gpu_time" || p.SampleType[i].Unit != "nanoseconds" {
+			t.Fatalf("%s sample type (index %d, default %q) is not gpu_time in nanoseconds: %s", name, i, p.DefaultSampleType, p.String())
+		}
 	}
 	if len(p.Sample) != len(tr.Spans) {
 		t.Errorf("%d samples for %d spans", len(p.Sample), len(tr.Spans))
@@ -62,7 +69,7 @@ func TestPprof(t *testing.T) {
 	}
 	var got int64
 	for _, s := range p.Sample {
-		got += s.Value[0]
+		got += s.Value[gpu]
 		if s.Location[0].Line[0].Function.Name == "" || len(s.Label["device"]) != 1 || len(s.Label["stream"]) != 1 {
 			t.Errorf("sample without a leaf name or labels: %+v", s)
 		}
@@ -89,6 +96,10 @@ func TestGoToolPprofReadsIt(t *testing.T) {
 	}
 	if !strings.Contains(string(out), "gemm") || !strings.Contains(string(out), "copy") {
 		t.Errorf("go tool pprof -top does not list the ops:\n%s", out)
+	}
+	// -top ranks by GPU time, not by span counts: its totals carry a unit.
+	if !regexp.MustCompile(`accounting for [0-9.]+(ns|us|µs|ms|s), `).Match(out) {
+		t.Errorf("go tool pprof -top does not show GPU time by default:\n%s", out)
 	}
 }
 
