@@ -54,6 +54,9 @@ func runExport(ctx context.Context, args []string, s stdio) error {
 		if err != nil {
 			return usageError{fmt.Errorf("reading %s: %w", *from, err)}
 		}
+		for _, d := range rb.Recording().Damages {
+			fmt.Fprintln(s.errOut, damageLine(*from, d))
+		}
 		results := rb.Results()
 		if len(results) == 0 {
 			return fmt.Errorf("%s holds no measurement to export", *from)

@@ -13,10 +13,33 @@ import (
 
 // replayReport is `c3lab replay --json`.
 type replayReport struct {
-	Header   any               `json:"header"`
-	Complete bool              `json:"complete"`
-	Damage   string            `json:"damage,omitempty"`
-	Results  []profiler.Result `json:"results"`
+	Header   any  `json:"header"`
+	Complete bool `json:"complete"`
+	// Damage lists the damaged byte ranges the replay skipped.
+	Damage  []damageReport    `json:"damage,omitempty"`
+	Results []profiler.Result `json:"results"`
+}
+
+// damageReport is one damaged byte range of a recording, [offset, end).
+type damageReport struct {
+	Offset int64 `json:"offset"`
+	End    int64 `json:"end"`
+	// FramesLost is how many frames the range held, when the reader could
+	// tell; absent when it could not.
+	FramesLost int    `json:"frames_lost,omitempty"`
+	Reason     string `json:"reason"`
+}
+
+// damageLine says, in one line, that a byte range of file was skipped.
+func damageLine(file string, d *recordings.DamageError) string {
+	lost := "an unknown number of frames lost"
+	switch {
+	case d.Frames == 1:
+		lost = "1 frame lost"
+	case d.Frames > 1:
+		lost = fmt.Sprintf("%d frames lost", d.Frames)
+	}
+	return fmt.Sprintf("c3lab: %s: bytes %d..%d are damaged (%s; %s) and skipped; everything else is read", file, d.Offset, d.End, d.Reason, lost)
 }
 
 func runReplay(ctx context.Context, args []string, s stdio) error {
@@ -43,11 +66,11 @@ func runReplay(ctx context.Context, args []string, s stdio) error {
 		return usageError{fmt.Errorf("reading %s: %w", file, err)}
 	}
 	rec := b.Recording()
-	damage := ""
-	if rec.Damage != nil {
-		damage = rec.Damage.Error()
+	var damage []damageReport
+	for _, d := range rec.Damages {
+		damage = append(damage, damageReport{Offset: d.Offset, End: d.End, FramesLost: d.Frames, Reason: d.Reason})
 		if !*asJSON {
-			fmt.Fprintf(s.errOut, "c3lab: %s is damaged from byte %d on (%s); replaying what came before\n", file, rec.Damage.Offset, rec.Damage.Reason)
+			fmt.Fprintln(s.errOut, damageLine(file, d))
 		}
 	}
 	results := b.Results()
