@@ -109,7 +109,9 @@ type Header struct {
 	Host string `json:"host"`
 	// Backend is the backend's short name ("sim", "cuda").
 	Backend string `json:"backend"`
-	// Devices describes the devices the session ran on.
+	// Devices describes the devices the session ran on when the recording
+	// started, indices 0..n-1 of the backend's (FORMAT.md); each result
+	// lists the devices of its own run.
 	Devices []Device `json:"devices"`
 	// Profile is the device profile's name ("h200"), if any.
 	Profile string `json:"profile,omitempty"`

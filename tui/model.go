@@ -44,10 +44,11 @@ type Config struct {
 	// Keys replaces the default key map (LoadUserKeyMap reads the user's).
 	Keys *KeyMap
 	// Recorder, when set, starts a recording at a path: it builds the
-	// header for the backend and creates the file, refusing an existing
-	// one unless the caller allows it. The record key calls it (off the
-	// UI loop) with RecordPath, or an automatic name once that is used.
-	Recorder func(path string) (*recordings.Recorder, error)
+	// header for the backend, listing the gpus devices of the scenario on
+	// screen, and creates the file, refusing an existing one unless the
+	// caller allows it. The record key calls it (off the UI loop) with
+	// RecordPath, or an automatic name once that is used.
+	Recorder func(path string, gpus int) (*recordings.Recorder, error)
 	// RecordPath, when set with Recorder, is recorded to from the start;
 	// Run returns the error, before the lab starts, when it cannot be
 	// opened. Run flushes and closes every recording before it returns.
@@ -228,7 +229,7 @@ func newModel(ctx context.Context, cfg Config) Model {
 		// Before the lab starts, so nothing waits on it.
 		path := m.rec.path
 		m.rec.path = ""
-		rec, err := m.rec.open(path)
+		rec, err := m.rec.open(path, m.activeGPUs())
 		if err != nil {
 			m.rec.startErr = err
 			m.status = status{statusError, "cannot record: " + errLine(err)}

@@ -6,6 +6,7 @@
 package replay
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"slices"
@@ -73,8 +74,26 @@ func (b *Backend) Scenarios() []scenarios.Scenario {
 // Name implements backends.Backend.
 func (b *Backend) Name() string { return "replay" }
 
-// Devices implements backends.Backend: the recorded devices.
-func (b *Backend) Devices() []backends.DeviceInfo { return b.rec.Header.DeviceInfos() }
+// Devices implements backends.Backend: the devices the header lists,
+// then any that a recorded run used beyond them (a lab session may move on
+// to a scenario on more GPUs than the one it started on), by index.
+func (b *Backend) Devices() []backends.DeviceInfo {
+	devs := b.rec.Header.DeviceInfos()
+	have := map[int]bool{}
+	for _, d := range devs {
+		have[d.Index] = true
+	}
+	for _, r := range b.results {
+		for _, d := range r.Devices {
+			if !have[d.Index] {
+				have[d.Index] = true
+				devs = append(devs, d)
+			}
+		}
+	}
+	slices.SortStableFunc(devs, func(a, c backends.DeviceInfo) int { return cmp.Compare(a.Index, c.Index) })
+	return devs
+}
 
 // Capabilities implements backends.Backend, derived from what the
 // recording holds: the knobs its runs used (profiler.KnobsOf, the table

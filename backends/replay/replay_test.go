@@ -199,3 +199,38 @@ func TestReplayRepsAreTheRecordedOnes(t *testing.T) {
 		})
 	}
 }
+
+// A recording's devices are its header's, and those its results ran on
+// beyond them (a lab session that moved on to a scenario on more GPUs than
+// the one it started on): a replay never shows fewer devices than a run
+// used, nor more.
+func TestReplayDevicesCoverEveryRun(t *testing.T) {
+	simb := sim.New(sim.H200())
+	all := simb.Devices()
+	for _, tc := range []struct {
+		name            string
+		header, results []int // device counts
+		want            int
+	}{
+		{"as the header", []int{2}, []int{2, 2}, 2},
+		{"a run on more", []int{2}, []int{2, 4}, 4},
+		{"no runs", []int{2}, nil, 2},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			rec := &recordings.Recording{Header: recordings.Header{Backend: "sim", Devices: recordings.DevicesFromInfo(all[:tc.header[0]])}}
+			for _, n := range tc.results {
+				r := profiler.Result{Devices: all[:n]}
+				rec.Events = append(rec.Events, recordings.Event{Kind: recordings.KindResult, Result: &r})
+			}
+			got := New(rec).Devices()
+			if len(got) != tc.want {
+				t.Fatalf("%d devices, want %d", len(got), tc.want)
+			}
+			for i, d := range got {
+				if d.Index != i || d.Name != all[i].Name {
+					t.Errorf("device %d: %+v", i, d)
+				}
+			}
+		})
+	}
+}

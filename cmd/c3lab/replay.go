@@ -85,7 +85,7 @@ func runReplay(ctx context.Context, args []string, s stdio) error {
 	}
 	if *asText || !s.terminal {
 		h := rec.Header
-		fmt.Fprintf(s.out, "recording  %s: c3lab %s on %s, backend %s, %s, started %s\n", file, h.Version, h.Host, h.Backend, deviceSummary(h.DeviceInfos()), h.Created.Format("2006-01-02 15:04:05 MST"))
+		fmt.Fprintf(s.out, "recording  %s: c3lab %s on %s, backend %s, %s, started %s\n", file, h.Version, h.Host, h.Backend, deviceSummary(b.Devices()), h.Created.Format("2006-01-02 15:04:05 MST"))
 		tw := tabwriter.NewWriter(s.out, 0, 0, 2, ' ', 0)
 		fmt.Fprintln(tw, "#\tSCENARIO\tSTRATEGY\tT_COMP\tT_COMM\tT_C3\t% IDEAL")
 		for i, r := range results {
