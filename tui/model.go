@@ -340,16 +340,7 @@ func (m Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 
 	case liveMsg:
 		m.rec.cur.Samples(msg.batch.Samples)
-		m.live.Add(msg.batch)
-		m.liveOn = true
-		if m.liveEpoch.IsZero() && !msg.batch.At.IsZero() && len(msg.batch.Samples) > 0 {
-			m.liveEpoch = msg.batch.At.Add(-time.Duration(msg.batch.Samples[0].Time))
-		}
-		devs := make([]int, 0, 2)
-		for _, s := range msg.batch.Samples {
-			devs = append(devs, s.Device)
-		}
-		m.noteLiveDevices(devs)
+		m.addLive(msg.batch)
 		if m.liveShown() {
 			m.refreshDevices()
 			m.renderResultPanels()
@@ -369,6 +360,21 @@ func (m Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		return m.onKey(msg)
 	}
 	return m, nil
+}
+
+// addLive adds a batch of live telemetry to the history; the first batch
+// sets the sampler's clock.
+func (m *Model) addLive(b nvtel.Batch) {
+	m.live.Add(b)
+	m.liveOn = true
+	if m.liveEpoch.IsZero() && !b.At.IsZero() && len(b.Samples) > 0 {
+		m.liveEpoch = b.At.Add(-time.Duration(b.Samples[0].Time))
+	}
+	devs := make([]int, 0, 2)
+	for _, s := range b.Samples {
+		devs = append(devs, s.Device)
+	}
+	m.noteLiveDevices(devs)
 }
 
 // onResult applies a measurement, or drops it when a newer one is wanted.

@@ -22,6 +22,7 @@ import (
 type Backend struct {
 	rec     *recordings.Recording
 	results []profiler.Result
+	session session
 }
 
 // Open reads a recording and returns a backend replaying it. A damaged
@@ -36,11 +37,9 @@ func Open(path string) (*Backend, error) {
 
 // New replays a recording already in memory.
 func New(rec *recordings.Recording) *Backend {
-	b := &Backend{rec: rec}
-	for _, e := range rec.Events {
-		if e.Kind == recordings.KindResult && e.Result != nil {
-			b.results = append(b.results, *e.Result)
-		}
+	b := &Backend{rec: rec, session: newSession(rec)}
+	for _, m := range b.session.measurements {
+		b.results = append(b.results, m.Result)
 	}
 	return b
 }

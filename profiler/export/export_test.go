@@ -18,6 +18,7 @@ import (
 	"github.com/google/pprof/profile"
 	"google.golang.org/protobuf/encoding/protowire"
 
+	"github.com/c3lab/c3lab/backends"
 	"github.com/c3lab/c3lab/backends/sim"
 	"github.com/c3lab/c3lab/profiler"
 	"github.com/c3lab/c3lab/scenarios"
@@ -313,5 +314,59 @@ func TestWriteFileIsAtomic(t *testing.T) {
 	}
 	if err := WriteFile(filepath.Join(dir, "missing", "x"), func(io.Writer) error { return nil }); err == nil {
 		t.Error("writing into a missing folder succeeded")
+	}
+}
+
+// Counters are shown in their units: a share in percent, bytes/s in GB/s,
+// bytes in GB, watts and MHz as they are; a metric without a unit is a
+// share (the simulator's) or an SM count.
+func TestCounterUnits(t *testing.T) {
+	tr := trace(t)
+	tr.Samples = nil
+	tr.Units = map[string]string{"sm_util": "fraction", "power_w": "W", "link_tx_bytes_s": "bytes/s", "mem_used_bytes": "bytes", "sm_clock_mhz": "MHz"}
+	for _, s := range []struct {
+		metric string
+		value  float64
+	}{{"sm_util", 0.5}, {"power_w", 121.5}, {"link_tx_bytes_s", 3e11}, {"mem_used_bytes", 8e9}, {"sm_clock_mhz", 1980}, {"tensor_util", 0.25}, {"sms_comm", 32}} {
+		tr.Samples = append(tr.Samples, backends.Sample{Rep: -1, Metric: s.metric, Device: 1, Time: 1000, Value: s.value})
+	}
+	want := map[string]float64{
+		"sm_util (%)": 50, "power_w (W)": 121.5, "link_tx_bytes_s (GB/s)": 300, "mem_used_bytes (GB)": 8,
+		"sm_clock_mhz (MHz)": 1980, "tensor_util (%)": 25, "sms_comm (SMs)": 32,
+	}
+	var chrome bytes.Buffer
+	if err := WriteChrome(&chrome, tr); err != nil {
+		t.Fatal(err)
+	}
+	var f struct {
+		TraceEvents []struct {
+			Name string         `json:"name"`
+			Ph   string         `json:"ph"`
+			Args map[string]any `json:"args"`
+		} `json:"traceEvents"`
+	}
+	if err := json.Unmarshal(chrome.Bytes(), &f); err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]float64{}
+	for _, e := range f.TraceEvents {
+		if v, ok := e.Args["value"].(float64); ok && e.Ph == "C" {
+			got[e.Name] = v
+		}
+	}
+	var pf bytes.Buffer
+	if err := WritePerfetto(&pf, tr); err != nil {
+		t.Fatal(err)
+	}
+	d := decodePerfetto(t, pf.Bytes())
+	for u, isCounter := range d.counter {
+		if isCounter && len(d.values[u]) == 1 {
+			got["perfetto "+d.names[u]] = d.values[u][0]
+		}
+	}
+	for name, v := range want {
+		if math.Abs(got[name]-v) > 1e-9 || math.Abs(got["perfetto "+name]-v) > 1e-9 {
+			t.Errorf("%s: chrome %v, perfetto %v; want %v (all: %v)", name, got[name], got["perfetto "+name], v, got)
+		}
 	}
 }
