@@ -438,6 +438,11 @@ func (m *Model) setResult(r profiler.Result) {
 	}
 	m.result = &r
 	m.refreshDevices()
+	m.noteResult(r)
+}
+
+// noteResult adds a result to its scenario's summary, trail and history.
+func (m *Model) noteResult(r profiler.Result) {
 	f, ok := r.Fraction()
 	m.sums[r.Scenario.Name] = summary{class: r.Class, fraction: f, ok: ok}
 	t := m.trail[r.Scenario.Name]

@@ -88,10 +88,19 @@ const (
 	keyEnd       = "end"
 )
 
-// show puts result idx on screen.
+// show puts result idx on screen. Stepping to the next result adds it to
+// the metrics panel's history; any other move rebuilds the history from
+// the results before it, so it holds what playing through would have.
 func (m *Model) show(idx int) {
 	p := m.play
+	prev := p.idx
 	p.idx = max(0, min(idx, len(p.pb.Results)-1))
+	if p.idx != prev+1 || m.result == nil {
+		m.sums, m.trail, m.hist = map[string]summary{}, map[string][]trailPoint{}, map[string][]fracPoint{}
+		for _, r := range p.pb.Results[:p.idx] {
+			m.noteResult(r)
+		}
+	}
 	r := p.pb.Results[p.idx]
 	for i, sc := range m.suite {
 		if sc.Name == r.Scenario.Name {

@@ -2,6 +2,7 @@ package tui
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -316,6 +317,46 @@ func TestPlaybackRecordedTelemetry(t *testing.T) {
 		}
 		if !strings.Contains(m.status.text, tc.status) {
 			t.Errorf("result %d: status %q, want %q", tc.idx, m.status.text, tc.status)
+		}
+	}
+}
+
+// Seeking in a playback (end, home, a step back) leaves the metrics
+// panel's history and trail holding exactly the runs recorded up to the
+// result shown, as if it had been played through.
+func TestPlaybackSeekKeepsTheHistory(t *testing.T) {
+	suite := testSuite()
+	var pb Playback
+	strategies := []scenarios.Strategy{{}, {CommPriority: -5}, dmaStrategy()}
+	for i := range 82 {
+		st := strategies[min(i, 2)]
+		pb.Results = append(pb.Results, fixtureResult(suite[0], st))
+		pb.Times = append(pb.Times, time.Duration(i)*100*time.Millisecond)
+	}
+	m := New(Config{Backend: newFake(), Suite: suite, Playback: &pb})
+	nm, _ := m.Update(tea.WindowSizeMsg{Width: 160, Height: 50})
+	m = nm.(Model)
+	name := suite[0].Name
+	for _, tc := range []struct {
+		key   rune
+		runs  int
+		trail int // strategies on the trail
+	}{
+		{tea.KeyEnd, 82, 3},
+		{tea.KeyLeft, 81, 3},
+		{tea.KeyHome, 1, 1},
+		{tea.KeyRight, 2, 2},
+		{tea.KeyEnd, 82, 3},
+	} {
+		m, _ = key1(m, tc.key, "")
+		if got := len(m.hist[name]); got != tc.runs {
+			t.Errorf("after %s: the history holds %d runs, want %d", tea.Key{Code: tc.key}, got, tc.runs)
+		}
+		if got := len(m.trail[name]); got != tc.trail {
+			t.Errorf("after %s: the trail holds %d strategies, want %d", tea.Key{Code: tc.key}, got, tc.trail)
+		}
+		if screen := ansi.Strip(m.View().Content); !strings.Contains(screen, fmt.Sprintf("%d run", tc.runs)) {
+			t.Errorf("after %s: the metrics panel does not say %d runs", tea.Key{Code: tc.key}, tc.runs)
 		}
 	}
 }
