@@ -25,8 +25,9 @@ type Backend struct {
 	session session
 }
 
-// Open reads a recording and returns a backend replaying it. A damaged
-// tail is fine (its intact events replay); Damage says where it starts.
+// Open reads a recording and returns a backend replaying it. Damage is
+// fine: every intact event replays, and the recording's Damages say which
+// byte ranges were skipped.
 func Open(path string) (*Backend, error) {
 	rec, err := recordings.ReadAll(path)
 	if err != nil {
