@@ -297,25 +297,57 @@ func withStrategy(sc scenarios.Scenario, st scenarios.Strategy) scenarios.Scenar
 	return sc
 }
 
+// knob is one strategy knob: whether a strategy sets it, and the
+// capability that says a backend applies it.
+type knob struct {
+	name string
+	set  func(scenarios.Strategy) bool
+	can  func(*backends.Capabilities) *bool
+}
+
+// knobs lists every strategy knob a backend may lack. checkKnobs and
+// KnobsOf both read it, so what Measure refuses and what a replay declares
+// cannot drift apart.
+func knobs() []knob {
+	return []knob{
+		{"comm stream priority", func(s scenarios.Strategy) bool { return s.CommPriority != 0 },
+			func(c *backends.Capabilities) *bool { return &c.Priority }},
+		{"SM partitioning", func(s scenarios.Strategy) bool { return s.CommSMs != 0 || s.ComputeSMs != 0 },
+			func(c *backends.Capabilities) *bool { return &c.SMPartition }},
+		{"comm CTA cap", func(s scenarios.Strategy) bool { return s.CommCTAs != 0 },
+			func(c *backends.Capabilities) *bool { return &c.CommCTACap }},
+		{"GEMM SM target", func(s scenarios.Strategy) bool { return s.GEMMSMTarget != 0 },
+			func(c *backends.Capabilities) *bool { return &c.GEMMSMTarget }},
+		{"DMA (copy-engine) collectives", func(s scenarios.Strategy) bool { return s.CommEngine == scenarios.EngineDMA },
+			func(c *backends.Capabilities) *bool { return &c.DMA }},
+		{"NCCL's copy-engine collectives", func(s scenarios.Strategy) bool { return s.CommEngine == scenarios.EngineNCCLCE },
+			func(c *backends.Capabilities) *bool { return &c.NCCLCopyEngine }},
+	}
+}
+
 // checkKnobs refuses a strategy that sets a knob the backend cannot apply.
 func checkKnobs(st scenarios.Strategy, c backends.Capabilities) error {
-	type knob struct {
-		set, can bool
-		name     string
-	}
-	for _, k := range []knob{
-		{st.CommPriority != 0, c.Priority, "comm stream priority"},
-		{st.CommSMs != 0 || st.ComputeSMs != 0, c.SMPartition, "SM partitioning"},
-		{st.CommCTAs != 0, c.CommCTACap, "comm CTA cap"},
-		{st.GEMMSMTarget != 0, c.GEMMSMTarget, "GEMM SM target"},
-		{st.CommEngine == scenarios.EngineDMA, c.DMA, "DMA (copy-engine) collectives"},
-		{st.CommEngine == scenarios.EngineNCCLCE, c.NCCLCopyEngine, "NCCL's copy-engine collectives"},
-	} {
-		if k.set && !k.can {
+	for _, k := range knobs() {
+		if k.set(st) && !*k.can(&c) {
 			return fmt.Errorf("this backend cannot apply %s; leave it unset or pick another backend", k.name)
 		}
 	}
 	return nil
+}
+
+// KnobsOf returns the capabilities the strategies need: the flag of every
+// knob any of them sets, and nothing else. Measure accepts each of them on
+// a backend that has at least these.
+func KnobsOf(sts ...scenarios.Strategy) backends.Capabilities {
+	var c backends.Capabilities
+	for _, st := range sts {
+		for _, k := range knobs() {
+			if k.set(st) {
+				*k.can(&c) = true
+			}
+		}
+	}
+	return c
 }
 
 func pick(reps []backends.Rep, f func(backends.Rep) int64) []int64 {

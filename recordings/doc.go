@@ -10,6 +10,7 @@
 // A Recorder takes events off the caller's path (each call queues and
 // returns) and writes them from its own goroutine, at least once a second.
 // A crash leaves a readable prefix; a write failure stops the recorder, not
-// the run. A Reader returns every complete frame before any damage and then
-// says where the damage is, as a *DamageError.
+// the run. A Reader returns every intact frame's events; where the file is
+// damaged it says which byte range and why, as a *DamageError, and goes on
+// from the next intact frame.
 package recordings

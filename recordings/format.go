@@ -109,7 +109,9 @@ type Header struct {
 	Host string `json:"host"`
 	// Backend is the backend's short name ("sim", "cuda").
 	Backend string `json:"backend"`
-	// Devices describes the devices the session ran on.
+	// Devices describes the devices the session ran on when the recording
+	// started, indices 0..n-1 of the backend's (FORMAT.md); each result
+	// lists the devices of its own run.
 	Devices []Device `json:"devices"`
 	// Profile is the device profile's name ("h200"), if any.
 	Profile string `json:"profile,omitempty"`
@@ -165,18 +167,34 @@ type Event struct {
 	Text     string              // KindMarker, KindError
 }
 
-// DamageError says where a recording stops being readable and why. Every
-// complete frame before Offset has been delivered.
+// DamageError is a damaged byte range of a recording: where it starts and
+// ends, and why. The reader delivers every event before it, then goes on
+// with the next intact frame.
 type DamageError struct {
 	// Offset is the byte offset of the first frame that could not be read.
 	Offset int64
-	// Reason says what is wrong with it, in words.
+	// End is the offset where reading resumed, at the next intact frame,
+	// or the file's size when none follows: the range is [Offset, End).
+	End int64
+	// Frames is how many frames the range held, when the reader can tell
+	// (1: the damaged frame's own length led to the next intact one); 0
+	// when the damage hid where its frames ended.
+	Frames int
+	// Reason says what is wrong with the first frame, in words.
 	Reason string
 }
 
 // Error implements error.
 func (e *DamageError) Error() string {
-	return fmt.Sprintf("recording damaged at byte %d: %s", e.Offset, e.Reason)
+	lost := "an unknown number of frames lost"
+	if e.Frames > 0 {
+		lost = fmt.Sprintf("%d frame", e.Frames)
+		if e.Frames > 1 {
+			lost += "s"
+		}
+		lost += " lost"
+	}
+	return fmt.Sprintf("recording damaged at bytes %d..%d (%d bytes, %s): %s", e.Offset, e.End, e.End-e.Offset, lost, e.Reason)
 }
 
 // crcTable returns the CRC-32C (Castagnoli) table; the standard library
@@ -217,6 +235,11 @@ func parseHead(b []byte) frameHead {
 		time:   time.Duration(binary.LittleEndian.Uint64(b[6:])),
 		crc:    binary.LittleEndian.Uint32(b[crcOffset:]),
 	}
+}
+
+// sane reports whether a header passes check, without saying why not.
+func (h frameHead) sane() bool {
+	return h.flags&^knownFlags == 0 && h.length <= MaxFrameSize
 }
 
 // check validates a header before its payload is read; it returns the

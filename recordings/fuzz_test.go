@@ -29,6 +29,16 @@ func FuzzReader(f *testing.F) {
 	flipped[len(flipped)/2] ^= 0x20
 	f.Add(flipped)
 
+	// The resynchronization path: damage in the middle, intact frames
+	// after it.
+	many := manyResults(f, 12)
+	for _, at := range []int{len(many) / 3, len(many) / 2} {
+		c := bytes.Clone(many)
+		c[at] ^= 0x04
+		f.Add(c)
+	}
+	f.Add(append(bytes.Clone(single[:len(single)/2]), single[preambleSize:]...)) // a cut frame, then frames again
+
 	f.Fuzz(func(t *testing.T, data []byte) {
 		r, err := NewReader(bytes.NewReader(data))
 		if err != nil {
@@ -38,6 +48,9 @@ func FuzzReader(f *testing.F) {
 			return
 		}
 		defer r.Close()
+		// Damaged ranges come in order, inside the input, each once; the
+		// reader goes on after each and ends with io.EOF, for good.
+		prev := int64(preambleSize)
 		for range 1 << 20 {
 			_, err := r.Next()
 			if err == nil {
@@ -46,17 +59,18 @@ func FuzzReader(f *testing.F) {
 			var d *DamageError
 			switch {
 			case errors.Is(err, io.EOF):
-			case errors.As(err, &d):
-				if d.Offset < preambleSize || d.Offset > int64(len(data)) {
-					t.Fatalf("damage offset %d outside the %d-byte input", d.Offset, len(data))
+				if _, again := r.Next(); again != err {
+					t.Fatalf("EOF not sticky: then %v", again)
 				}
+				return
+			case errors.As(err, &d):
+				if d.Offset < prev || d.End <= d.Offset || d.End > int64(len(data)) || d.Reason == "" {
+					t.Fatalf("damage %v out of order (after %d) or outside the %d-byte input", d, prev, len(data))
+				}
+				prev = d.End
 			default:
 				t.Fatalf("unexpected error %v", err)
 			}
-			if _, again := r.Next(); again != err {
-				t.Fatalf("error not sticky: %v then %v", err, again)
-			}
-			return
 		}
 		t.Fatal("reader never ended")
 	})

@@ -44,10 +44,11 @@ type Config struct {
 	// Keys replaces the default key map (LoadUserKeyMap reads the user's).
 	Keys *KeyMap
 	// Recorder, when set, starts a recording at a path: it builds the
-	// header for the backend and creates the file, refusing an existing
-	// one unless the caller allows it. The record key calls it (off the
-	// UI loop) with RecordPath, or an automatic name once that is used.
-	Recorder func(path string) (*recordings.Recorder, error)
+	// header for the backend, listing the gpus devices of the scenario on
+	// screen, and creates the file, refusing an existing one unless the
+	// caller allows it. The record key calls it (off the UI loop) with
+	// RecordPath, or an automatic name once that is used.
+	Recorder func(path string, gpus int) (*recordings.Recorder, error)
 	// RecordPath, when set with Recorder, is recorded to from the start;
 	// Run returns the error, before the lab starts, when it cannot be
 	// opened. Run flushes and closes every recording before it returns.
@@ -232,7 +233,7 @@ func newModel(ctx context.Context, cfg Config) Model {
 		// Before the lab starts, so nothing waits on it.
 		path := m.rec.path
 		m.rec.path = ""
-		rec, err := m.rec.open(path)
+		rec, err := m.rec.open(path, m.activeGPUs())
 		if err != nil {
 			m.rec.startErr = err
 			m.status = status{statusError, "cannot record: " + errLine(err)}
@@ -344,16 +345,7 @@ func (m Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 
 	case liveMsg:
 		m.rec.cur.Samples(msg.batch.Samples)
-		m.live.Add(msg.batch)
-		m.liveOn = true
-		if m.liveEpoch.IsZero() && !msg.batch.At.IsZero() && len(msg.batch.Samples) > 0 {
-			m.liveEpoch = msg.batch.At.Add(-time.Duration(msg.batch.Samples[0].Time))
-		}
-		devs := make([]int, 0, 2)
-		for _, s := range msg.batch.Samples {
-			devs = append(devs, s.Device)
-		}
-		m.noteLiveDevices(devs)
+		m.addLive(msg.batch)
 		if m.liveShown() {
 			m.refreshDevices()
 			m.renderResultPanels()
@@ -373,6 +365,21 @@ func (m Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		return m.onKey(msg)
 	}
 	return m, nil
+}
+
+// addLive adds a batch of live telemetry to the history; the first batch
+// sets the sampler's clock.
+func (m *Model) addLive(b nvtel.Batch) {
+	m.live.Add(b)
+	m.liveOn = true
+	if m.liveEpoch.IsZero() && !b.At.IsZero() && len(b.Samples) > 0 {
+		m.liveEpoch = b.At.Add(-time.Duration(b.Samples[0].Time))
+	}
+	devs := make([]int, 0, 2)
+	for _, s := range b.Samples {
+		devs = append(devs, s.Device)
+	}
+	m.noteLiveDevices(devs)
 }
 
 // onResult applies a measurement, or drops it when a newer one is wanted.
@@ -440,6 +447,11 @@ func (m *Model) setResult(r profiler.Result) {
 	}
 	m.result = &r
 	m.refreshDevices()
+	m.noteResult(r)
+}
+
+// noteResult adds a result to its scenario's summary, trail and history.
+func (m *Model) noteResult(r profiler.Result) {
 	f, ok := r.Fraction()
 	m.sums[r.Scenario.Name] = summary{class: r.Class, fraction: f, ok: ok}
 	t := m.trail[r.Scenario.Name]

@@ -37,11 +37,16 @@ func utilTitle(r *profiler.Result, tel telemetry, dev, n int) string {
 		return "Utilization"
 	case tel.live:
 		what := "live NVML"
-		if tel.window {
+		switch {
+		case tel.recorded && tel.window:
+			what = "recorded NVML during this measurement"
+		case tel.recorded:
+			what = "recorded NVML"
+		case tel.window:
 			what = "NVML during the last measurement"
-			if tel.busy > 0 {
-				what += fmt.Sprintf(" (GPUs busy %.0f %% of it)", max(tel.busy*100, 1))
-			}
+		}
+		if tel.window && tel.busy > 0 {
+			what += fmt.Sprintf(" (GPUs busy %.0f %% of it)", max(tel.busy*100, 1))
 		}
 		if tel.run != nil {
 			what += ", copy streams from the run"

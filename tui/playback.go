@@ -3,19 +3,56 @@ package tui
 import (
 	"fmt"
 	"slices"
+	"sort"
 	"time"
 
 	tea "charm.land/bubbletea/v2"
 
+	"github.com/c3lab/c3lab/backends"
 	"github.com/c3lab/c3lab/profiler"
+	nvtel "github.com/c3lab/c3lab/profiler/telemetry"
 )
 
 // Playback is a recorded session to play back in the lab: its results in
-// recording order, each with the time it was recorded at.
+// recording order, each with the time it was recorded at, and what the
+// session recorded around them.
 type Playback struct {
 	Results []profiler.Result
 	Times   []time.Duration
+	// Context, when given, says for each result (Context[i] for
+	// Results[i]) when it was asked for and what was noted before it.
+	Context []PlayContext
+	// Telemetry is the telemetry recorded beside the results (a GPU
+	// node's live NVML samples), in recording order. The utilization panel
+	// shows it as the lab did live, for results without NVML-type
+	// telemetry of their own.
+	Telemetry []PlayBatch
 }
+
+// PlayContext is a recorded result's place in the session.
+type PlayContext struct {
+	// From is when the measurement was asked for: the utilization panel
+	// shows the telemetry recorded from then until the result.
+	From time.Duration
+	// BackToBack says it was measured right after the result before (the
+	// lab's live mode): the panel shows the recent history instead, as
+	// live mode does.
+	BackToBack bool
+	// Notes are the markers and errors recorded since the result before;
+	// the status line shows them with the result.
+	Notes []string
+}
+
+// PlayBatch is a batch of recorded telemetry: its samples, on the
+// sampler's clock, and when it was recorded.
+type PlayBatch struct {
+	At      time.Duration
+	Samples []backends.Sample
+}
+
+// playClock maps a time in the recording to the wall-clock time the live
+// telemetry code works with.
+func playClock(d time.Duration) time.Time { return time.Unix(0, 0).UTC().Add(d) }
 
 // player is the lab's playback state.
 type player struct {
@@ -51,10 +88,19 @@ const (
 	keyEnd       = "end"
 )
 
-// show puts result idx on screen.
+// show puts result idx on screen. Stepping to the next result adds it to
+// the metrics panel's history; any other move rebuilds the history from
+// the results before it, so it holds what playing through would have.
 func (m *Model) show(idx int) {
 	p := m.play
+	prev := p.idx
 	p.idx = max(0, min(idx, len(p.pb.Results)-1))
+	if p.idx != prev+1 || m.result == nil {
+		m.sums, m.trail, m.hist = map[string]summary{}, map[string][]trailPoint{}, map[string][]fracPoint{}
+		for _, r := range p.pb.Results[:p.idx] {
+			m.noteResult(r)
+		}
+	}
 	r := p.pb.Results[p.idx]
 	for i, sc := range m.suite {
 		if sc.Name == r.Scenario.Name {
@@ -62,9 +108,35 @@ func (m *Model) show(idx int) {
 		}
 	}
 	m.strategy = r.Strategy
+	m.playTelemetry(p.idx)
 	m.setResult(r)
 	m.status = status{statusInfo, m.playStatus()}
 	m.renderAll()
+}
+
+// playTelemetry puts the lab's live telemetry where it was when result idx
+// arrived: the last liveHistory batches recorded up to then (the sampler
+// hands over one sample per metric and device per batch), and the window
+// of the measurement unless it ran back to back.
+func (m *Model) playTelemetry(idx int) {
+	pb := &m.play.pb
+	if len(pb.Telemetry) == 0 || idx >= len(pb.Times) {
+		return
+	}
+	at := pb.Times[idx]
+	if first := pb.Telemetry[0]; m.liveEpoch.IsZero() && len(first.Samples) > 0 {
+		// The sampler's clock, from the first batch, as live.
+		m.liveEpoch = playClock(first.At - time.Duration(first.Samples[0].Time))
+	}
+	cut := sort.Search(len(pb.Telemetry), func(i int) bool { return pb.Telemetry[i].At > at })
+	m.live, m.liveOn, m.liveDevs = nvtel.NewHistory(liveHistory), false, nil
+	for _, b := range pb.Telemetry[max(cut-liveHistory, 0):cut] {
+		m.addLive(nvtel.Batch{At: playClock(b.At), Samples: b.Samples})
+	}
+	m.measuredFrom, m.measuredTo = time.Time{}, time.Time{}
+	if idx < len(pb.Context) && !pb.Context[idx].BackToBack {
+		m.measuredFrom, m.measuredTo = playClock(pb.Context[idx].From), playClock(at)
+	}
 }
 
 // playStatus is the status line during playback.
@@ -78,7 +150,13 @@ func (m *Model) playStatus() string {
 	if p.idx < len(p.pb.Times) {
 		at = p.pb.Times[p.idx]
 	}
-	return fmt.Sprintf("replay %d/%d at %s · %s · %gx · space play/pause, ←/→ step, {/} speed, home/end", p.idx+1, len(p.pb.Results), at.Round(time.Millisecond), state, p.speed)
+	notes := ""
+	if p.idx < len(p.pb.Context) {
+		for _, n := range p.pb.Context[p.idx].Notes {
+			notes += " · " + n
+		}
+	}
+	return fmt.Sprintf("replay %d/%d at %s%s · %s · %gx · space play/pause, ←/→ step, {/} speed, home/end", p.idx+1, len(p.pb.Results), at.Round(time.Millisecond), notes, state, p.speed)
 }
 
 // nextTick schedules the step after the current one at the recorded pace.

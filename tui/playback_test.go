@@ -2,6 +2,7 @@ package tui
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -12,6 +13,7 @@ import (
 	"github.com/charmbracelet/x/ansi"
 	"github.com/charmbracelet/x/exp/golden"
 
+	"github.com/c3lab/c3lab/backends"
 	"github.com/c3lab/c3lab/scenarios"
 )
 
@@ -295,5 +297,114 @@ func TestComposerSavesYAML(t *testing.T) {
 	mm, _ = key1(mm, 'n', "n")
 	if !strings.Contains(mm.comp.note, "not overwritten") {
 		t.Errorf("after n: %q", mm.comp.note)
+	}
+}
+
+// Recorded NVML telemetry plays back on the utilization panel as the lab
+// showed it live: the samples taken during the measurement, or, for one
+// measured back to back (live mode), the recent history; notes recorded
+// before a result show with it.
+func TestPlaybackRecordedTelemetry(t *testing.T) {
+	suite := testSuite()
+	var pb Playback
+	// NVML at 10 Hz on 2 GPUs for 3 s: SMs 80 % busy from 1 s to 1.5 s,
+	// 20 % from 2 s on, idle otherwise.
+	for i := range 30 {
+		at := time.Duration(i+1) * 100 * time.Millisecond
+		v := 0.0
+		switch {
+		case at >= time.Second && at < 1500*time.Millisecond:
+			v = 0.8
+		case at > 2*time.Second:
+			v = 0.2
+		}
+		b := PlayBatch{At: at}
+		for dev := range 2 {
+			b.Samples = append(b.Samples, backends.Sample{Rep: -1, Metric: backends.MetricSMUtil, Device: dev, Time: int64(at - 50*time.Millisecond), Value: v})
+		}
+		pb.Telemetry = append(pb.Telemetry, b)
+	}
+	for i, c := range []PlayContext{
+		{From: 950 * time.Millisecond, Notes: []string{"key d: comm engine: dma"}},
+		{From: 1500 * time.Millisecond, BackToBack: true},
+	} {
+		r := fixtureResult(suite[0], dmaStrategy())
+		r.Samples = nil // a GPU run's result: no NVML-type telemetry of its own
+		pb.Results = append(pb.Results, r)
+		pb.Times = append(pb.Times, []time.Duration{1550 * time.Millisecond, 2950 * time.Millisecond}[i])
+		pb.Context = append(pb.Context, c)
+	}
+	m := New(Config{Backend: newFake(), Suite: suite, Playback: &pb})
+	nm, _ := m.Update(tea.WindowSizeMsg{Width: 160, Height: 50})
+	m = nm.(Model)
+	for _, tc := range []struct {
+		idx          int
+		title, sm    string
+		status, gpus string
+	}{
+		{0, "recorded NVML during this measurement", "80%", "key d: comm engine: dma", "GPU 0 of 2"},
+		// Back to back: the history up to the result, as live mode.
+		{1, "recorded NVML: average", "%", "replay 2/2", "GPU 0 of 2"},
+	} {
+		m, _ = key1(m, tea.KeyEnd, "")
+		if tc.idx == 0 {
+			m, _ = key1(m, tea.KeyHome, "")
+		}
+		title := utilTitle(m.result, m.tel, m.gpu, len(m.gpus))
+		if !strings.Contains(title, tc.title) || !strings.Contains(title, tc.gpus) {
+			t.Errorf("result %d: title %q, want %q on %s", tc.idx, title, tc.title, tc.gpus)
+		}
+		var sm string
+		for _, l := range utilLinesFor(DefaultStyles(true), m.result, m.tel, 80, 1) {
+			if l = ansi.Strip(l); strings.HasPrefix(l, "SMs ") && !strings.HasPrefix(l, "SMs held") {
+				sm = l
+			}
+		}
+		if strings.Contains(sm, "n/a") || !strings.Contains(sm, tc.sm) {
+			t.Errorf("result %d: SMs row %q, want %s", tc.idx, sm, tc.sm)
+		}
+		if !strings.Contains(m.status.text, tc.status) {
+			t.Errorf("result %d: status %q, want %q", tc.idx, m.status.text, tc.status)
+		}
+	}
+}
+
+// Seeking in a playback (end, home, a step back) leaves the metrics
+// panel's history and trail holding exactly the runs recorded up to the
+// result shown, as if it had been played through.
+func TestPlaybackSeekKeepsTheHistory(t *testing.T) {
+	suite := testSuite()
+	var pb Playback
+	strategies := []scenarios.Strategy{{}, {CommPriority: -5}, dmaStrategy()}
+	for i := range 82 {
+		st := strategies[min(i, 2)]
+		pb.Results = append(pb.Results, fixtureResult(suite[0], st))
+		pb.Times = append(pb.Times, time.Duration(i)*100*time.Millisecond)
+	}
+	m := New(Config{Backend: newFake(), Suite: suite, Playback: &pb})
+	nm, _ := m.Update(tea.WindowSizeMsg{Width: 160, Height: 50})
+	m = nm.(Model)
+	name := suite[0].Name
+	for _, tc := range []struct {
+		key   rune
+		runs  int
+		trail int // strategies on the trail
+	}{
+		{tea.KeyEnd, 82, 3},
+		{tea.KeyLeft, 81, 3},
+		{tea.KeyHome, 1, 1},
+		{tea.KeyRight, 2, 2},
+		{tea.KeyEnd, 82, 3},
+	} {
+		m, _ = key1(m, tc.key, "")
+		if got := len(m.hist[name]); got != tc.runs {
+			t.Errorf("after %s: the history holds %d runs, want %d", tea.Key{Code: tc.key}, got, tc.runs)
+		}
+		if got := len(m.trail[name]); got != tc.trail {
+			t.Errorf("after %s: the trail holds %d strategies, want %d", tea.Key{Code: tc.key}, got, tc.trail)
+		}
+		if screen := ansi.Strip(m.View().Content); !strings.Contains(screen, fmt.Sprintf("%d run", tc.runs)) {
+			t.Errorf("after %s: the metrics panel does not say %d runs", tea.Key{Code: tc.key}, tc.runs)
+		}
 	}
 }

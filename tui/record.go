@@ -24,7 +24,7 @@ const recTickEvery = time.Second
 type recording struct {
 	// open starts a recorder at a path (Config.Recorder); nil: the lab
 	// cannot record.
-	open func(path string) (*recordings.Recorder, error)
+	open func(path string, gpus int) (*recordings.Recorder, error)
 	// path is the --record file until it is used; startErr is why it
 	// could not be opened at the start (Run then refuses to start).
 	path     string
@@ -83,9 +83,10 @@ type recClosedMsg struct {
 type recTickMsg struct{ rec *recordings.Recorder }
 
 // openRecording opens a recorder off the UI loop (building its header may
-// probe the GPUs): at path, or at an automatic name when path is empty.
-// The gate keeps it from starting once the lab is ending.
-func openRecording(g *runGate, all *recorderSet, open func(string) (*recordings.Recorder, error), path string) tea.Cmd {
+// probe the GPUs): at path, or at an automatic name when path is empty,
+// for a scenario on gpus devices. The gate keeps it from starting once
+// the lab is ending.
+func openRecording(g *runGate, all *recorderSet, open func(string, int) (*recordings.Recorder, error), path string, gpus int) tea.Cmd {
 	return func() tea.Msg {
 		if !g.enter() {
 			return recOpenedMsg{path: path, err: errors.New("the lab is closing")}
@@ -94,7 +95,7 @@ func openRecording(g *runGate, all *recorderSet, open func(string) (*recordings.
 		if path == "" {
 			path = autoName(".", time.Now())
 		}
-		rec, err := open(path)
+		rec, err := open(path, gpus)
 		if err != nil {
 			return recOpenedMsg{path: path, err: err}
 		}
@@ -155,10 +156,19 @@ func (m Model) toggleRecording() (tea.Model, tea.Cmd) {
 		path := r.path
 		r.path = "" // used, whatever comes of it: the next press picks a name
 		m.status = status{statusInfo, "starting a recording…"}
-		cmd = openRecording(m.gate, r.all, r.open, path)
+		cmd = openRecording(m.gate, r.all, r.open, path, m.activeGPUs())
 	}
 	m.renderFooter()
 	return m, cmd
+}
+
+// activeGPUs is the GPU count of the scenario on screen (0 with none): the
+// devices a recording started now lists in its header.
+func (m *Model) activeGPUs() int {
+	if len(m.suite) == 0 {
+		return 0
+	}
+	return m.suite[m.active].GPUs
 }
 
 // onRecording handles the recording's messages.

@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"runtime"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -27,9 +28,9 @@ import (
 
 // testRecorder is a Config.Recorder for tests: a header naming the
 // backend and its devices; it never overwrites a file.
-func testRecorder(b backends.Backend) func(string) (*recordings.Recorder, error) {
-	return func(path string) (*recordings.Recorder, error) {
-		h := recordings.Header{Version: "test", Backend: b.Name(), Devices: recordings.DevicesFromInfo(b.Devices())}
+func testRecorder(b backends.Backend) func(string, int) (*recordings.Recorder, error) {
+	return func(path string, gpus int) (*recordings.Recorder, error) {
+		h := recordings.Header{Version: "test", Backend: b.Name(), Devices: recordings.DevicesFromInfo(b.Devices()[:min(gpus, len(b.Devices()))])}
 		return recordings.Create(path, h, recordings.Options{})
 	}
 }
@@ -236,7 +237,7 @@ func TestRecordFailureStops(t *testing.T) {
 	defer w.Close()
 	fake := newFake()
 	pipe := fmt.Sprintf("/proc/self/fd/%d", w.Fd())
-	open := func(path string) (*recordings.Recorder, error) {
+	open := func(path string, _ int) (*recordings.Recorder, error) {
 		return recordings.Create(path, recordings.Header{Backend: "fake"}, recordings.Options{Overwrite: true})
 	}
 	m := New(Config{Backend: fake, Suite: testSuite(), Recorder: open, RecordPath: pipe})
@@ -299,5 +300,28 @@ func TestRecIndicatorNoColor(t *testing.T) {
 	colour := regexp.MustCompile(`\x1b\[[0-9;]*(3[0-9]|4[0-9]|9[0-7]|10[0-7])(;[0-9;]*)?m`)
 	if colour.MatchString(buf.String()) || !strings.Contains(ansi.Strip(buf.String()), "● REC a.c3rec 2.05 kB") {
 		t.Errorf("%q", buf.String())
+	}
+}
+
+// A recording's header lists the devices of the scenario on screen: the
+// lab asks its opener for that many, at the start and on the record key.
+func TestRecordingAsksForTheScenariosGPUs(t *testing.T) {
+	t.Chdir(t.TempDir()) // the record key's automatic names go here
+	suite := testSuite()
+	suite[1].GPUs = 4
+	var asked []int
+	open := func(path string, gpus int) (*recordings.Recorder, error) {
+		asked = append(asked, gpus)
+		return recordings.Create(path, recordings.Header{Backend: "fake"}, recordings.Options{})
+	}
+	m := New(Config{Backend: newFake(), Suite: suite, Recorder: open, RecordPath: "given.c3rec"})
+	m.cancel()
+	m.running = false
+	defer m.rec.all.closeAll()
+	m.active = 1
+	m = feed(t, m, tea.KeyPressMsg{Code: 'R', Text: "R"}) // stops the first
+	m = feed(t, m, tea.KeyPressMsg{Code: 'R', Text: "R"}) // starts another
+	if want := []int{suite[0].GPUs, suite[1].GPUs}; !slices.Equal(asked, want) || m.rec.cur == nil {
+		t.Errorf("asked for %v GPUs, want %v (recording %v, status %q)", asked, want, m.rec.cur != nil, m.status.text)
 	}
 }

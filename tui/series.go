@@ -60,8 +60,9 @@ func (s series) resample(end int64, n int) []float64 {
 type telemetry struct {
 	end    int64
 	series map[string]series
-	// live is set when the series are live NVML telemetry, not the run's own.
-	live bool
+	// live is set when the series are live NVML telemetry, not the run's
+	// own; recorded, when that telemetry is played back from a recording.
+	live, recorded bool
 	// run, with live telemetry, is the run's own telemetry, for the metrics
 	// NVML cannot see (busy copy streams, from the run's copy spans).
 	run *telemetry

@@ -129,6 +129,7 @@ func (m *Model) refreshDevices() {
 	if m.liveShown() {
 		run := m.tel
 		m.tel = liveTelemetry(m.live, m.gpu, m.nvmlWindow())
+		m.tel.recorded = m.play != nil
 		if m.tel.window {
 			m.tel.busy = busyShare(m.result, m.measuredTo.Sub(m.measuredFrom))
 		}

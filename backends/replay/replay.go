@@ -6,6 +6,7 @@
 package replay
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"slices"
@@ -21,10 +22,12 @@ import (
 type Backend struct {
 	rec     *recordings.Recording
 	results []profiler.Result
+	session session
 }
 
-// Open reads a recording and returns a backend replaying it. A damaged
-// tail is fine (its intact events replay); Damage says where it starts.
+// Open reads a recording and returns a backend replaying it. Damage is
+// fine: every intact event replays, and the recording's Damages say which
+// byte ranges were skipped.
 func Open(path string) (*Backend, error) {
 	rec, err := recordings.ReadAll(path)
 	if err != nil {
@@ -35,11 +38,9 @@ func Open(path string) (*Backend, error) {
 
 // New replays a recording already in memory.
 func New(rec *recordings.Recording) *Backend {
-	b := &Backend{rec: rec}
-	for _, e := range rec.Events {
-		if e.Kind == recordings.KindResult && e.Result != nil {
-			b.results = append(b.results, *e.Result)
-		}
+	b := &Backend{rec: rec, session: newSession(rec)}
+	for _, m := range b.session.measurements {
+		b.results = append(b.results, m.Result)
 	}
 	return b
 }
@@ -50,14 +51,21 @@ func (b *Backend) Recording() *recordings.Recording { return b.rec }
 // Results returns every recorded measurement, in recording order.
 func (b *Backend) Results() []profiler.Result { return b.results }
 
-// Scenarios returns the recorded scenarios, first appearance first.
+// Scenarios returns the recorded scenarios, first appearance first, each
+// with the repetition count of its latest recorded run: measuring one at
+// its own count (the lab does) gives exactly the recorded repetitions.
 func (b *Backend) Scenarios() []scenarios.Scenario {
 	var out []scenarios.Scenario
-	seen := map[string]bool{}
+	at := map[string]int{}
 	for _, r := range b.results {
-		if !seen[r.Scenario.Name] {
-			seen[r.Scenario.Name] = true
+		i, seen := at[r.Scenario.Name]
+		if !seen {
+			i = len(out)
+			at[r.Scenario.Name] = i
 			out = append(out, r.Scenario)
+		}
+		if n := RecordedReps(r); n > 0 {
+			out[i].Reps = n
 		}
 	}
 	return out
@@ -66,31 +74,78 @@ func (b *Backend) Scenarios() []scenarios.Scenario {
 // Name implements backends.Backend.
 func (b *Backend) Name() string { return "replay" }
 
-// Devices implements backends.Backend: the recorded devices.
-func (b *Backend) Devices() []backends.DeviceInfo { return b.rec.Header.DeviceInfos() }
-
-// Capabilities implements backends.Backend. Every knob is accepted; Run
-// says so when the recording holds no run under the strategy asked for.
-func (b *Backend) Capabilities() backends.Capabilities {
-	lim := scenarios.Limits{Device: "recorded device", SMs: 132, SMStep: 8, MaxGPUs: max(len(b.rec.Header.Devices), 2), CopyEngines: 3, HighestPriority: -5}
-	if d := b.rec.Header.Devices; len(d) > 0 {
-		lim.Device, lim.SMs, lim.CopyEngines = d[0].Name, d[0].SMs, d[0].CopyEngines
+// Devices implements backends.Backend: the devices the header lists,
+// then any that a recorded run used beyond them (a lab session may move on
+// to a scenario on more GPUs than the one it started on), by index.
+func (b *Backend) Devices() []backends.DeviceInfo {
+	devs := b.rec.Header.DeviceInfos()
+	have := map[int]bool{}
+	for _, d := range devs {
+		have[d.Index] = true
 	}
 	for _, r := range b.results {
-		lim.HighestPriority = min(lim.HighestPriority, r.Strategy.CommPriority)
-		lim.MaxGPUs = max(lim.MaxGPUs, r.Scenario.GPUs)
-	}
-	var hbm float64
-	for _, r := range b.results {
-		if r.Bound != nil {
-			hbm = r.Bound.HBMBandwidth
+		for _, d := range r.Devices {
+			if !have[d.Index] {
+				have[d.Index] = true
+				devs = append(devs, d)
+			}
 		}
 	}
-	return backends.Capabilities{
-		Limits:   lim,
-		Priority: true, SMPartition: true, CommCTACap: true, GEMMSMTarget: true, DMA: true, DMAReductions: true,
-		Explains: true, Deterministic: true, HBMBandwidth: hbm,
+	slices.SortStableFunc(devs, func(a, c backends.DeviceInfo) int { return cmp.Compare(a.Index, c.Index) })
+	return devs
+}
+
+// Capabilities implements backends.Backend, derived from what the
+// recording holds: the knobs its runs used (profiler.KnobsOf, the table
+// Measure checks strategies against, so the two cannot drift apart) and
+// no other, and limits that admit every recorded run. Run says so when the
+// recording holds no run under a strategy asked for.
+func (b *Backend) Capabilities() backends.Capabilities {
+	strategies := make([]scenarios.Strategy, len(b.results))
+	for i, r := range b.results {
+		strategies[i] = r.Strategy
 	}
+	c := profiler.KnobsOf(strategies...)
+	c.Deterministic = true // the same answer every time
+	lim := &c.Limits
+	lim.Device = "recorded device"
+	devs := b.Devices()
+	if len(devs) > 0 {
+		lim.Device, lim.SMs, lim.CopyEngines = devs[0].Name, devs[0].SMs, devs[0].CopyEngines
+	}
+	lim.MaxGPUs = len(devs)
+	for _, r := range b.results {
+		st := r.Strategy
+		lim.MaxGPUs = max(lim.MaxGPUs, r.Scenario.GPUs)
+		lim.HighestPriority = min(lim.HighestPriority, st.CommPriority)
+		lim.CopyEngines = max(lim.CopyEngines, st.CopyEngines)
+		for _, sms := range []int{st.CommSMs, st.ComputeSMs} {
+			lim.SMStep = gcd(lim.SMStep, sms)
+		}
+		if st.CommEngine == scenarios.EngineDMA && !r.Scenario.Comm.Collective.IsPureCopy() {
+			c.DMAReductions = true
+		}
+		if len(r.Explain) > 0 {
+			c.Explains = true
+		}
+		if r.Bound != nil {
+			c.HBMBandwidth = r.Bound.HBMBandwidth
+		}
+	}
+	for name := range b.rec.Header.Telemetry {
+		c.TelemetryNames = append(c.TelemetryNames, name)
+	}
+	slices.Sort(c.TelemetryNames)
+	return c
+}
+
+// gcd is the greatest common divisor of two partition sizes (0 counts as
+// no partition).
+func gcd(a, b int) int {
+	for b != 0 {
+		a, b = b, a%b
+	}
+	return a
 }
 
 // Close implements backends.Backend.
@@ -139,7 +194,8 @@ func (b *Backend) scenarioNames() []string {
 }
 
 // Run implements backends.Backend: the recorded repetitions of the
-// matching run (cycled when more are asked for than were recorded), its
+// matching run, exactly (asking for another count is an error that says
+// how many there are: a replay neither repeats nor drops any), its
 // explanation, and, for the concurrent mode, its timeline and telemetry as
 // the last repetition's events.
 func (b *Backend) Run(ctx context.Context, ex backends.Experiment, sink backends.EventSink) (backends.RunResult, error) {
@@ -154,12 +210,13 @@ func (b *Backend) Run(ctx context.Context, ex backends.Experiment, sink backends
 		return backends.RunResult{}, err
 	}
 	rec := r.Reps[ex.Mode]
-	res := backends.RunResult{Mode: ex.Mode, Explain: r.Explain[ex.Mode]}
-	for i := range ex.Reps {
-		res.Reps = append(res.Reps, rec[i%len(rec)])
+	if len(rec) != ex.Reps {
+		return backends.RunResult{}, fmt.Errorf("the recording holds %d %s repetitions of %s under %s, not %d: a replay gives exactly the recorded ones (ask for %d)",
+			len(rec), ex.Mode, ex.Scenario.Name, r.Strategy, ex.Reps, len(rec))
 	}
+	res := backends.RunResult{Mode: ex.Mode, Explain: r.Explain[ex.Mode], Reps: slices.Clone(rec)}
 	if sink != nil && ex.Mode == backends.ModeConcurrent {
-		last := ex.Reps - 1
+		last := len(rec) - 1
 		spans := slices.Clone(r.Timeline)
 		for i := range spans {
 			spans[i].Rep = last

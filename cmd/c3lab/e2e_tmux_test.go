@@ -142,3 +142,108 @@ func TestE2ETmux(t *testing.T) {
 
 // quote quotes s for the shell tmux runs the command with.
 func quote(s string) string { return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'" }
+
+// TestE2ETmuxReplay plays the session recorded on 2 x H200
+// (recordings/samples/h200x2-lab.c3rec) back in the real binary, in a
+// detached tmux session of 160x50: the utilization panel shows the
+// recorded NVML telemetry (numbers, not n/a) at the first result and,
+// after end, at the last; q quits.
+func TestE2ETmuxReplay(t *testing.T) {
+	if testing.Short() {
+		t.Skip("end-to-end tmux test skipped in -short mode")
+	}
+	tmux, err := exec.LookPath("tmux")
+	if err != nil {
+		t.Skip("tmux is not installed; the end-to-end replay test needs it")
+	}
+	goTool, err := exec.LookPath("go")
+	if err != nil {
+		t.Skip("the go tool is not on PATH; the end-to-end replay test builds the binary with it")
+	}
+	sample, err := filepath.Abs(filepath.Join("..", "..", "recordings", "samples", "h200x2-lab.c3rec"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	bin := filepath.Join(dir, "c3lab")
+	if out, err := exec.Command(goTool, "build", "-o", bin, ".").CombinedOutput(); err != nil {
+		t.Fatalf("go build: %v\n%s", err, out)
+	}
+
+	socket := fmt.Sprintf("c3lab-e2e-replay-%d-%d", os.Getpid(), time.Now().UnixNano())
+	tm := func(a ...string) (string, error) {
+		out, err := exec.Command(tmux, append([]string{"-L", socket, "-f", "/dev/null"}, a...)...).CombinedOutput()
+		return string(out), err
+	}
+	socketPath := ""
+	t.Cleanup(func() {
+		_, _ = tm("kill-server")
+		if socketPath != "" && strings.Contains(socketPath, socket) {
+			_ = os.Remove(socketPath)
+		}
+	})
+	exitFile := filepath.Join(dir, "exit-status")
+	shell := fmt.Sprintf("%s replay %s; echo $? > %s", quote(bin), quote(sample), quote(exitFile))
+	if out, err := tm("new-session", "-d", "-s", "replay", "-x", "160", "-y", "50", shell); err != nil {
+		t.Fatalf("tmux new-session: %v\n%s", err, out)
+	}
+	if out, err := tm("display-message", "-p", "-t", "replay", "#{socket_path}"); err == nil {
+		socketPath = strings.TrimSpace(out)
+	}
+	screen := ""
+	waitFor := func(what string, cond func(string) bool) {
+		t.Helper()
+		deadline := time.Now().Add(60 * time.Second)
+		for {
+			if out, err := tm("capture-pane", "-p", "-t", "replay"); err == nil {
+				screen = out
+			}
+			if cond(screen) {
+				return
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("timed out waiting for %s; screen:\n%s", what, screen)
+			}
+			time.Sleep(100 * time.Millisecond)
+		}
+	}
+	// The utilization panel's NVML rows (labels padded to 10 cells), each
+	// with its average: a percentage, or HBM in GB/s.
+	row := regexp.MustCompile(`│(SMs       |tensor    |HBM       |NVLink TX |NVLink RX )[^│]*`)
+	value := regexp.MustCompile(`[0-9]+(%| GB/s)`)
+	telemetry := func(s string) bool {
+		rows := row.FindAllString(s, -1)
+		for _, r := range rows {
+			if strings.Contains(r, "n/a") || !value.MatchString(r) {
+				return false
+			}
+		}
+		return len(rows) == 5 && strings.Contains(s, "recorded NVML")
+	}
+	waitFor("the first result with its recorded telemetry", func(s string) bool {
+		return strings.Contains(s, "replay 1/82") && telemetry(s)
+	})
+	if out, err := tm("send-keys", "-t", "replay", "End"); err != nil {
+		t.Fatalf("tmux send-keys End: %v\n%s", err, out)
+	}
+	waitFor("the last result with its recorded telemetry", func(s string) bool {
+		return strings.Contains(s, "replay 82/82") && strings.Contains(s, "82 runs") && telemetry(s)
+	})
+	if out, err := tm("send-keys", "-t", "replay", "q"); err != nil {
+		t.Fatalf("tmux send-keys q: %v\n%s", err, out)
+	}
+	deadline := time.Now().Add(15 * time.Second)
+	for {
+		b, err := os.ReadFile(exitFile)
+		if err == nil && strings.TrimSpace(string(b)) != "" {
+			if code := strings.TrimSpace(string(b)); code != "0" {
+				t.Errorf("replay exited with status %s; screen:\n%s", code, screen)
+			}
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("replay did not exit after q; screen:\n%s", screen)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}

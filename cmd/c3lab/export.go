@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"slices"
 
 	"github.com/c3lab/c3lab/backends/replay"
 	"github.com/c3lab/c3lab/profiler"
@@ -23,7 +24,7 @@ func runExport(ctx context.Context, args []string, s stdio) error {
 	perfettoPath := fs.String("perfetto", "", "write the timeline and telemetry as a native Perfetto trace (.pftrace)")
 	chromePath := fs.String("chrome", "", "write the timeline and telemetry as Chrome trace JSON")
 	force := fs.Bool("force", false, "overwrite output files that exist")
-	from := fs.String("from", "", "export a recorded measurement from this recording instead of measuring")
+	from := fs.String("from", "", "export a recorded measurement from this recording instead of measuring (its timeline, and the telemetry recorded while it ran as counters)")
 	index := fs.Int("index", -1, "with --from, which recorded measurement (c3lab replay --text numbers them); default the last")
 	if err := parseFlags(fs, args); err != nil {
 		return err
@@ -48,24 +49,27 @@ func runExport(ctx context.Context, args []string, s stdio) error {
 	if *reps < 0 {
 		return badInput("--reps is %d; want 0 (the scenario's own) or more", *reps)
 	}
-	var r profiler.Result
+	var tr export.Trace
 	if *from != "" {
 		rb, err := replay.Open(*from)
 		if err != nil {
 			return usageError{fmt.Errorf("reading %s: %w", *from, err)}
 		}
-		results := rb.Results()
-		if len(results) == 0 {
+		for _, d := range rb.Recording().Damages {
+			fmt.Fprintln(s.errOut, damageLine(*from, d))
+		}
+		ms := rb.Measurements()
+		if len(ms) == 0 {
 			return fmt.Errorf("%s holds no measurement to export", *from)
 		}
 		i := *index
 		if i < 0 {
-			i = len(results) - 1
+			i = len(ms) - 1
 		}
-		if i >= len(results) {
-			return badInput("--index %d: %s holds %d measurements (0..%d)", i, *from, len(results), len(results)-1)
+		if i >= len(ms) {
+			return badInput("--index %d: %s holds %d measurements (0..%d)", i, *from, len(ms), len(ms)-1)
 		}
-		r = results[i]
+		tr = recordedTrace(rb, ms[i])
 	} else {
 		b, err := be.openTelling(s.errOut, false)
 		if err != nil {
@@ -77,11 +81,12 @@ func runExport(ctx context.Context, args []string, s stdio) error {
 			return err
 		}
 		noteRenamed(s.errOut, *scenarioArg)
-		if r, err = profiler.Measure(ctx, b, sc, st, profiler.Options{Reps: *reps}); err != nil {
+		r, err := profiler.Measure(ctx, b, sc, st, profiler.Options{Reps: *reps})
+		if err != nil {
 			return fmt.Errorf("measuring %s: %w", sc.Name, err)
 		}
+		tr = export.FromResult(r)
 	}
-	tr := export.FromResult(r)
 	for _, o := range outputs {
 		if o.path == "" {
 			continue
@@ -93,4 +98,16 @@ func runExport(ctx context.Context, args []string, s stdio) error {
 		fmt.Fprintf(s.out, "wrote %s\n", o.path)
 	}
 	return nil
+}
+
+// recordedTrace is the trace of a recorded measurement: its timeline and
+// its own telemetry, plus the telemetry recorded beside it while it ran (a
+// GPU node's NVML samples, timed from when it was asked for), in the
+// units the recording gives.
+func recordedTrace(rb *replay.Backend, m replay.Measurement) export.Trace {
+	r := m.Result
+	r.Samples = append(slices.Clone(r.Samples), rb.TelemetryDuring(m.From, m.At)...)
+	tr := export.FromResult(r)
+	tr.Units = rb.Recording().Header.Telemetry
+	return tr
 }

@@ -21,15 +21,17 @@ type labRecordings struct {
 	made []*recordings.Recorder
 }
 
-// open starts a recording at path with a header for the lab's backend.
-// --record-overwrite applies to the --record file only: any other file
-// (the lab's automatic names) is never overwritten.
-func (l *labRecordings) open(path string) (*recordings.Recorder, error) {
+// open starts a recording at path with a header for the lab's backend
+// that lists the devices of the scenario on screen, gpus of them (each
+// result records its own too). --record-overwrite applies to the --record
+// file only: any other file (the lab's automatic names) is never
+// overwritten.
+func (l *labRecordings) open(path string, gpus int) (*recordings.Recorder, error) {
 	if path == "" {
 		return nil, fmt.Errorf("starting the recording: no file")
 	}
 	rf := recordFlags{path: path, overwrite: l.flags.overwrite && path == l.flags.path}
-	rec, err := rf.open(l.b, 0)
+	rec, err := rf.open(l.b, gpus)
 	if err != nil {
 		return nil, err
 	}

@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -44,19 +45,19 @@ func TestLabRecordings(t *testing.T) {
 		}
 	}
 	l := &labRecordings{flags: recordFlags{path: given, overwrite: true}, b: sim.New(sim.H200())}
-	rec, err := l.open(given)
+	rec, err := l.open(given, 2)
 	if err != nil {
 		t.Fatalf("opening the --record file with --record-overwrite: %v", err)
 	}
 	rec.Marker("key p: comm priority: -5 (highest)")
-	if _, err := l.open(other); err == nil || !strings.Contains(err.Error(), "already exists") {
+	if _, err := l.open(other, 2); err == nil || !strings.Contains(err.Error(), "already exists") {
 		t.Errorf("opening another existing file: %v", err)
 	}
 	if b, _ := os.ReadFile(other); string(b) != "old" {
 		t.Errorf("%s was overwritten: %q", other, b)
 	}
 	fresh := filepath.Join(dir, "c3lab-20250102-030405.c3rec")
-	if _, err := l.open(fresh); err != nil {
+	if _, err := l.open(fresh, 2); err != nil {
 		t.Fatal(err)
 	}
 
@@ -82,5 +83,40 @@ func TestLabRecordings(t *testing.T) {
 	w.Reset()
 	if err := none.report(&w); err != nil || w.Len() != 0 {
 		t.Errorf("no recording: %v, %q", err, w.String())
+	}
+}
+
+// A lab recording's header lists the devices of the scenario on screen
+// when it started (indices 0..n-1 of the backend's), not every device the
+// backend drives, and replay says so.
+func TestLabRecordingDevices(t *testing.T) {
+	for _, gpus := range []int{2, 4, 8} {
+		t.Run(fmt.Sprintf("%d GPUs", gpus), func(t *testing.T) {
+			path := filepath.Join(t.TempDir(), "lab.c3rec")
+			l := &labRecordings{flags: recordFlags{path: path}, b: sim.New(sim.H200())}
+			rec, err := l.open(path, gpus)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := rec.Close(); err != nil {
+				t.Fatal(err)
+			}
+			r, err := recordings.ReadAll(path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(r.Header.Devices) != gpus {
+				t.Fatalf("header lists %d devices, the scenario runs on %d", len(r.Header.Devices), gpus)
+			}
+			for i, d := range r.Header.Devices {
+				if d.Index != i {
+					t.Errorf("device %d has index %d", i, d.Index)
+				}
+			}
+			_, out, _ := call(t, "replay", "--json", path)
+			if !strings.Contains(out, `"index": `+fmt.Sprint(gpus-1)) || strings.Contains(out, `"index": `+fmt.Sprint(gpus)) {
+				t.Errorf("replay --json does not list exactly devices 0..%d:\n%s", gpus-1, out)
+			}
+		})
 	}
 }

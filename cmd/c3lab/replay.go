@@ -4,6 +4,10 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"maps"
+	"slices"
+	"strconv"
+	"strings"
 	"text/tabwriter"
 
 	"github.com/c3lab/c3lab/backends/replay"
@@ -15,10 +19,85 @@ import (
 
 // replayReport is `c3lab replay --json`.
 type replayReport struct {
-	Header   any               `json:"header"`
-	Complete bool              `json:"complete"`
-	Damage   string            `json:"damage,omitempty"`
-	Results  []profiler.Result `json:"results"`
+	Header   any  `json:"header"`
+	Complete bool `json:"complete"`
+	// Damage lists the damaged byte ranges the replay skipped.
+	Damage []damageReport `json:"damage,omitempty"`
+	// Telemetry sums up the telemetry recorded beside the results (a GPU
+	// node's NVML samples); absent when there is none.
+	Telemetry *telemetryReport `json:"telemetry,omitempty"`
+	// Notes are the markers and errors the session recorded.
+	Notes   []noteReport      `json:"notes,omitempty"`
+	Results []profiler.Result `json:"results"`
+}
+
+// telemetryReport sums up a recording's telemetry stream.
+type telemetryReport struct {
+	Samples int      `json:"samples"`
+	Metrics []string `json:"metrics"`
+	Devices []int    `json:"devices"`
+	// FromNS and ToNS are when the first and last batches were recorded
+	// (nanoseconds into the recording).
+	FromNS int64 `json:"from_ns"`
+	ToNS   int64 `json:"to_ns"`
+}
+
+// noteReport is one marker or error, when it was recorded.
+type noteReport struct {
+	TimeNS int64  `json:"t_ns"`
+	Kind   string `json:"kind"` // marker or error
+	Text   string `json:"text"`
+}
+
+// recordedTelemetry sums up the telemetry recorded beside the results; nil
+// when there is none.
+func recordedTelemetry(b *replay.Backend) *telemetryReport {
+	tel := b.Telemetry()
+	if len(tel) == 0 {
+		return nil
+	}
+	rep := &telemetryReport{FromNS: int64(tel[0].At), ToNS: int64(tel[len(tel)-1].At)}
+	metrics, devices := map[string]bool{}, map[int]bool{}
+	for _, bt := range tel {
+		rep.Samples += len(bt.Samples)
+		for _, s := range bt.Samples {
+			metrics[s.Metric], devices[s.Device] = true, true
+		}
+	}
+	rep.Metrics = slices.Sorted(maps.Keys(metrics))
+	rep.Devices = slices.Sorted(maps.Keys(devices))
+	return rep
+}
+
+// notesOf lists a recording's markers and errors.
+func notesOf(b *replay.Backend) []noteReport {
+	var out []noteReport
+	for _, n := range b.Notes() {
+		out = append(out, noteReport{TimeNS: int64(n.At), Kind: n.Kind.String(), Text: n.Text})
+	}
+	return out
+}
+
+// damageReport is one damaged byte range of a recording, [offset, end).
+type damageReport struct {
+	Offset int64 `json:"offset"`
+	End    int64 `json:"end"`
+	// FramesLost is how many frames the range held, when the reader could
+	// tell; absent when it could not.
+	FramesLost int    `json:"frames_lost,omitempty"`
+	Reason     string `json:"reason"`
+}
+
+// damageLine says, in one line, that a byte range of file was skipped.
+func damageLine(file string, d *recordings.DamageError) string {
+	lost := "an unknown number of frames lost"
+	switch {
+	case d.Frames == 1:
+		lost = "1 frame lost"
+	case d.Frames > 1:
+		lost = fmt.Sprintf("%d frames lost", d.Frames)
+	}
+	return fmt.Sprintf("c3lab: %s: bytes %d..%d are damaged (%s; %s) and skipped; everything else is read", file, d.Offset, d.End, d.Reason, lost)
 }
 
 func runReplay(ctx context.Context, args []string, s stdio) error {
@@ -45,11 +124,11 @@ func runReplay(ctx context.Context, args []string, s stdio) error {
 		return usageError{fmt.Errorf("reading %s: %w", file, err)}
 	}
 	rec := b.Recording()
-	damage := ""
-	if rec.Damage != nil {
-		damage = rec.Damage.Error()
+	var damage []damageReport
+	for _, d := range rec.Damages {
+		damage = append(damage, damageReport{Offset: d.Offset, End: d.End, FramesLost: d.Frames, Reason: d.Reason})
 		if !*asJSON {
-			fmt.Fprintf(s.errOut, "c3lab: %s is damaged from byte %d on (%s); replaying what came before\n", file, rec.Damage.Offset, rec.Damage.Reason)
+			fmt.Fprintln(s.errOut, damageLine(file, d))
 		}
 	}
 	results := b.Results()
@@ -57,15 +136,30 @@ func runReplay(ctx context.Context, args []string, s stdio) error {
 		for i := range results {
 			results[i].Timeline, results[i].Samples = nil, nil
 		}
-		return writeJSON(s.out, replayReport{Header: rec.Header, Complete: rec.Complete, Damage: damage, Results: results})
+		return writeJSON(s.out, replayReport{Header: rec.Header, Complete: rec.Complete, Damage: damage,
+			Telemetry: recordedTelemetry(b), Notes: notesOf(b), Results: results})
 	}
 	if len(results) == 0 {
 		return fmt.Errorf("%s holds no measurement to replay", file)
 	}
 	if *asText || !s.terminal {
 		h := rec.Header
-		fmt.Fprintf(s.out, "recording  %s: c3lab %s on %s, backend %s, %s, started %s\n", file, h.Version, h.Host, h.Backend, deviceSummary(h.DeviceInfos()), h.Created.Format("2006-01-02 15:04:05 MST"))
-		return writeReplayTable(s.out, results)
+		fmt.Fprintf(s.out, "recording  %s: c3lab %s on %s, backend %s, %s, started %s\n", file, h.Version, h.Host, h.Backend, deviceSummary(b.Devices()), h.Created.Format("2006-01-02 15:04:05 MST"))
+		if err := writeReplayTable(s.out, results); err != nil {
+			return err
+		}
+		if t := recordedTelemetry(b); t != nil {
+			gpus := make([]string, len(t.Devices))
+			for i, d := range t.Devices {
+				gpus[i] = strconv.Itoa(d)
+			}
+			fmt.Fprintf(s.out, "telemetry  %d samples of %d metrics on GPUs %s, recorded from %s to %s (the lab's utilization panel plays them back; export --from writes them as counters)\n",
+				t.Samples, len(t.Metrics), strings.Join(gpus, ", "), at(t.FromNS), at(t.ToNS))
+		}
+		for _, n := range notesOf(b) {
+			fmt.Fprintf(s.out, "%-9s  %-6s  %s\n", at(n.TimeNS), n.Kind, n.Text)
+		}
+		return nil
 	}
 	first := results[0]
 	keys, err := tui.LoadUserKeyMap()
@@ -79,14 +173,26 @@ func runReplay(ctx context.Context, args []string, s stdio) error {
 	return tui.Run(ctx, cfg)
 }
 
-// playbackOf lists a recording's results with the times they were recorded.
+// playbackOf lists a recording's results with the times they were
+// recorded, what was noted before each, and the telemetry recorded beside
+// them.
 func playbackOf(b *replay.Backend) *tui.Playback {
 	pb := &tui.Playback{}
-	for _, e := range b.Recording().Events {
-		if e.Kind == recordings.KindResult && e.Result != nil {
-			pb.Results = append(pb.Results, *e.Result)
-			pb.Times = append(pb.Times, e.Time)
+	for _, m := range b.Measurements() {
+		c := tui.PlayContext{From: m.From, BackToBack: m.BackToBack}
+		for _, n := range m.Notes {
+			text := n.Text
+			if n.Kind == recordings.KindError {
+				text = "error: " + text
+			}
+			c.Notes = append(c.Notes, text)
 		}
+		pb.Results = append(pb.Results, m.Result)
+		pb.Times = append(pb.Times, m.At)
+		pb.Context = append(pb.Context, c)
+	}
+	for _, bt := range b.Telemetry() {
+		pb.Telemetry = append(pb.Telemetry, tui.PlayBatch{At: bt.At, Samples: bt.Samples})
 	}
 	return pb
 }
@@ -104,3 +210,6 @@ func writeReplayTable(w io.Writer, results []profiler.Result) error {
 	}
 	return tw.Flush()
 }
+
+// at formats a time into the recording ("11.417 s").
+func at(ns int64) string { return fmt.Sprintf("%.3f s", float64(ns)/1e9) }

@@ -36,7 +36,7 @@ func WriteChrome(w io.Writer, t Trace) error {
 			PID: s.Device, TID: s.Track, Cat: string(s.Op), Args: map[string]any{"kind": s.Kind, "strategy": t.Strategy}})
 	}
 	for _, s := range t.Samples {
-		scale, unit := metricUnit(s.Metric)
+		scale, unit := t.metricUnit(s.Metric)
 		v := s.Value * scale
 		if math.IsNaN(v) || math.IsInf(v, 0) {
 			continue

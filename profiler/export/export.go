@@ -26,7 +26,11 @@ type Trace struct {
 	Backend  string
 	Devices  []backends.DeviceInfo
 	Spans    []backends.Span
-	Samples  []backends.Sample
+	// Samples become counter tracks, one per device and metric.
+	Samples []backends.Sample
+	// Units maps metrics to their units, as a recording's header does
+	// ("power_w": "W"); a metric not in it is a share (or an SM count).
+	Units map[string]string
 }
 
 // FromResult takes the trace of a measurement's concurrent repetition.
@@ -88,10 +92,21 @@ func metricLabel(metric string) string {
 }
 
 // metricUnit says how a telemetry metric is shown: a scale and a unit.
-func metricUnit(metric string) (scale float64, unit string) {
+// Shares are shown in percent, byte rates in GB/s and byte counts in GB;
+// other units as they are.
+func (t Trace) metricUnit(metric string) (scale float64, unit string) {
 	switch metric {
 	case backends.MetricSMsCompute, backends.MetricSMsComm:
 		return 1, "SMs"
 	}
-	return 100, "%"
+	switch u, ok := t.Units[metric]; {
+	case !ok, u == "fraction":
+		return 100, "%"
+	case u == "bytes/s":
+		return 1e-9, "GB/s"
+	case u == "bytes":
+		return 1e-9, "GB"
+	default:
+		return 1, u
+	}
 }

@@ -10,12 +10,15 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
+	"slices"
 	"strings"
 	"testing"
 
 	"github.com/google/pprof/profile"
 	"google.golang.org/protobuf/encoding/protowire"
 
+	"github.com/c3lab/c3lab/backends"
 	"github.com/c3lab/c3lab/backends/sim"
 	"github.com/c3lab/c3lab/profiler"
 	"github.com/c3lab/c3lab/scenarios"
@@ -50,8 +53,13 @@ func TestPprof(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if p.SampleType[0].Type != "gpu_time" || p.SampleType[0].Unit != "nanoseconds" {
-		t.Errorf("sample type %v", p.SampleType[0])
+	// go tool pprof shows DefaultSampleType, or the last sample type when
+	// it is unset (older readers): both must be GPU time.
+	gpu := slices.IndexFunc(p.SampleType, func(v *profile.ValueType) bool { return v.Type == p.DefaultSampleType })
+	for name, i := range map[string]int{"default": gpu, "last": len(p.SampleType) - 1} {
+		if i < 0 || p.SampleType[i].Type != "gpu_time" || p.SampleType[i].Unit != "nanoseconds" {
+			t.Fatalf("%s sample type (index %d, default %q) is not gpu_time in nanoseconds: %s", name, i, p.DefaultSampleType, p.String())
+		}
 	}
 	if len(p.Sample) != len(tr.Spans) {
 		t.Errorf("%d samples for %d spans", len(p.Sample), len(tr.Spans))
@@ -62,7 +70,7 @@ func TestPprof(t *testing.T) {
 	}
 	var got int64
 	for _, s := range p.Sample {
-		got += s.Value[0]
+		got += s.Value[gpu]
 		if s.Location[0].Line[0].Function.Name == "" || len(s.Label["device"]) != 1 || len(s.Label["stream"]) != 1 {
 			t.Errorf("sample without a leaf name or labels: %+v", s)
 		}
@@ -89,6 +97,10 @@ func TestGoToolPprofReadsIt(t *testing.T) {
 	}
 	if !strings.Contains(string(out), "gemm") || !strings.Contains(string(out), "copy") {
 		t.Errorf("go tool pprof -top does not list the ops:\n%s", out)
+	}
+	// -top ranks by GPU time, not by span counts: its totals carry a unit.
+	if !regexp.MustCompile(`accounting for [0-9.]+(ns|us|µs|ms|s), `).Match(out) {
+		t.Errorf("go tool pprof -top does not show GPU time by default:\n%s", out)
 	}
 }
 
@@ -302,6 +314,60 @@ func TestWriteFileIsAtomic(t *testing.T) {
 	}
 	if err := WriteFile(filepath.Join(dir, "missing", "x"), func(io.Writer) error { return nil }); err == nil {
 		t.Error("writing into a missing folder succeeded")
+	}
+}
+
+// Counters are shown in their units: a share in percent, bytes/s in GB/s,
+// bytes in GB, watts and MHz as they are; a metric without a unit is a
+// share (the simulator's) or an SM count.
+func TestCounterUnits(t *testing.T) {
+	tr := trace(t)
+	tr.Samples = nil
+	tr.Units = map[string]string{"sm_util": "fraction", "power_w": "W", "link_tx_bytes_s": "bytes/s", "mem_used_bytes": "bytes", "sm_clock_mhz": "MHz"}
+	for _, s := range []struct {
+		metric string
+		value  float64
+	}{{"sm_util", 0.5}, {"power_w", 121.5}, {"link_tx_bytes_s", 3e11}, {"mem_used_bytes", 8e9}, {"sm_clock_mhz", 1980}, {"tensor_util", 0.25}, {"sms_comm", 32}} {
+		tr.Samples = append(tr.Samples, backends.Sample{Rep: -1, Metric: s.metric, Device: 1, Time: 1000, Value: s.value})
+	}
+	want := map[string]float64{
+		"sm_util (%)": 50, "power_w (W)": 121.5, "link_tx_bytes_s (GB/s)": 300, "mem_used_bytes (GB)": 8,
+		"sm_clock_mhz (MHz)": 1980, "tensor_util (%)": 25, "sms_comm (SMs)": 32,
+	}
+	var chrome bytes.Buffer
+	if err := WriteChrome(&chrome, tr); err != nil {
+		t.Fatal(err)
+	}
+	var f struct {
+		TraceEvents []struct {
+			Name string         `json:"name"`
+			Ph   string         `json:"ph"`
+			Args map[string]any `json:"args"`
+		} `json:"traceEvents"`
+	}
+	if err := json.Unmarshal(chrome.Bytes(), &f); err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]float64{}
+	for _, e := range f.TraceEvents {
+		if v, ok := e.Args["value"].(float64); ok && e.Ph == "C" {
+			got[e.Name] = v
+		}
+	}
+	var pf bytes.Buffer
+	if err := WritePerfetto(&pf, tr); err != nil {
+		t.Fatal(err)
+	}
+	d := decodePerfetto(t, pf.Bytes())
+	for u, isCounter := range d.counter {
+		if isCounter && len(d.values[u]) == 1 {
+			got["perfetto "+d.names[u]] = d.values[u][0]
+		}
+	}
+	for name, v := range want {
+		if math.Abs(got[name]-v) > 1e-9 || math.Abs(got["perfetto "+name]-v) > 1e-9 {
+			t.Errorf("%s: chrome %v, perfetto %v; want %v (all: %v)", name, got[name], got["perfetto "+name], v, got)
+		}
 	}
 }
 

@@ -145,7 +145,7 @@ func WritePerfetto(w io.Writer, t Trace) error {
 		event(max(s.End, s.Start), eventSliceEnd, u, "", nil)
 	}
 	for _, s := range t.Samples {
-		scale, unit := metricUnit(s.Metric)
+		scale, unit := t.metricUnit(s.Metric)
 		name := fmt.Sprintf("%s (%s)", metricLabel(s.Metric), unit)
 		u := trackUUID(s.Device, "counter", name)
 		if !tracks[u] {

@@ -7,20 +7,33 @@ import (
 	"github.com/google/pprof/profile"
 )
 
+// Sample types of the pprof profile: each span counts once and adds its
+// GPU time.
+const (
+	sampleSpans   = 0
+	sampleGPUTime = 1
+)
+
 // Profile builds a pprof profile of GPU time: one sample per span, valued in
 // nanoseconds, whose stack is the op's name (leaf) above its stream or
 // engine and its device, labelled with device, stream, engine kind,
-// scenario and strategy. `go tool pprof -top` ranks ops by GPU time;
+// scenario and strategy. GPU time is the default sample type (and the last,
+// which readers that ignore the default show), so `go tool pprof -top`
+// ranks ops by GPU time; `-sample_index=spans` counts spans instead, and
 // `-tagfocus=stream=comm` keeps one stream.
 func Profile(t Trace) (*profile.Profile, error) {
 	if len(t.Spans) == 0 {
 		return nil, ErrEmpty
 	}
+	types := make([]*profile.ValueType, 2)
+	types[sampleSpans] = &profile.ValueType{Type: "spans", Unit: "count"}
+	types[sampleGPUTime] = &profile.ValueType{Type: "gpu_time", Unit: "nanoseconds"}
 	p := &profile.Profile{
-		SampleType: []*profile.ValueType{{Type: "gpu_time", Unit: "nanoseconds"}, {Type: "spans", Unit: "count"}},
-		PeriodType: &profile.ValueType{Type: "gpu_time", Unit: "nanoseconds"},
-		Period:     1,
-		Comments:   []string{fmt.Sprintf("c3lab: %s under %s on %s", t.Scenario, t.Strategy, t.Backend)},
+		SampleType:        types,
+		DefaultSampleType: types[sampleGPUTime].Type,
+		PeriodType:        &profile.ValueType{Type: "gpu_time", Unit: "nanoseconds"},
+		Period:            1,
+		Comments:          []string{fmt.Sprintf("c3lab: %s under %s on %s", t.Scenario, t.Strategy, t.Backend)},
 	}
 	funcs := map[string]*profile.Function{}
 	locs := map[string]*profile.Location{}
@@ -42,9 +55,11 @@ func Profile(t Trace) (*profile.Profile, error) {
 			continue
 		}
 		end = max(end, s.End)
+		value := make([]int64, len(types))
+		value[sampleSpans], value[sampleGPUTime] = 1, s.End-s.Start
 		p.Sample = append(p.Sample, &profile.Sample{
 			Location: []*profile.Location{loc(s.Name), loc("stream " + s.Track), loc(t.deviceName(s.Device))},
-			Value:    []int64{s.End - s.Start, 1},
+			Value:    value,
 			Label: map[string][]string{
 				"device": {fmt.Sprint(s.Device)}, "stream": {s.Track}, "engine": {s.Kind},
 				"op": {string(s.Op)}, "scenario": {t.Scenario}, "strategy": {t.Strategy},
