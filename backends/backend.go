@@ -212,6 +212,8 @@ const (
 	MetricHBMUtil    = "hbm_util"     // share of HBM bandwidth
 	MetricLinkTXUtil = "link_tx_util" // share of NVLink TX bandwidth
 	MetricLinkRXUtil = "link_rx_util" // share of NVLink RX bandwidth
+	MetricPCIeTXUtil = "pcie_tx_util" // share of the PCIe link's bandwidth to the host
+	MetricPCIeRXUtil = "pcie_rx_util" // share of the PCIe link's bandwidth from the host
 	MetricSMsCompute = "sms_compute"  // SMs held by the compute op
 	MetricSMsComm    = "sms_comm"     // SMs held by the collective
 	// MetricCopyStreamsBusy is the share of the copy streams c3lab can

@@ -3,6 +3,7 @@ package tui
 import (
 	"fmt"
 	"math"
+	"slices"
 	"strings"
 
 	"github.com/c3lab/c3lab/backends"
@@ -16,17 +17,40 @@ const utilLines = 7
 // utilRow is one resource of the utilization panel.
 type utilRow struct{ label, metric string }
 
-// utilRows lists the resources shown, in order.
-func utilRows() []utilRow {
+// utilRows lists the resources shown, in order. The link rows are the
+// scenario's link: NVLink between GPUs, or PCIe to the host for a host
+// copy (pcie).
+func utilRows(pcie bool) []utilRow {
+	tx, rx := utilRow{"NVLink TX", backends.MetricLinkTXUtil}, utilRow{"NVLink RX", backends.MetricLinkRXUtil}
+	if pcie {
+		tx, rx = utilRow{"PCIe TX", backends.MetricPCIeTXUtil}, utilRow{"PCIe RX", backends.MetricPCIeRXUtil}
+	}
 	return []utilRow{
 		{"SMs", backends.MetricSMUtil},
 		{"tensor", backends.MetricTensorUtil},
 		{"HBM", backends.MetricHBMUtil},
-		{"NVLink TX", backends.MetricLinkTXUtil},
-		{"NVLink RX", backends.MetricLinkRXUtil},
+		tx, rx,
 		// Busy copy streams, not copy engines: no backend sees the engines.
 		{"copy strm", backends.MetricCopyStreamsBusy},
 	}
+}
+
+// utilMetrics lists every metric a utilization row may show.
+func utilMetrics() []string {
+	var out []string
+	for _, pcie := range []bool{false, true} {
+		for _, r := range utilRows(pcie) {
+			if !slices.Contains(out, r.metric) {
+				out = append(out, r.metric)
+			}
+		}
+	}
+	return out
+}
+
+// overPCIe reports whether r's comm op is a host copy, whose link is PCIe.
+func overPCIe(r *profiler.Result) bool {
+	return r != nil && r.Scenario.Comm.Collective.IsHostCopy()
 }
 
 // utilTitle names the panel, the device it shows (dev, of n present) and
@@ -60,7 +84,7 @@ func utilTitle(r *profiler.Result, tel telemetry, dev, n int) string {
 // a utilization panel of inner height h: two when every resource fits at
 // that height, else one.
 func utilChartRows(h int) int {
-	if h >= 2*len(utilRows())+1 {
+	if h >= 2*len(utilRows(false))+1 {
 		return 2
 	}
 	return 1
@@ -107,8 +131,8 @@ func utilLinesFor(st Styles, r *profiler.Result, tel telemetry, w, rows int) []s
 	bw := min(max(rest/3, 4), 24)
 	sw := rest - bw
 	rows = max(rows, 1)
-	out := make([]string, 0, rows*len(utilRows())+1)
-	for _, row := range utilRows() {
+	out := make([]string, 0, rows*len(utilRows(false))+1)
+	for _, row := range utilRows(overPCIe(r)) {
 		lab := st.Label.Render(fit(row.label, labelW))
 		s, src, ok := tel.lookup(row.metric)
 		if !ok {

@@ -158,3 +158,47 @@ func TestUtilNVMLDuringTheMeasurement(t *testing.T) {
 		}
 	}
 }
+
+// A host copy's link is PCIe: its rows replace NVLink's and show the
+// PCIe samples, the simulator's or live NVML's alike.
+func TestUtilRowsFollowTheLink(t *testing.T) {
+	st := DefaultStyles(false)
+	for _, tc := range []struct {
+		name             string
+		coll             scenarios.Collective
+		metric, want     string
+		absent           string
+		live             bool
+		sampleValue, pct float64
+	}{
+		{"all-gather", scenarios.AllGather, backends.MetricLinkTXUtil, "NVLink TX", "PCIe", false, 0.5, 50},
+		{"h2d", scenarios.HostToDevice, backends.MetricPCIeRXUtil, "PCIe RX", "NVLink", false, 0.875, 88},
+		{"d2h, live NVML", scenarios.DeviceToHost, backends.MetricPCIeTXUtil, "PCIe TX", "NVLink", true, 0.25, 25},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			sc := testSuite()[0]
+			sc.Comm.Collective = tc.coll
+			r := fixtureResult(sc, scenarios.Strategy{})
+			r.Samples = []backends.Sample{{Device: 0, Metric: tc.metric, Time: 0, Value: tc.sampleValue}}
+			tel := newTelemetry(&r, 0)
+			if tc.live {
+				h := nvtel.NewHistory(liveHistory)
+				h.Add(nvtel.Batch{Samples: []backends.Sample{{Device: 0, Metric: tc.metric, Time: 1, Value: tc.sampleValue}}})
+				tel = liveTelemetry(h, 0, sampleWindow{})
+			}
+			out := ansi.Strip(strings.Join(utilLinesFor(st, &r, tel, 80, 1), "\n"))
+			var row string
+			for _, l := range strings.Split(out, "\n") {
+				if strings.HasPrefix(l, tc.want) {
+					row = l
+				}
+			}
+			if row == "" || !strings.Contains(row, fmtPct0(tc.pct/100)) {
+				t.Errorf("no %s row showing %.0f%%:\n%s", tc.want, tc.pct, out)
+			}
+			if strings.Contains(out, tc.absent) {
+				t.Errorf("%s rows shown for a %s:\n%s", tc.absent, tc.coll, out)
+			}
+		})
+	}
+}

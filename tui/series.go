@@ -100,7 +100,7 @@ func (tel telemetry) lookup(metric string) (series, telemetry, bool) {
 // the simulator's do; a GPU run's carry only what its own events tell.
 func hasNVMLMetrics(r *profiler.Result) bool {
 	for _, s := range r.Samples {
-		if s.Metric != backends.MetricCopyStreamsBusy && slices.ContainsFunc(utilRows(), func(u utilRow) bool { return u.metric == s.Metric }) {
+		if s.Metric != backends.MetricCopyStreamsBusy && slices.Contains(utilMetrics(), s.Metric) {
 			return true
 		}
 	}
@@ -167,13 +167,13 @@ func liveTelemetry(h *nvtel.History, dev int, w sampleWindow) telemetry {
 		return in
 	}
 	var start int64 = math.MaxInt64
-	for _, row := range utilRows() {
-		for _, x := range pick(h.Series(dev, row.metric)) {
+	for _, metric := range utilMetrics() {
+		for _, x := range pick(h.Series(dev, metric)) {
 			start = min(start, x.Time)
 		}
 	}
-	for _, row := range utilRows() {
-		list := pick(h.Series(dev, row.metric))
+	for _, metric := range utilMetrics() {
+		list := pick(h.Series(dev, metric))
 		if len(list) == 0 {
 			continue
 		}
@@ -183,7 +183,7 @@ func liveTelemetry(h *nvtel.History, dev int, w sampleWindow) telemetry {
 			s.v = append(s.v, x.Value)
 			tel.end = max(tel.end, x.Time-start)
 		}
-		tel.series[row.metric] = s
+		tel.series[metric] = s
 	}
 	if tel.end <= 0 {
 		tel.end = 1

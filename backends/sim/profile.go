@@ -184,6 +184,10 @@ type Profile struct {
 	// each way after their fixed cost, a swap 99-101 GB/s in all.
 	PCIeBandwidth       float64
 	PCIeDuplexBandwidth float64
+	// PCIeLinkBandwidth is the PCIe link's raw rate per direction, what
+	// utilization is a share of, as NVML telemetry reports it (datasheet:
+	// Gen 5 x16, 63 GB/s).
+	PCIeLinkBandwidth float64
 	// HostCopySetup is a copy-engine host copy's fixed cost: the engine's
 	// start and the events around it. Measured: 15 µs (64 KiB in 16.5 µs,
 	// 4 MiB in 90.5).
@@ -303,6 +307,7 @@ func H200() Profile {
 
 		PCIeBandwidth:                 55.3e9,
 		PCIeDuplexBandwidth:           100e9,
+		PCIeLinkBandwidth:             16 * 32e9 / 8 * 128 / 130,
 		HostCopySetup:                 15e-6,
 		HostCopyCTAs:                  32,
 		HostCopyCTABandwidth:          12.8e9,

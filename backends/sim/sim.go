@@ -50,6 +50,7 @@ func (b *Backend) Capabilities() backends.Capabilities {
 			backends.MetricSMUtil, backends.MetricSMsCompute, backends.MetricSMsComm,
 			backends.MetricTensorUtil, backends.MetricHBMUtil,
 			backends.MetricLinkTXUtil, backends.MetricLinkRXUtil, backends.MetricCopyStreamsBusy,
+			backends.MetricPCIeTXUtil, backends.MetricPCIeRXUtil,
 		},
 	}
 }
@@ -298,6 +299,7 @@ func samples(p Profile, pl *plan) []backends.Sample {
 		backends.MetricSMUtil, backends.MetricSMsCompute, backends.MetricSMsComm,
 		backends.MetricTensorUtil, backends.MetricHBMUtil,
 		backends.MetricLinkTXUtil, backends.MetricLinkRXUtil, backends.MetricCopyStreamsBusy,
+		backends.MetricPCIeTXUtil, backends.MetricPCIeRXUtil,
 	}
 	values := func(s segment) []float64 {
 		link := s.linkBytes / p.LinkBandwidth
@@ -308,6 +310,7 @@ func samples(p Profile, pl *plan) []backends.Sample {
 			s.hbmBytes / p.HBMBandwidth,
 			link, link,
 			float64(s.enginesBusy) / float64(p.CopyEngines),
+			s.toHost / p.PCIeLinkBandwidth, s.fromHost / p.PCIeLinkBandwidth,
 		}
 	}
 	var out []backends.Sample

@@ -39,6 +39,7 @@ func Units() map[string]string {
 	return map[string]string{
 		backends.MetricSMUtil: "fraction", MetricSMOccupancy: "fraction", backends.MetricTensorUtil: "fraction",
 		backends.MetricHBMUtil: "fraction", backends.MetricLinkTXUtil: "fraction", backends.MetricLinkRXUtil: "fraction",
+		backends.MetricPCIeTXUtil: "fraction", backends.MetricPCIeRXUtil: "fraction",
 		MetricLinkTXBytes: "bytes/s", MetricLinkRXBytes: "bytes/s", MetricPCIeTXBytes: "bytes/s", MetricPCIeRXBytes: "bytes/s",
 		MetricPowerW: "W", MetricSMClockMHz: "MHz", MetricMemUsed: "bytes",
 	}
@@ -68,6 +69,27 @@ func gpmMetrics() []gpmMetric {
 
 // nvlinkLaneBytes is one NVLink 4 link's bandwidth per direction (H100, H200).
 const nvlinkLaneBytes = 26.5625e9
+
+// pcieLaneBytes is one PCIe lane's bandwidth per direction by generation,
+// after line coding (8b/10b up to Gen 2, 128b/130b from Gen 3): Gen 5 x16
+// carries 63 GB/s each way.
+func pcieLaneBytes(gen int) float64 {
+	switch gen {
+	case 1:
+		return 0.25e9
+	case 2:
+		return 0.5e9
+	case 3:
+		return 8e9 / 8 * 128 / 130
+	case 4:
+		return 16e9 / 8 * 128 / 130
+	case 5:
+		return 32e9 / 8 * 128 / 130
+	case 6:
+		return 64e9 / 8 * 242 / 256 // FLIT mode
+	}
+	return 0
+}
 
 // Status says whether one metric is available on one device, and why not.
 type Status struct {
@@ -102,6 +124,7 @@ type device struct {
 	cur      nvml.GpmSample
 	havePrev bool
 	links    int                     // active NVLink links, for utilization
+	pcie     float64                 // the PCIe link's bandwidth per direction, bytes/s; 0 when unknown
 	req      *nvml.GpmMetricsGetType // reused: the struct holds 477 metric slots
 }
 
@@ -189,6 +212,21 @@ func (s *Sampler) probe(d *device) {
 	}
 	mark(backends.MetricLinkTXUtil, d.gpm && d.links > 0, linkReason)
 	mark(backends.MetricLinkRXUtil, d.gpm && d.links > 0, linkReason)
+	// The link's most, not its current, generation and width: an idle GPU
+	// trains its link down to save power.
+	gen, r1 := d.h.GetMaxPcieLinkGeneration()
+	width, r2 := d.h.GetMaxPcieLinkWidth()
+	pcieReason := gpmReason
+	switch {
+	case r1 != nvml.SUCCESS || r2 != nvml.SUCCESS:
+		pcieReason = fmt.Sprintf("PCIe link unknown: %v / %v", r1, r2)
+	case pcieLaneBytes(gen) == 0 || width <= 0:
+		pcieReason = fmt.Sprintf("PCIe Gen %d x%d has no known bandwidth", gen, width)
+	default:
+		d.pcie = pcieLaneBytes(gen) * float64(width)
+	}
+	mark(backends.MetricPCIeTXUtil, d.gpm && d.pcie > 0, pcieReason)
+	mark(backends.MetricPCIeRXUtil, d.gpm && d.pcie > 0, pcieReason)
 	_, ret = d.h.GetPowerUsage()
 	mark(MetricPowerW, ret == nvml.SUCCESS, reason(ret))
 	_, ret = d.h.GetClockInfo(nvml.CLOCK_SM)
@@ -262,12 +300,15 @@ func (s *Sampler) gpm(d *device, add func(int, string, float64)) {
 					continue
 				}
 				add(d.index, m.name, v)
-				if d.links > 0 && (m.name == MetricLinkTXBytes || m.name == MetricLinkRXBytes) {
-					util := backends.MetricLinkTXUtil
-					if m.name == MetricLinkRXBytes {
-						util = backends.MetricLinkRXUtil
-					}
-					add(d.index, util, v/(float64(d.links)*nvlinkLaneBytes))
+				switch {
+				case d.links > 0 && m.name == MetricLinkTXBytes:
+					add(d.index, backends.MetricLinkTXUtil, v/(float64(d.links)*nvlinkLaneBytes))
+				case d.links > 0 && m.name == MetricLinkRXBytes:
+					add(d.index, backends.MetricLinkRXUtil, v/(float64(d.links)*nvlinkLaneBytes))
+				case d.pcie > 0 && m.name == MetricPCIeTXBytes:
+					add(d.index, backends.MetricPCIeTXUtil, v/d.pcie)
+				case d.pcie > 0 && m.name == MetricPCIeRXBytes:
+					add(d.index, backends.MetricPCIeRXUtil, v/d.pcie)
 				}
 			}
 		}

@@ -36,6 +36,9 @@ func node(n int, hopper bool, links int) (*mock.Interface, *int) {
 			GetPowerUsageFunc: func() (uint32, nvml.Return) { return 612_000, nvml.SUCCESS },
 			GetClockInfoFunc:  func(nvml.ClockType) (uint32, nvml.Return) { return 1980, nvml.SUCCESS },
 			GetMemoryInfoFunc: func() (nvml.Memory, nvml.Return) { return nvml.Memory{Used: 8 << 30}, nvml.SUCCESS },
+			// An H200 on PCIe Gen 5 x16.
+			GetMaxPcieLinkGenerationFunc: func() (int, nvml.Return) { return 5, nvml.SUCCESS },
+			GetMaxPcieLinkWidthFunc:      func() (int, nvml.Return) { return 16, nvml.SUCCESS },
 		}
 	}
 	lib := &mock.Interface{
@@ -109,6 +112,13 @@ func TestSamplerOnHopper(t *testing.T) {
 	}
 	if _, ok := v[MetricPCIeRXBytes]; ok {
 		t.Error("a metric NVML failed to read was reported (it must be absent, not zero)")
+	}
+	// PCIe as a share of the Gen 5 x16 link, 63 GB/s each way.
+	if want := 10.0 * (1 << 20) / (16 * 32e9 / 8 * 128 / 130); math.Abs(v[backends.MetricPCIeTXUtil]-want) > 1e-12 {
+		t.Errorf("pcie tx util %v, want %v", v[backends.MetricPCIeTXUtil], want)
+	}
+	if _, ok := v[backends.MetricPCIeRXUtil]; ok {
+		t.Error("PCIe RX utilization reported from a PCIe RX rate NVML failed to read")
 	}
 	if hbm, ok := v[backends.MetricHBMUtil]; ok {
 		t.Errorf("a NaN from NVML was reported as %v (it must be absent)", hbm)
@@ -221,5 +231,18 @@ func BenchmarkTick(b *testing.B) {
 	for b.Loop() {
 		t = t.Add(100 * time.Millisecond)
 		s.Tick(t)
+	}
+}
+
+func TestPCIeLaneBytes(t *testing.T) {
+	for _, tc := range []struct {
+		gen        int
+		x16GBPerS  float64 // one direction, x16, GB/s
+		unknownGen bool
+	}{{3, 15.75, false}, {4, 31.51, false}, {5, 63.02, false}, {6, 121.0, false}, {0, 0, true}, {9, 0, true}} {
+		got := 16 * pcieLaneBytes(tc.gen) / 1e9
+		if math.Abs(got-tc.x16GBPerS) > 0.01 || (got == 0) != tc.unknownGen {
+			t.Errorf("Gen %d x16: %.2f GB/s, want %.2f", tc.gen, got, tc.x16GBPerS)
+		}
 	}
 }
