@@ -118,7 +118,12 @@ func metricsLines(st Styles, r *profiler.Result, trail []trailPoint, w int) []st
 		boundStyle = st.Value
 	}
 	slow := val(fmtX(r.CompSlowdown)) + st.Dim.Render(" compute · ") + val(fmtX(r.CommSlowdown)) + st.Dim.Render(" comm")
-	bw := val(fmtBW(r.BusBW)) + st.Dim.Render(" busbw · ") + computeRate(st, r)
+	// A host copy's bandwidth is over PCIe; a collective's is busbw.
+	bwLabel := "busbw"
+	if r.Scenario.Comm.Collective.IsHostCopy() {
+		bwLabel = "PCIe"
+	}
+	bw := val(fmtBW(r.BusBW)) + st.Dim.Render(" "+bwLabel+" · ") + computeRate(st, r)
 
 	if metricsTwoColumns(w) {
 		half := w / 2
@@ -148,7 +153,7 @@ func metricsLines(st Styles, r *profiler.Result, trail []trailPoint, w int) []st
 		lab("% of bound", 12) + boundStyle.Render(boundText),
 		lab("slowdown", 12) + val(fmtX(r.CompSlowdown)) + st.Dim.Render(" comp · ") + val(fmtX(r.CommSlowdown)) + st.Dim.Render(" comm"),
 		lab("class", 12) + val(string(r.Class)),
-		lab("busbw", 12) + val(fmtBW(r.BusBW)),
+		lab(bwLabel, 12) + val(fmtBW(r.BusBW)),
 		lab("compute", 12) + computeRate(st, r),
 		trailLine(st, trail, 12, w),
 	}

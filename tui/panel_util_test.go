@@ -202,3 +202,21 @@ func TestUtilRowsFollowTheLink(t *testing.T) {
 		})
 	}
 }
+
+// A host copy's isolated bandwidth is what crossed PCIe, not a busbw.
+func TestMetricsSayPCIeForHostCopies(t *testing.T) {
+	for _, tc := range []struct {
+		coll       scenarios.Collective
+		want, lack string
+	}{{scenarios.AllGather, "busbw", "PCIe"}, {scenarios.HostSwap, "PCIe", "busbw"}} {
+		sc := testSuite()[0]
+		sc.Comm.Collective = tc.coll
+		r := fixtureResult(sc, scenarios.Strategy{})
+		for _, w := range []int{40, 80} {
+			text := ansi.Strip(strings.Join(metricsLines(DefaultStyles(false), &r, nil, w), "\n"))
+			if !strings.Contains(text, tc.want) || strings.Contains(text, tc.lack) {
+				t.Errorf("%s at %d columns: want %q, not %q:\n%s", tc.coll, w, tc.want, tc.lack, text)
+			}
+		}
+	}
+}
