@@ -299,7 +299,7 @@ func TestExport(t *testing.T) {
 	if code, _, errOut := call(t, "export", "--backend", "sim"); code != 2 || !strings.Contains(errOut, "nothing to export") {
 		t.Errorf("no output: exit %d, %q", code, errOut)
 	}
-	if code, _, errOut := call(t, "export", "--backend", "sim", "--chrome", filepath.Join(dir, "no", "such", "dir.json")); code != 1 || !strings.Contains(errOut, "dir.json") {
+	if code, _, errOut := call(t, "export", "--backend", "sim", "--chrome", filepath.Join(dir, "no", "such", "dir.json")); code != 2 || !strings.Contains(errOut, "dir.json") {
 		t.Errorf("unwritable path: exit %d, %q", code, errOut)
 	}
 }

@@ -11,7 +11,7 @@ import (
 
 	"github.com/c3lab/c3lab/backends/cuda"
 	"github.com/c3lab/c3lab/profiler"
-	"github.com/c3lab/c3lab/profiler/export"
+	"github.com/c3lab/c3lab/recordings/outfile"
 	"github.com/c3lab/c3lab/scenarios"
 )
 
@@ -34,7 +34,7 @@ type sweepFile struct {
 }
 
 func runSweep(ctx context.Context, args []string, s stdio) error {
-	fs := newFlags("sweep", "sweep [--backend auto|cuda|sim] [--suite default] [--scenarios A,B] [--collectives C,D] [--gpus N] [--strategies X,Y] [--reps N] --out FILE.json [--force] [--json]", s)
+	fs := newFlags("sweep", "sweep [--backend auto|cuda|sim] [--suite default] [--scenarios A,B] [--collectives C,D] [--gpus N] [--strategies X,Y] [--reps N] [--out FILE.json [--force]] [--record FILE] [--json]", s)
 	var be backendFlag
 	var rf recordFlags
 	be.register(fs)
@@ -45,7 +45,7 @@ func runSweep(ctx context.Context, args []string, s stdio) error {
 	gpus := fs.Int("gpus", 0, "run every scenario on this many GPUs (2..8), each rank sending what the scenario says; 0 keeps each scenario's own")
 	strategies := fs.String("strategies", "", "comma-separated strategies: "+strategyNames())
 	reps := fs.Int("reps", 0, "timed repetitions per run; 0 = each scenario's own")
-	out := fs.String("out", "", "write the results to this JSON file")
+	out := fs.String("out", "", "write the results to this JSON file; default c3lab-sweep-YYYYMMDD-HHMMSS.json in the working directory")
 	force := fs.Bool("force", false, "overwrite --out if it exists")
 	asJSON := fs.Bool("json", false, "print the summary as JSON on stdout; no progress on stderr")
 	if err := parseFlags(fs, args); err != nil {
@@ -54,13 +54,15 @@ func runSweep(ctx context.Context, args []string, s stdio) error {
 	if *suite != "default" {
 		return badInput("unknown suite %q; allowed default", *suite)
 	}
-	if err := rf.check(); err != nil {
-		return err
+	// Where the results go is checked before anything runs; without --out
+	// they go to a new file here, named like the lab's recordings.
+	started := time.Now()
+	dest := output{path: *out, force: *force, flag: "--out", forceFlag: "--force", what: "the results"}
+	if dest.path == "" {
+		dest.path = outfile.Unused("c3lab-sweep-" + started.Format("20060102-150405") + ".json")
 	}
-	if *out != "" && !*force {
-		if _, err := os.Stat(*out); err == nil {
-			return badInput("%s exists; pick another --out or add --force", *out)
-		}
+	if err := checkOutputs(dest, rf.output()); err != nil {
+		return err
 	}
 	grid, err := profiler.ParseGrid(splitList(*strategies))
 	if err != nil {
@@ -159,11 +161,9 @@ func runSweep(ctx context.Context, args []string, s stdio) error {
 	if runErr != nil {
 		f.Incomplete = runErr.Error()
 	}
-	if *out != "" {
-		if err := export.WriteFile(*out, func(w io.Writer) error { return writeJSON(w, f) }); err != nil {
-			return err
-		}
-	}
+	// Should the write fail now, the results are saved elsewhere and
+	// writeErr says where; the summary is printed either way.
+	writeErr := dest.write(func(w io.Writer) error { return writeJSON(w, f) })
 	if *asJSON {
 		if err := writeJSON(s.out, f.Summary); err != nil {
 			return err
@@ -171,10 +171,16 @@ func runSweep(ctx context.Context, args []string, s stdio) error {
 	} else {
 		writeSummary(s, f)
 	}
+	if writeErr == nil && (!*asJSON || *out == "") {
+		fmt.Fprintf(s.errOut, "c3lab: wrote the results to %s\n", dest.path)
+	}
 	if runErr != nil {
+		if writeErr != nil {
+			fmt.Fprintf(s.errOut, "c3lab sweep: %v\n", writeErr)
+		}
 		return fmt.Errorf("sweep stopped after %d of %d runs: %w", len(entries), len(list)*len(grid), runErr)
 	}
-	return nil
+	return writeErr
 }
 
 func writeSummary(s stdio, f sweepFile) {
