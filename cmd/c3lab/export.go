@@ -27,6 +27,24 @@ func runExport(ctx context.Context, args []string, s stdio) error {
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
+	if err := checkReps(*reps); err != nil {
+		return err
+	}
+	set := setFlags(fs)
+	if *from != "" {
+		// A recorded measurement is exported as it was recorded: the flags
+		// that say what to measure, and how, would be ignored.
+		for _, name := range append([]string{"scenario", "backend", "reps"}, sf.given()...) {
+			if set[name] {
+				return noEffect(name, "with --from (the recorded measurement is exported as it was); drop it, or measure anew without --from")
+			}
+		}
+	} else if set["index"] {
+		return noEffect("index", "without --from (it picks a recorded measurement); add --from RECORDING or drop --index")
+	}
+	if set["index"] && *index < 0 {
+		return badInput("--index is %d; want 0 or more (leave it out for the last measurement)", *index)
+	}
 	var outputs []exportOutput
 	for _, o := range []exportOutput{
 		{output{path: *pprofPath, flag: "--pprof"}, export.WritePprof},
@@ -47,9 +65,6 @@ func runExport(ctx context.Context, args []string, s stdio) error {
 	}
 	if err := checkOutputs(files...); err != nil {
 		return err
-	}
-	if *reps < 0 {
-		return badInput("--reps is %d; want 0 (the scenario's own) or more", *reps)
 	}
 	var r profiler.Result
 	if *from != "" {

@@ -33,11 +33,23 @@ func (r *recordFlags) output() output {
 	return output{path: r.path, force: r.overwrite, flag: "--record", forceFlag: "--record-overwrite", what: "the recording"}
 }
 
-// check refuses, before anything runs, a --record file that cannot be
-// written: an existing one without --record-overwrite, one that is not a
-// regular file, one whose folder is missing or takes no file.
+// check refuses, before anything runs, --record-overwrite without
+// --record, and a --record file that cannot be written: an existing one
+// without --record-overwrite, one that is not a regular file, one whose
+// folder is missing or takes no file.
 func (r *recordFlags) check() error {
+	if err := r.checkFlags(); err != nil {
+		return err
+	}
 	return checkOutputs(r.output())
+}
+
+// checkFlags refuses --record-overwrite without --record.
+func (r *recordFlags) checkFlags() error {
+	if r.overwrite && r.path == "" {
+		return noEffect("record-overwrite", "without --record; add --record FILE or drop it")
+	}
+	return nil
 }
 
 // open starts a recorder (nil when not recording) with a header that says

@@ -34,13 +34,13 @@ type sweepFile struct {
 }
 
 func runSweep(ctx context.Context, args []string, s stdio) error {
-	fs := newFlags("sweep", "sweep [--backend auto|cuda|sim] [--suite default] [--scenarios A,B] [--collectives C,D] [--gpus N] [--strategies X,Y] [--reps N] [--out FILE.json [--force]] [--record FILE] [--json]", s)
+	fs := newFlags("sweep", "sweep [--backend auto|cuda|sim] [--suite default] [--scenarios A,B|FILE.yaml] [--collectives C,D] [--gpus N] [--strategies X,Y] [--reps N] [--out FILE.json [--force]] [--record FILE] [--json]", s)
 	var be backendFlag
 	var rf recordFlags
 	be.register(fs)
 	rf.register(fs)
 	suite := fs.String("suite", "default", "the scenario suite: default (the built-in suite)")
-	only := fs.String("scenarios", "", "comma-separated scenario names to run instead of the whole suite")
+	only := fs.String("scenarios", "", "comma-separated scenarios to run instead of the whole suite: built-in names or YAML files")
 	colls := fs.String("collectives", "", "keep only scenarios of these collectives (comma-separated: all-gather, reduce-scatter, all-reduce, all-to-all)")
 	gpus := fs.Int("gpus", 0, "run every scenario on this many GPUs (2..8), each rank sending what the scenario says; 0 keeps each scenario's own")
 	strategies := fs.String("strategies", "", "comma-separated strategies: "+strategyNames())
@@ -54,6 +54,15 @@ func runSweep(ctx context.Context, args []string, s stdio) error {
 	if *suite != "default" {
 		return badInput("unknown suite %q; allowed default", *suite)
 	}
+	if err := checkReps(*reps); err != nil {
+		return err
+	}
+	if *force && *out == "" {
+		return noEffect("force", "without --out (a sweep without --out writes a new file); add --out FILE or drop --force")
+	}
+	if err := rf.checkFlags(); err != nil {
+		return err
+	}
 	// Where the results go is checked before anything runs; without --out
 	// they go to a new file here, named like the lab's recordings.
 	started := time.Now()
@@ -64,48 +73,45 @@ func runSweep(ctx context.Context, args []string, s stdio) error {
 	if err := checkOutputs(dest, rf.output()); err != nil {
 		return err
 	}
-	grid, err := profiler.ParseGrid(splitList(*strategies))
+	names := splitList(*strategies)
+	if dup, ok := repeated(names); ok {
+		return badInput("--strategies names %q twice; list each strategy once", dup)
+	}
+	grid, err := profiler.ParseGrid(names)
 	if err != nil {
 		return usageError{err}
 	}
-	list := scenarios.Builtin()
-	if names := splitList(*only); len(names) > 0 {
-		list = nil
-		for _, n := range names {
-			sc, err := scenarios.Find(n)
-			if err != nil {
-				return scenarioError(err)
-			}
-			list = append(list, sc)
+	keep := map[scenarios.Collective]bool{}
+	for _, k := range splitList(*colls) {
+		c := scenarios.Collective(k)
+		if !slices.Contains(scenarios.Collectives, c) {
+			return badInput("unknown collective %q in --collectives; allowed all-gather, reduce-scatter, all-reduce, all-to-all", k)
 		}
+		keep[c] = true
 	}
-	if kinds := splitList(*colls); len(kinds) > 0 {
-		keep := map[scenarios.Collective]bool{}
-		for _, k := range kinds {
-			c := scenarios.Collective(k)
-			if !slices.Contains(scenarios.Collectives, c) {
-				return badInput("unknown collective %q in --collectives; allowed all-gather, reduce-scatter, all-reduce, all-to-all", k)
-			}
-			keep[c] = true
-		}
-		list = slices.DeleteFunc(list, func(sc scenarios.Scenario) bool { return !keep[sc.Comm.Collective] })
-		if len(list) == 0 {
-			return badInput("no scenario of the suite (or of --scenarios) runs %s", *colls)
-		}
-	}
-	if *gpus != 0 {
-		if *gpus < 2 || *gpus > 8 {
-			return badInput("--gpus is %d; allowed 2..8 (0 keeps each scenario's own)", *gpus)
-		}
-		for i := range list {
-			list[i].GPUs = *gpus
-		}
+	if *gpus != 0 && (*gpus < 2 || *gpus > 8) {
+		return badInput("--gpus is %d; allowed 2..8 (0 keeps each scenario's own)", *gpus)
 	}
 	b, err := be.openTelling(s.errOut, *asJSON)
 	if err != nil {
 		return err
 	}
 	defer b.Close()
+	list, err := sweepScenarios(splitList(*only), b.Capabilities().Limits)
+	if err != nil {
+		return err
+	}
+	if len(keep) > 0 {
+		list = slices.DeleteFunc(list, func(sc scenarios.Scenario) bool { return !keep[sc.Comm.Collective] })
+		if len(list) == 0 {
+			return badInput("no scenario of the suite (or of --scenarios) runs %s", *colls)
+		}
+	}
+	if *gpus != 0 {
+		for i := range list {
+			list[i].GPUs = *gpus
+		}
+	}
 	var progress profiler.Progress
 	if !*asJSON {
 		progress = func(done, total int, current string, eta time.Duration) {
@@ -206,6 +212,45 @@ func writeSummary(s stdio, f sweepFile) {
 		}
 		fmt.Fprintf(s.out, "%-18s %8s %s  %s / %s / %s, %d runs%s\n", x.Strategy, mean, bound, cls(profiler.GEMMLong), cls(profiler.Balanced), cls(profiler.CommLong), x.N, failed)
 	}
+}
+
+// sweepScenarios resolves --scenarios, built-in names or YAML files as
+// run --scenario takes them (the whole suite when none), and refuses a
+// scenario named twice: results are kept by scenario name, and running
+// one twice would only double the time.
+func sweepScenarios(args []string, lim scenarios.Limits) ([]scenarios.Scenario, error) {
+	if len(args) == 0 {
+		return scenarios.Builtin(), nil
+	}
+	var list []scenarios.Scenario
+	from := map[string]string{} // scenario name -> the argument that gave it
+	for _, a := range args {
+		sc, err := resolveScenario(a, lim)
+		if err != nil {
+			return nil, err
+		}
+		if prev, ok := from[sc.Name]; ok {
+			if prev != a {
+				return nil, badInput("--scenarios names %s twice (%s and %s); list each scenario once", sc.Name, prev, a)
+			}
+			return nil, badInput("--scenarios names %s twice; list each scenario once", sc.Name)
+		}
+		from[sc.Name] = a
+		list = append(list, sc)
+	}
+	return list, nil
+}
+
+// repeated returns the first name that occurs twice in names.
+func repeated(names []string) (string, bool) {
+	seen := map[string]bool{}
+	for _, n := range names {
+		if seen[n] {
+			return n, true
+		}
+		seen[n] = true
+	}
+	return "", false
 }
 
 func splitList(s string) []string {
