@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"io/fs"
 	"maps"
 	"os"
 	"slices"
@@ -18,6 +17,7 @@ import (
 
 	"github.com/c3lab/c3lab/backends"
 	"github.com/c3lab/c3lab/profiler"
+	"github.com/c3lab/c3lab/recordings/outfile"
 	"github.com/c3lab/c3lab/scenarios"
 )
 
@@ -143,8 +143,10 @@ var _ backends.EventSink = (*Recorder)(nil)
 
 // Create starts a recording at path: it writes the preamble and header h
 // and returns a recorder for the events. It refuses an existing file
-// unless opt.Overwrite. Event times count from this call, which h.Created
-// records; h.Schema is set too, and h.Host filled in when empty.
+// unless opt.Overwrite, and anything but a regular file (or a link to one)
+// always (package outfile says how). Event times count from this call,
+// which h.Created records; h.Schema is set too, and h.Host filled in when
+// empty.
 func Create(path string, h Header, opt Options) (*Recorder, error) {
 	if opt.FlushEvery <= 0 {
 		opt.FlushEvery = DefaultFlushEvery
@@ -166,12 +168,10 @@ func Create(path string, h Header, opt Options) (*Recorder, error) {
 		return nil, fmt.Errorf("recording header: %d bytes, more than the %d a frame holds", len(hj), MaxFrameSize)
 	}
 
-	flags := os.O_WRONLY | os.O_CREATE | os.O_EXCL
-	if opt.Overwrite {
-		flags = os.O_WRONLY | os.O_CREATE | os.O_TRUNC
-	}
-	f, err := os.OpenFile(path, flags, 0o644)
-	if errors.Is(err, fs.ErrExist) {
+	// outfile writes only regular files: a new one, or with Overwrite an
+	// existing one (through a link, the file it names), emptied.
+	f, err := outfile.Create(path, outfile.Options{Overwrite: opt.Overwrite})
+	if errors.Is(err, outfile.ErrExists) {
 		return nil, fmt.Errorf("recording %s already exists; choose another file or allow overwriting it", path)
 	}
 	if err != nil {

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"testing"
 	"time"
 
@@ -106,6 +107,12 @@ func TestCreate(t *testing.T) {
 	if err := os.WriteFile(existing, []byte("precious"), 0o644); err != nil {
 		t.Fatal(err)
 	}
+	// A link to /dev/null: the recording must be refused, not lost in the
+	// device (the recorder never writes to it; it refuses before opening).
+	devLink := filepath.Join(dir, "null.c3rec")
+	if err := os.Symlink("/dev/null", devLink); err != nil {
+		t.Fatal(err)
+	}
 	for _, tc := range []struct {
 		name    string
 		path    string
@@ -115,8 +122,10 @@ func TestCreate(t *testing.T) {
 		{"new file", filepath.Join(dir, "new.c3rec"), Options{}, ""},
 		{"existing refused", existing, Options{}, "already exists"},
 		{"existing overwritten", existing, Options{Overwrite: true}, ""},
-		{"missing directory", filepath.Join(dir, "nope", "x.c3rec"), Options{}, "no such file"},
-		{"a directory", dir, Options{}, "already exists"},
+		{"missing directory", filepath.Join(dir, "nope", "x.c3rec"), Options{}, "does not exist"},
+		{"a directory", dir, Options{}, "is a folder"},
+		{"a directory, overwrite", dir, Options{Overwrite: true}, "is a folder"},
+		{"a link to a device, overwrite", devLink, Options{Overwrite: true}, "not a regular file"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			before, _ := os.ReadFile(tc.path)
@@ -142,6 +151,21 @@ func TestCreate(t *testing.T) {
 				t.Fatalf("read back: %v %+v", err, got)
 			}
 		})
+	}
+}
+
+// A new recording gets mode 0666 less the umask, like any other output.
+func TestCreateFollowsTheUmask(t *testing.T) {
+	old := syscall.Umask(0o002)
+	t.Cleanup(func() { syscall.Umask(old) })
+	path := filepath.Join(t.TempDir(), "s.c3rec")
+	rec, err := Create(path, testHeader(), Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rec.Close()
+	if fi, err := os.Stat(path); err != nil || fi.Mode().Perm() != 0o664 {
+		t.Errorf("mode %v (%v), want 0664 under umask 002", fi.Mode().Perm(), err)
 	}
 }
 

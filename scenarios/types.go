@@ -386,6 +386,9 @@ type Scenario struct {
 // DefaultReps is the repetition count used when a scenario sets none.
 const DefaultReps = 20
 
+// MaxReps is the most repetitions a scenario or a command may ask for.
+const MaxReps = 100000
+
 // RepsOrDefault returns Reps, or DefaultReps when unset.
 func (s Scenario) RepsOrDefault() int {
 	if s.Reps > 0 {

@@ -78,8 +78,8 @@ func Validate(sc Scenario, lim Limits) error {
 	case lim.MaxGPUs > 0 && sc.GPUs > lim.MaxGPUs:
 		add("$.gpus", "gpus is %d but %s allows at most %d; allowed %d..%d", sc.GPUs, deviceName(lim), lim.MaxGPUs, minGPUs, lim.MaxGPUs)
 	}
-	if sc.Reps < 0 || sc.Reps > 100000 {
-		add("$.reps", "reps is %d; allowed 1..100000, or leave it out for %d", sc.Reps, DefaultReps)
+	if sc.Reps < 0 || sc.Reps > MaxReps {
+		add("$.reps", "reps is %d; allowed 1..%d, or leave it out for %d", sc.Reps, MaxReps, DefaultReps)
 	}
 	sized := len(errs)
 	errs = append(errs, validateCompute(sc.Compute, lim)...)

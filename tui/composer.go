@@ -3,8 +3,7 @@ package tui
 import (
 	"errors"
 	"fmt"
-	"io/fs"
-	"os"
+	"io"
 	"strconv"
 	"strings"
 
@@ -12,6 +11,7 @@ import (
 	tea "charm.land/bubbletea/v2"
 	"github.com/charmbracelet/x/ansi"
 
+	"github.com/c3lab/c3lab/recordings/outfile"
 	"github.com/c3lab/c3lab/scenarios"
 )
 
@@ -132,24 +132,22 @@ type composerSavedMsg struct {
 	err  error
 }
 
-// saveScenarioCmd writes a scenario as YAML off the UI loop; it refuses an
-// existing file unless overwrite.
+// saveScenarioCmd writes a scenario as YAML off the UI loop, as every
+// user-named output is written (recordings/outfile): only to a regular
+// file, through a temporary file renamed into place. Without overwrite an
+// existing file is left alone and the message's err is outfile.ErrExists,
+// for the composer to ask.
 func saveScenarioCmd(sc scenarios.Scenario, path string, overwrite bool) tea.Cmd {
 	return func() tea.Msg {
 		data, err := scenarios.Marshal(sc)
 		if err != nil {
 			return composerSavedMsg{path, err}
 		}
-		flag := os.O_WRONLY | os.O_CREATE | os.O_EXCL
-		if overwrite {
-			flag = os.O_WRONLY | os.O_CREATE | os.O_TRUNC
-		}
-		f, err := os.OpenFile(path, flag, 0o644)
-		if err != nil {
-			return composerSavedMsg{path, err}
-		}
-		_, werr := f.Write(data)
-		return composerSavedMsg{path, errors.Join(werr, f.Close())}
+		err = outfile.WriteFile(path, outfile.Options{Overwrite: overwrite}, func(w io.Writer) error {
+			_, err := w.Write(data)
+			return err
+		})
+		return composerSavedMsg{path, err}
 	}
 }
 
@@ -207,16 +205,10 @@ func (m Model) onComposerKey(msg tea.KeyPressMsg) (tea.Model, tea.Cmd) {
 			cp.errs, cp.note = errs, "fix the fields marked ! before saving"
 			break
 		}
-		path := sc.Name + ".yaml"
-		if _, err := os.Stat(path); err == nil {
-			cp.confirm, cp.note = path, path+" exists: overwrite it? y/n"
-			break
-		} else if !errors.Is(err, fs.ErrNotExist) {
-			cp.note = "cannot check " + path + ": " + err.Error()
-			break
-		}
+		// An existing file comes back as outfile.ErrExists, and the
+		// composer asks before overwriting it (composerSavedMsg).
 		m.renderComposer()
-		return m, saveScenarioCmd(sc, path, false)
+		return m, saveScenarioCmd(sc, sc.Name+".yaml", false)
 	default:
 		var cmd tea.Cmd
 		cp.input, cmd = cp.input.Update(msg)

@@ -17,6 +17,7 @@ import (
 	"github.com/c3lab/c3lab/profiler"
 	nvtel "github.com/c3lab/c3lab/profiler/telemetry"
 	"github.com/c3lab/c3lab/recordings"
+	"github.com/c3lab/c3lab/recordings/outfile"
 	"github.com/c3lab/c3lab/scenarios"
 )
 
@@ -322,6 +323,11 @@ func (m Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		return m.onGridMsg(msg)
 
 	case composerSavedMsg:
+		if errors.Is(msg.err, outfile.ErrExists) && m.comp != nil && m.comp.confirm == "" {
+			m.comp.confirm, m.comp.note = msg.path, msg.path+" exists: overwrite it? y/n"
+			m.renderComposer()
+			return m, nil
+		}
 		if msg.err != nil {
 			m.status = status{statusError, "saving " + msg.path + ": " + errLine(msg.err)}
 			m.rec.cur.Error(m.status.text)

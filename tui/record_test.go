@@ -9,7 +9,9 @@ import (
 	"regexp"
 	"runtime"
 	"slices"
+	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -236,11 +238,17 @@ func TestRecordFailureStops(t *testing.T) {
 	}
 	defer w.Close()
 	fake := newFake()
-	pipe := fmt.Sprintf("/proc/self/fd/%d", w.Fd())
+	// Recordings are written to regular files only, so the recording
+	// starts on one; then the pipe takes the place of its descriptor.
+	file := filepath.Join(t.TempDir(), "s.c3rec")
 	open := func(path string, _ int) (*recordings.Recorder, error) {
-		return recordings.Create(path, recordings.Header{Backend: "fake"}, recordings.Options{Overwrite: true})
+		rec, err := recordings.Create(path, recordings.Header{Backend: "fake"}, recordings.Options{})
+		if err == nil {
+			err = pipeInto(path, w)
+		}
+		return rec, err
 	}
-	m := New(Config{Backend: fake, Suite: testSuite(), Recorder: open, RecordPath: pipe})
+	m := New(Config{Backend: fake, Suite: testSuite(), Recorder: open, RecordPath: file})
 	m.cancel()
 	m.running = false
 	nm, _ := m.Update(tea.WindowSizeMsg{Width: 120, Height: 40})
@@ -325,3 +333,24 @@ func TestRecordingAsksForTheScenariosGPUs(t *testing.T) {
 		t.Errorf("asked for %v GPUs, want %v (recording %v, status %q)", asked, want, m.rec.cur != nil, m.status.text)
 	}
 }
+
+// pipeInto makes the process's open descriptor of path (Linux,
+// /proc/self/fd) refer to the pipe w instead, so that writes to the file
+// go to the pipe.
+func pipeInto(path string, w *os.File) error {
+	entries, err := os.ReadDir("/proc/self/fd")
+	if err != nil {
+		return err
+	}
+	for _, e := range entries {
+		if to, err := os.Readlink("/proc/self/fd/" + e.Name()); err == nil && to == path {
+			fd, err := strconv.Atoi(e.Name())
+			if err != nil {
+				return err
+			}
+			return syscall.Dup3(int(w.Fd()), fd, 0)
+		}
+	}
+	return fmt.Errorf("%s is not open", path)
+}
+

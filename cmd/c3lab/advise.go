@@ -30,6 +30,12 @@ func runAdvise(ctx context.Context, args []string, s stdio) error {
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
+	if err := checkReps(*reps); err != nil {
+		return err
+	}
+	if setFlags(fs)["reps"] && !*tune {
+		return noEffect("reps", "without --tune (advise measures nothing without it); add --tune or drop --reps")
+	}
 	b, err := be.openTelling(s.errOut, *asJSON)
 	if err != nil {
 		return err

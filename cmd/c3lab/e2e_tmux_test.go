@@ -247,3 +247,91 @@ func TestE2ETmuxReplay(t *testing.T) {
 		time.Sleep(100 * time.Millisecond)
 	}
 }
+
+// TestE2ETmuxSweepUnwritableOut runs the real binary in a tmux terminal
+// with a sweep whose --out folder does not exist: it must refuse before
+// running anything, with one line that says what is wrong, exit 2, no
+// sweep progress on the screen and no file made.
+func TestE2ETmuxSweepUnwritableOut(t *testing.T) {
+	if testing.Short() {
+		t.Skip("end-to-end tmux test skipped in -short mode")
+	}
+	tmux, err := exec.LookPath("tmux")
+	if err != nil {
+		t.Skip("tmux is not installed; the end-to-end test needs it")
+	}
+	goTool, err := exec.LookPath("go")
+	if err != nil {
+		t.Skip("the go tool is not on PATH; the end-to-end test builds the binary with it")
+	}
+	dir := t.TempDir()
+	bin := filepath.Join(dir, "c3lab")
+	if out, err := exec.Command(goTool, "build", "-o", bin, ".").CombinedOutput(); err != nil {
+		t.Fatalf("go build: %v\n%s", err, out)
+	}
+
+	socket := fmt.Sprintf("c3lab-e2e-sweep-%d-%d", os.Getpid(), time.Now().UnixNano())
+	tm := func(a ...string) (string, error) {
+		out, err := exec.Command(tmux, append([]string{"-L", socket, "-f", "/dev/null"}, a...)...).CombinedOutput()
+		return string(out), err
+	}
+	socketPath := ""
+	t.Cleanup(func() {
+		_, _ = tm("kill-server")
+		if socketPath != "" && strings.Contains(socketPath, socket) {
+			_ = os.Remove(socketPath)
+		}
+	})
+
+	missing := filepath.Join(dir, "nonexistent-dir")
+	out := filepath.Join(missing, "x.json")
+	exitFile := filepath.Join(dir, "exit-status")
+	// The shell keeps the pane open after the command (sleep) so that the
+	// screen can be read; the server is killed at the end of the test.
+	shell := fmt.Sprintf("cd %s && %s sweep --backend sim --out %s; echo $? > %s; sleep 120",
+		quote(dir), quote(bin), quote(out), quote(exitFile))
+	if out, err := tm("new-session", "-d", "-s", "sweep", "-x", "250", "-y", "20", shell); err != nil {
+		t.Fatalf("tmux new-session: %v\n%s", err, out)
+	}
+	if out, err := tm("display-message", "-p", "-t", "sweep", "#{socket_path}"); err == nil {
+		socketPath = strings.TrimSpace(out)
+	}
+
+	code := ""
+	deadline := time.Now().Add(60 * time.Second)
+	for code == "" {
+		if b, err := os.ReadFile(exitFile); err == nil {
+			code = strings.TrimSpace(string(b))
+		}
+		if code == "" && time.Now().After(deadline) {
+			screen, _ := tm("capture-pane", "-p", "-J", "-t", "sweep")
+			t.Fatalf("the sweep did not end; screen:\n%s", screen)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	// -J joins a line the terminal wrapped, so one line of output is one
+	// line here.
+	screen, err := tm("capture-pane", "-p", "-J", "-t", "sweep")
+	if err != nil {
+		t.Fatalf("tmux capture-pane: %v\n%s", err, screen)
+	}
+	var lines []string
+	for _, l := range strings.Split(screen, "\n") {
+		if l = strings.TrimSpace(l); l != "" {
+			lines = append(lines, l)
+		}
+	}
+	if code != "2" {
+		t.Errorf("exit status %s, want 2 (a usage error); screen:\n%s", code, screen)
+	}
+	want := "c3lab sweep: --out: cannot write " + out + ": the folder " + missing + " does not exist"
+	if len(lines) != 1 || !strings.HasPrefix(lines[0], want) {
+		t.Errorf("want one line starting %q; screen:\n%s", want, screen)
+	}
+	if regexp.MustCompile(`sweep \d+/\d+`).MatchString(screen) {
+		t.Errorf("the sweep ran (progress on the screen):\n%s", screen)
+	}
+	if _, err := os.Lstat(missing); err == nil {
+		t.Errorf("%s was created", missing)
+	}
+}

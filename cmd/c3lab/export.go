@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"os"
 	"slices"
 
 	"github.com/c3lab/c3lab/backends/replay"
@@ -29,25 +28,44 @@ func runExport(ctx context.Context, args []string, s stdio) error {
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
-	outputs := []struct {
-		path  string
-		write func(io.Writer, export.Trace) error
-	}{{*pprofPath, export.WritePprof}, {*perfettoPath, export.WritePerfetto}, {*chromePath, export.WriteChrome}}
-	wanted := false
-	for _, o := range outputs {
-		if o.path == "" {
-			continue
+	if err := checkReps(*reps); err != nil {
+		return err
+	}
+	set := setFlags(fs)
+	if *from != "" {
+		// A recorded measurement is exported as it was recorded: the flags
+		// that say what to measure, and how, would be ignored.
+		for _, name := range append([]string{"scenario", "backend", "reps"}, sf.given()...) {
+			if set[name] {
+				return noEffect(name, "with --from (the recorded measurement is exported as it was); drop it, or measure anew without --from")
+			}
 		}
-		wanted = true
-		if _, err := os.Stat(o.path); err == nil && !*force {
-			return badInput("%s exists; pick another name or add --force", o.path)
+	} else if set["index"] {
+		return noEffect("index", "without --from (it picks a recorded measurement); add --from RECORDING or drop --index")
+	}
+	if set["index"] && *index < 0 {
+		return badInput("--index is %d; want 0 or more (leave it out for the last measurement)", *index)
+	}
+	var outputs []exportOutput
+	for _, o := range []exportOutput{
+		{output{path: *pprofPath, flag: "--pprof"}, export.WritePprof},
+		{output{path: *perfettoPath, flag: "--perfetto"}, export.WritePerfetto},
+		{output{path: *chromePath, flag: "--chrome"}, export.WriteChrome},
+	} {
+		if o.path != "" {
+			o.force, o.forceFlag, o.what = *force, "--force", "the trace"
+			outputs = append(outputs, o)
 		}
 	}
-	if !wanted {
+	if len(outputs) == 0 {
 		return badInput("nothing to export: give --pprof, --perfetto or --chrome")
 	}
-	if *reps < 0 {
-		return badInput("--reps is %d; want 0 (the scenario's own) or more", *reps)
+	var files []output
+	for _, o := range outputs {
+		files = append(files, o.output)
+	}
+	if err := checkOutputs(files...); err != nil {
+		return err
 	}
 	var tr export.Trace
 	if *from != "" {
@@ -87,17 +105,30 @@ func runExport(ctx context.Context, args []string, s stdio) error {
 		}
 		tr = export.FromResult(r)
 	}
+	// Every output is written even when one fails (each failure saved
+	// elsewhere, and said); the last failure is the command's error.
+	var failed []error
 	for _, o := range outputs {
-		if o.path == "" {
-			continue
-		}
 		write := o.write
-		if err := export.WriteFile(o.path, func(w io.Writer) error { return write(w, tr) }); err != nil {
-			return err
+		if err := o.output.write(func(w io.Writer) error { return write(w, tr) }); err != nil {
+			failed = append(failed, err)
+			continue
 		}
 		fmt.Fprintf(s.out, "wrote %s\n", o.path)
 	}
-	return nil
+	if len(failed) == 0 {
+		return nil
+	}
+	for _, err := range failed[:len(failed)-1] {
+		fmt.Fprintf(s.errOut, "c3lab export: %v\n", err)
+	}
+	return failed[len(failed)-1]
+}
+
+// exportOutput is an export target and the writer of its format.
+type exportOutput struct {
+	output
+	write func(io.Writer, export.Trace) error
 }
 
 // recordedTrace is the trace of a recorded measurement: its timeline and

@@ -39,6 +39,18 @@ func (s *strategyFlags) register(fs *flag.FlagSet) {
 	fs.Var(&v.ChunkBytes, "chunk", "split dma transfers into chunks of this size, e.g. 4MiB; 0 = one piece per engine")
 }
 
+// given lists the strategy flags set on the command line, in order.
+func (s *strategyFlags) given() []string {
+	var names []string
+	s.fs.Visit(func(f *flag.Flag) {
+		switch f.Name {
+		case "launch", "comm-priority", "comm-sms", "compute-sms", "comm-ctas", "gemm-sm-target", "comm-engine", "copy-engines", "chunk":
+			names = append(names, f.Name)
+		}
+	})
+	return names
+}
+
 // apply overrides base with the flags the user set.
 func (s *strategyFlags) apply(base scenarios.Strategy) scenarios.Strategy {
 	s.fs.Visit(func(f *flag.Flag) {
@@ -138,4 +150,25 @@ func noteRenamed(w io.Writer, arg string) {
 	if now, ok := scenarios.Renamed(arg); ok {
 		fmt.Fprintf(w, "c3lab: scenario %s is now called %s\n", arg, now)
 	}
+}
+
+// setFlags returns the flags set on the command line.
+func setFlags(fs *flag.FlagSet) map[string]bool {
+	set := map[string]bool{}
+	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
+	return set
+}
+
+// noEffect is the usage error for a flag that would change nothing in the
+// combination given: it names the flag and says why and what to do.
+func noEffect(name, why string) error {
+	return badInput("--%s has no effect %s", name, why)
+}
+
+// checkReps refuses a --reps out of range, the same way for every command.
+func checkReps(n int) error {
+	if n < 0 || n > scenarios.MaxReps {
+		return badInput("--reps is %d; allowed 0 (each scenario's own) or 1..%d", n, scenarios.MaxReps)
+	}
+	return nil
 }

@@ -58,7 +58,6 @@ func TestCommandLine(t *testing.T) {
 		{"missing file", []string{"run", "--scenario", filepath.Join(dir, "nope.yaml")}, 2, nil, []string{"nope.yaml"}},
 		{"cuda without a GPU", []string{"run", "--backend", "cuda"}, 1, nil, []string{"cuda backend cannot start", "--backend sim"}},
 		{"unknown backend", []string{"run", "--backend", "rocm"}, 2, nil, []string{`unknown backend "rocm"; allowed auto, cuda, sim`}},
-		{"negative reps", []string{"run", "--reps", "-1"}, 2, nil, []string{"--reps"}},
 		{"lab needs a terminal", []string{}, 2, nil, []string{"needs a terminal"}},
 		{"show", []string{"scenarios", "show", first}, 0, []string{"name: " + first, "collective:"}, nil},
 		{"show unknown", []string{"scenarios", "show", "nope"}, 2, nil, []string{"unknown scenario"}},
@@ -304,7 +303,7 @@ func TestExport(t *testing.T) {
 	if code, _, errOut := call(t, "export", "--backend", "sim"); code != 2 || !strings.Contains(errOut, "nothing to export") {
 		t.Errorf("no output: exit %d, %q", code, errOut)
 	}
-	if code, _, errOut := call(t, "export", "--backend", "sim", "--chrome", filepath.Join(dir, "no", "such", "dir.json")); code != 1 || !strings.Contains(errOut, "dir.json") {
+	if code, _, errOut := call(t, "export", "--backend", "sim", "--chrome", filepath.Join(dir, "no", "such", "dir.json")); code != 2 || !strings.Contains(errOut, "dir.json") {
 		t.Errorf("unwritable path: exit %d, %q", code, errOut)
 	}
 }
@@ -372,6 +371,92 @@ func TestAdvise(t *testing.T) {
 	var rep adviseReport
 	if err := json.Unmarshal([]byte(out), &rep); code != 0 || err != nil || len(rep.Advice.Reasons) == 0 {
 		t.Errorf("exit %d, err %v, report %+v", code, err, rep)
+	}
+}
+
+// Input that would be ignored or misread is refused with one line naming
+// the flag and why, exit 2, before anything is measured: --reps outside
+// its range (the same for every command), repeated scenarios or
+// strategies, and flags that have no effect in the combination given.
+func TestUselessOrBadFlagsAreRefused(t *testing.T) {
+	dir := t.TempDir()
+	t.Chdir(dir) // a sweep that ran by mistake writes its default file here
+	rec := filepath.Join(dir, "s.c3rec")
+	if code, _, errOut := call(t, "run", "--backend", "sim", "--record", rec, "--json"); code != 0 {
+		t.Fatalf("recording a session: exit %d: %s", code, errOut)
+	}
+	first, second := scenarios.Names()[0], scenarios.Names()[1]
+	mine := filepath.Join(dir, "mine.yaml")
+	if err := os.WriteFile(mine, []byte("name: "+first+"\ngpus: 2\ncompute:\n  kind: stream\n  bytes: 1GiB\ncomm:\n  collective: all-to-all\n  bytes: 256MiB\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out := func() string { return filepath.Join(t.TempDir(), "out.json") }
+	for _, tc := range []struct {
+		name string
+		args []string
+		want string
+	}{
+		{"sweep negative reps", []string{"sweep", "--backend", "sim", "--reps", "-5", "--out", out()}, "--reps is -5; allowed 0 (each scenario's own) or 1..100000"},
+		{"sweep too many reps", []string{"sweep", "--backend", "sim", "--reps", "100001", "--out", out()}, "--reps is 100001; allowed 0"},
+		{"run negative reps", []string{"run", "--backend", "sim", "--reps", "-1"}, "--reps is -1; allowed 0 (each scenario's own) or 1..100000"},
+		{"run too many reps", []string{"run", "--backend", "sim", "--reps", "100001"}, "--reps is 100001; allowed 0"},
+		{"export negative reps", []string{"export", "--backend", "sim", "--reps", "-1", "--chrome", out()}, "--reps is -1; allowed 0"},
+		{"advise negative reps", []string{"advise", "--backend", "sim", "--tune", "--reps", "-1"}, "--reps is -1; allowed 0"},
+		{"sweep a scenario twice", []string{"sweep", "--backend", "sim", "--scenarios", first + "," + second + "," + first, "--out", out()}, "--scenarios names " + first + " twice"},
+		{"sweep a file and a built-in of one name", []string{"sweep", "--backend", "sim", "--scenarios", first + "," + mine, "--out", out()}, "--scenarios names " + first + " twice"},
+		{"sweep a strategy twice", []string{"sweep", "--backend", "sim", "--strategies", "baseline,dma,baseline", "--out", out()}, `--strategies names "baseline" twice`},
+		{"sweep a missing scenario file", []string{"sweep", "--backend", "sim", "--scenarios", filepath.Join(dir, "nope.yaml"), "--out", out()}, "nope.yaml"},
+		{"sweep --force without --out", []string{"sweep", "--backend", "sim", "--force"}, "--force has no effect without --out"},
+		{"sweep --record-overwrite without --record", []string{"sweep", "--backend", "sim", "--record-overwrite", "--out", out()}, "--record-overwrite has no effect without --record"},
+		{"run --record-overwrite without --record", []string{"run", "--backend", "sim", "--record-overwrite"}, "--record-overwrite has no effect without --record"},
+		{"lab --record-overwrite without --record", []string{"lab", "--backend", "sim", "--record-overwrite"}, "--record-overwrite has no effect without --record"},
+		{"run --timeline without --json", []string{"run", "--backend", "sim", "--timeline"}, "--timeline has no effect without --json"},
+		{"advise --reps without --tune", []string{"advise", "--backend", "sim", "--reps", "3"}, "--reps has no effect without --tune"},
+		{"export --from with a strategy flag", []string{"export", "--from", rec, "--comm-sms", "32", "--chrome", out()}, "--comm-sms has no effect with --from"},
+		{"export --from with --scenario", []string{"export", "--from", rec, "--scenario", first, "--chrome", out()}, "--scenario has no effect with --from"},
+		{"export --from with --backend", []string{"export", "--from", rec, "--backend", "sim", "--chrome", out()}, "--backend has no effect with --from"},
+		{"export --from with --reps", []string{"export", "--from", rec, "--reps", "3", "--chrome", out()}, "--reps has no effect with --from"},
+		{"export --index without --from", []string{"export", "--backend", "sim", "--index", "0", "--chrome", out()}, "--index has no effect without --from"},
+		{"export --index below 0", []string{"export", "--from", rec, "--index", "-2", "--chrome", out()}, "--index is -2"},
+		{"replay --json --text", []string{"replay", rec, "--json", "--text"}, "--json and --text"},
+		{"replay --lab --text", []string{"replay", rec, "--lab", "--text"}, "--text and --lab"},
+		{"replay --lab without a terminal", []string{"replay", rec, "--lab"}, "--lab needs a terminal"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			code, stdout, errOut := call(t, tc.args...)
+			if code != exitUsage {
+				t.Errorf("exit %d, want %d; stderr %q", code, exitUsage, errOut)
+			}
+			if !strings.Contains(errOut, tc.want) || strings.Count(strings.TrimSpace(errOut), "\n") > 0 {
+				t.Errorf("stderr %q; want one line containing %q", errOut, tc.want)
+			}
+			if stdout != "" || strings.Contains(errOut, "sweep 0/") {
+				t.Errorf("something ran: stdout %q, stderr %q", stdout, errOut)
+			}
+		})
+	}
+}
+
+// sweep --scenarios takes scenario files as run --scenario does, next to
+// built-in names.
+func TestSweepScenarioFiles(t *testing.T) {
+	dir := t.TempDir()
+	mine := filepath.Join(dir, "mine.yaml")
+	if err := os.WriteFile(mine, []byte("name: mine\ngpus: 2\ncompute:\n  kind: stream\n  bytes: 1GiB\ncomm:\n  collective: all-to-all\n  bytes: 256MiB\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out := filepath.Join(dir, "out.json")
+	code, _, errOut := call(t, "sweep", "--backend", "sim", "--scenarios", mine+","+scenarios.Names()[0], "--strategies", "baseline", "--reps", "1", "--out", out, "--json")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	f := readSweepFile(t, out)
+	var got []string
+	for _, e := range f.Results {
+		got = append(got, e.Scenario)
+	}
+	if want := []string{"mine", scenarios.Names()[0]}; strings.Join(got, ",") != strings.Join(want, ",") {
+		t.Errorf("swept %v, want %v", got, want)
 	}
 }
 

@@ -28,13 +28,26 @@ func (r *recordFlags) register(fs *flag.FlagSet) {
 	fs.BoolVar(&r.overwrite, "record-overwrite", false, "let --record replace an existing file")
 }
 
-// check refuses an existing recording before anything runs.
+// output is the --record file as an output to check (none when empty).
+func (r *recordFlags) output() output {
+	return output{path: r.path, force: r.overwrite, flag: "--record", forceFlag: "--record-overwrite", what: "the recording"}
+}
+
+// check refuses, before anything runs, --record-overwrite without
+// --record, and a --record file that cannot be written: an existing one
+// without --record-overwrite, one that is not a regular file, one whose
+// folder is missing or takes no file.
 func (r *recordFlags) check() error {
-	if r.path == "" || r.overwrite {
-		return nil
+	if err := r.checkFlags(); err != nil {
+		return err
 	}
-	if _, err := os.Stat(r.path); err == nil {
-		return badInput("%s exists; pick another --record file or add --record-overwrite", r.path)
+	return checkOutputs(r.output())
+}
+
+// checkFlags refuses --record-overwrite without --record.
+func (r *recordFlags) checkFlags() error {
+	if r.overwrite && r.path == "" {
+		return noEffect("record-overwrite", "without --record; add --record FILE or drop it")
 	}
 	return nil
 }

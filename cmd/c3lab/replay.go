@@ -119,6 +119,22 @@ func runReplay(ctx context.Context, args []string, s stdio) error {
 	if file == "" {
 		return badInput("replay needs a recording file (c3lab run --record FILE makes one)")
 	}
+	// The outputs are exclusive: one would silently win over another.
+	var modes []string
+	for _, m := range []struct {
+		name string
+		on   bool
+	}{{"--json", *asJSON}, {"--text", *asText}, {"--lab", *explore}} {
+		if m.on {
+			modes = append(modes, m.name)
+		}
+	}
+	if len(modes) > 1 {
+		return badInput("%s and %s are different outputs; pick one", modes[0], modes[1])
+	}
+	if *explore && !s.terminal {
+		return badInput("--lab needs a terminal; without one, replay prints the recorded results (--text or --json)")
+	}
 	b, err := replay.Open(file)
 	if err != nil {
 		return usageError{fmt.Errorf("reading %s: %w", file, err)}

@@ -30,8 +30,11 @@ func runRun(ctx context.Context, args []string, s stdio) error {
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
-	if *reps < 0 {
-		return badInput("--reps is %d; want 0 (the scenario's own) or more", *reps)
+	if err := checkReps(*reps); err != nil {
+		return err
+	}
+	if *timeline && !*asJSON {
+		return noEffect("timeline", "without --json (it adds the timeline to the JSON); add --json or drop --timeline")
 	}
 	if err := rf.check(); err != nil {
 		return err

@@ -11,8 +11,8 @@ import (
 
 	"github.com/c3lab/c3lab/backends/cuda"
 	"github.com/c3lab/c3lab/profiler"
-	"github.com/c3lab/c3lab/profiler/export"
 	"github.com/c3lab/c3lab/profiler/numfmt"
+	"github.com/c3lab/c3lab/recordings/outfile"
 	"github.com/c3lab/c3lab/scenarios"
 )
 
@@ -32,21 +32,24 @@ type sweepFile struct {
 	Summary    []profiler.StrategySummary `json:"summary"`
 	Results    []profiler.SweepEntry      `json:"results"`
 	Incomplete string                     `json:"incomplete,omitempty"`
+	// Skipped says which built-in scenarios the backend could not run and
+	// were left out of a whole-suite sweep (a one-GPU node's collectives).
+	Skipped string `json:"skipped,omitempty"`
 }
 
 func runSweep(ctx context.Context, args []string, s stdio) error {
-	fs := newFlags("sweep", "sweep [--backend auto|cuda|sim] [--suite default] [--scenarios A,B] [--collectives C,D] [--gpus N] [--strategies X,Y] [--reps N] --out FILE.json [--force] [--json]", s)
+	fs := newFlags("sweep", "sweep [--backend auto|cuda|sim] [--suite default] [--scenarios A,B|FILE.yaml] [--collectives C,D] [--gpus N] [--strategies X,Y] [--reps N] [--out FILE.json [--force]] [--record FILE] [--json]", s)
 	var be backendFlag
 	var rf recordFlags
 	be.register(fs)
 	rf.register(fs)
 	suite := fs.String("suite", "default", "the scenario suite: default (the built-in suite)")
-	only := fs.String("scenarios", "", "comma-separated scenario names to run instead of the whole suite")
-	colls := fs.String("collectives", "", "keep only scenarios of these collectives (comma-separated: all-gather, reduce-scatter, all-reduce, all-to-all)")
+	only := fs.String("scenarios", "", "comma-separated scenarios to run instead of the whole suite: built-in names or YAML files")
+	colls := fs.String("collectives", "", "keep only scenarios of these collectives or host copies (comma-separated: all-gather, reduce-scatter, all-reduce, all-to-all, h2d, d2h, swap)")
 	gpus := fs.Int("gpus", 0, "run every scenario on this many GPUs (2..8), each GPU with the scenario's per-rank message (so an all-gather or reduce-scatter sends it to more peers); 0 keeps each scenario's own")
 	strategies := fs.String("strategies", "", "comma-separated strategies: "+strategyNames())
 	reps := fs.Int("reps", 0, "timed repetitions per run; 0 = each scenario's own")
-	out := fs.String("out", "", "write the results to this JSON file")
+	out := fs.String("out", "", "write the results to this JSON file; default c3lab-sweep-YYYYMMDD-HHMMSS.json in the working directory")
 	force := fs.Bool("force", false, "overwrite --out if it exists")
 	asJSON := fs.Bool("json", false, "print the summary as JSON on stdout; no progress on stderr")
 	if err := parseFlags(fs, args); err != nil {
@@ -55,58 +58,78 @@ func runSweep(ctx context.Context, args []string, s stdio) error {
 	if *suite != "default" {
 		return badInput("unknown suite %q; allowed default", *suite)
 	}
-	if err := rf.check(); err != nil {
+	if err := checkReps(*reps); err != nil {
 		return err
 	}
-	if *out != "" && !*force {
-		if _, err := os.Stat(*out); err == nil {
-			return badInput("%s exists; pick another --out or add --force", *out)
-		}
+	if *force && *out == "" {
+		return noEffect("force", "without --out (a sweep without --out writes a new file); add --out FILE or drop --force")
 	}
-	grid, err := profiler.ParseGrid(splitList(*strategies))
+	if err := rf.checkFlags(); err != nil {
+		return err
+	}
+	// Where the results go is checked before anything runs; without --out
+	// they go to a new file here, named like the lab's recordings.
+	started := time.Now()
+	dest := output{path: *out, force: *force, flag: "--out", forceFlag: "--force", what: "the results"}
+	if dest.path == "" {
+		dest.path = outfile.Unused("c3lab-sweep-" + started.Format("20060102-150405") + ".json")
+	}
+	if err := checkOutputs(dest, rf.output()); err != nil {
+		return err
+	}
+	names := splitList(*strategies)
+	if dup, ok := repeated(names); ok {
+		return badInput("--strategies names %q twice; list each strategy once", dup)
+	}
+	grid, err := profiler.ParseGrid(names)
 	if err != nil {
 		return usageError{err}
 	}
-	list := scenarios.Builtin()
-	if names := splitList(*only); len(names) > 0 {
-		list = nil
-		for _, n := range names {
-			sc, err := scenarios.Find(n)
-			if err != nil {
-				return scenarioError(err)
-			}
-			noteRenamed(s.errOut, n)
-			list = append(list, sc)
+	keep := map[scenarios.Collective]bool{}
+	for _, k := range splitList(*colls) {
+		c := scenarios.Collective(k)
+		if !slices.Contains(scenarios.CommKinds, c) {
+			return badInput("unknown collective %q in --collectives; allowed all-gather, reduce-scatter, all-reduce, all-to-all, or the host copies h2d, d2h, swap", k)
 		}
+		keep[c] = true
 	}
-	if kinds := splitList(*colls); len(kinds) > 0 {
-		keep := map[scenarios.Collective]bool{}
-		for _, k := range kinds {
-			c := scenarios.Collective(k)
-			if !slices.Contains(scenarios.Collectives, c) {
-				return badInput("unknown collective %q in --collectives; allowed all-gather, reduce-scatter, all-reduce, all-to-all", k)
-			}
-			keep[c] = true
-		}
-		list = slices.DeleteFunc(list, func(sc scenarios.Scenario) bool { return !keep[sc.Comm.Collective] })
-		if len(list) == 0 {
-			return badInput("no scenario of the suite (or of --scenarios) runs %s", *colls)
-		}
-	}
-	if *gpus != 0 {
-		if *gpus < 2 || *gpus > 8 {
-			return badInput("--gpus is %d; allowed 2..8 (0 keeps each scenario's own)", *gpus)
-		}
-		for i := range list {
-			list[i] = scenarios.OnGPUs(list[i], *gpus)
-		}
+	if *gpus != 0 && (*gpus < 2 || *gpus > 8) {
+		return badInput("--gpus is %d; allowed 2..8 (0 keeps each scenario's own)", *gpus)
 	}
 	b, err := be.openTelling(s.errOut, *asJSON)
 	if err != nil {
 		return err
 	}
 	defer b.Close()
-	if err := checkFits(list, b.Capabilities().Limits); err != nil {
+	lim := b.Capabilities().Limits
+	asked := splitList(*only)
+	list, err := sweepScenarios(asked, lim)
+	if err != nil {
+		return err
+	}
+	for _, n := range asked {
+		noteRenamed(s.errOut, n)
+	}
+	skipped := ""
+	if len(asked) == 0 {
+		// The whole suite: what this backend can run, and one line on
+		// what it cannot (a one-GPU node runs the host copies only).
+		if list, skipped = runnableSuite(lim); skipped != "" && !*asJSON {
+			fmt.Fprintln(s.errOut, "c3lab:", skipped)
+		}
+	}
+	if len(keep) > 0 {
+		list = slices.DeleteFunc(list, func(sc scenarios.Scenario) bool { return !keep[sc.Comm.Collective] })
+		if len(list) == 0 {
+			return badInput("no scenario of the suite (or of --scenarios) runs %s", *colls)
+		}
+	}
+	if *gpus != 0 {
+		for i := range list {
+			list[i] = scenarios.OnGPUs(list[i], *gpus)
+		}
+	}
+	if err := checkFits(list, lim); err != nil {
 		return err
 	}
 	var progress profiler.Progress
@@ -154,7 +177,7 @@ func runSweep(ctx context.Context, args []string, s stdio) error {
 	f := sweepFile{
 		Tool: "c3lab sweep", Version: currentVersion(), Date: time.Now().UTC().Format(time.RFC3339),
 		Backend: b.Name(), Devices: b.Devices(), Reps: *reps, Grid: grid,
-		Summary: profiler.SummarizeSweep(entries, grid), Results: entries,
+		Summary: profiler.SummarizeSweep(entries, grid), Results: entries, Skipped: skipped,
 	}
 	f.Host, _ = os.Hostname()
 	if b.Name() == "cuda" {
@@ -164,11 +187,9 @@ func runSweep(ctx context.Context, args []string, s stdio) error {
 	if runErr != nil {
 		f.Incomplete = runErr.Error()
 	}
-	if *out != "" {
-		if err := export.WriteFile(*out, func(w io.Writer) error { return writeJSON(w, f) }); err != nil {
-			return err
-		}
-	}
+	// Should the write fail now, the results are saved elsewhere and
+	// writeErr says where; the summary is printed either way.
+	writeErr := dest.write(func(w io.Writer) error { return writeJSON(w, f) })
 	if *asJSON {
 		if err := writeJSON(s.out, f.Summary); err != nil {
 			return err
@@ -176,10 +197,16 @@ func runSweep(ctx context.Context, args []string, s stdio) error {
 	} else {
 		writeSummary(s, f)
 	}
+	if writeErr == nil && (!*asJSON || *out == "") {
+		fmt.Fprintf(s.errOut, "c3lab: wrote the results to %s\n", dest.path)
+	}
 	if runErr != nil {
+		if writeErr != nil {
+			fmt.Fprintf(s.errOut, "c3lab sweep: %v\n", writeErr)
+		}
 		return fmt.Errorf("sweep stopped after %d of %d runs: %w", len(entries), len(list)*len(grid), runErr)
 	}
-	return nil
+	return writeErr
 }
 
 func writeSummary(s stdio, f sweepFile) {
@@ -205,6 +232,45 @@ func writeSummary(s stdio, f sweepFile) {
 		}
 		fmt.Fprintf(s.out, "%-18s %8s %s  %s / %s / %s, %d runs%s\n", x.Strategy, mean, bound, cls(profiler.GEMMLong), cls(profiler.Balanced), cls(profiler.CommLong), x.N, failed)
 	}
+}
+
+// sweepScenarios resolves --scenarios, built-in names or YAML files as
+// run --scenario takes them (the whole suite when none), and refuses a
+// scenario named twice: results are kept by scenario name, and running
+// one twice would only double the time.
+func sweepScenarios(args []string, lim scenarios.Limits) ([]scenarios.Scenario, error) {
+	if len(args) == 0 {
+		return scenarios.Builtin(), nil
+	}
+	var list []scenarios.Scenario
+	from := map[string]string{} // scenario name -> the argument that gave it
+	for _, a := range args {
+		sc, err := resolveScenario(a, lim)
+		if err != nil {
+			return nil, err
+		}
+		if prev, ok := from[sc.Name]; ok {
+			if prev != a {
+				return nil, badInput("--scenarios names %s twice (%s and %s); list each scenario once", sc.Name, prev, a)
+			}
+			return nil, badInput("--scenarios names %s twice; list each scenario once", sc.Name)
+		}
+		from[sc.Name] = a
+		list = append(list, sc)
+	}
+	return list, nil
+}
+
+// repeated returns the first name that occurs twice in names.
+func repeated(names []string) (string, bool) {
+	seen := map[string]bool{}
+	for _, n := range names {
+		if seen[n] {
+			return n, true
+		}
+		seen[n] = true
+	}
+	return "", false
 }
 
 func splitList(s string) []string {

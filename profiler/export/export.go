@@ -1,6 +1,6 @@
 // Package export writes a measurement's timeline and telemetry in formats
 // other tools open: pprof (go tool pprof, Perfetto), Perfetto's native
-// protobuf trace, and Chrome's JSON trace as a fallback. Every writer goes
+// protobuf trace, and Chrome's JSON trace as a fallback. WriteFile goes
 // through a temporary file that is renamed into place, so a failed export
 // never leaves a half-written file under the final name.
 package export
@@ -10,12 +10,11 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
-	"path/filepath"
 	"slices"
 
 	"github.com/c3lab/c3lab/backends"
 	"github.com/c3lab/c3lab/profiler"
+	"github.com/c3lab/c3lab/recordings/outfile"
 )
 
 // Trace is what the exporters need: one concurrent repetition's spans and
@@ -61,24 +60,14 @@ func (t Trace) deviceName(dev int) string {
 // ErrEmpty is returned when a trace holds nothing to export.
 var ErrEmpty = errors.New("the measurement has no timeline to export (the backend reported no spans)")
 
-// WriteFile writes through a temporary file beside path and renames it into
-// place; on any error the temporary file is removed and path is untouched.
+// WriteFile writes an export to path, replacing a regular file there, the
+// way every user-named output is written (recordings/outfile): through a
+// temporary file beside it that is synced and renamed into place, so on
+// any error path is untouched; a link is followed, and a folder, device,
+// FIFO or socket is refused. Callers refuse an existing file beforehand
+// when the user did not allow overwriting (outfile.Check).
 func WriteFile(path string, write func(io.Writer) error) error {
-	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".*.tmp")
-	if err != nil {
-		return fmt.Errorf("writing %s: %w", path, err)
-	}
-	werr := write(tmp)
-	cerr := tmp.Close()
-	if err := errors.Join(werr, cerr); err != nil {
-		os.Remove(tmp.Name())
-		return fmt.Errorf("writing %s: %w", path, err)
-	}
-	if err := os.Rename(tmp.Name(), path); err != nil {
-		os.Remove(tmp.Name())
-		return fmt.Errorf("writing %s: %w", path, err)
-	}
-	return nil
+	return outfile.WriteFile(path, outfile.Options{Overwrite: true}, write)
 }
 
 // metricLabel is a telemetry metric's name on a counter track: its stored

@@ -13,6 +13,7 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"syscall"
 	"testing"
 
 	"github.com/google/pprof/profile"
@@ -391,5 +392,51 @@ func TestCopyStreamsLabel(t *testing.T) {
 		if !bytes.Contains(out, []byte("copy_streams_busy (%)")) {
 			t.Errorf("%s: no copy_streams_busy counter", name)
 		}
+	}
+}
+
+// WriteFile writes exports the way every user-named output is written
+// (recordings/outfile): a new file gets 0666 less the umask, a link is
+// followed and stays a link, and a FIFO is refused, not replaced.
+func TestWriteFileKeepsLinksAndTheUmask(t *testing.T) {
+	old := syscall.Umask(0o022)
+	t.Cleanup(func() { syscall.Umask(old) })
+	dir := t.TempDir()
+	write := func(w io.Writer) error { _, err := io.WriteString(w, "trace"); return err }
+
+	fresh := filepath.Join(dir, "new.pftrace")
+	if err := WriteFile(fresh, write); err != nil {
+		t.Fatal(err)
+	}
+	if fi, err := os.Stat(fresh); err != nil || fi.Mode().Perm() != 0o644 {
+		t.Errorf("a new export has mode %v (%v), want 0644 under umask 022", fi.Mode().Perm(), err)
+	}
+
+	real, link := filepath.Join(dir, "real.json"), filepath.Join(dir, "link.json")
+	if err := os.WriteFile(real, []byte("old"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(real, link); err != nil {
+		t.Fatal(err)
+	}
+	if err := WriteFile(link, write); err != nil {
+		t.Fatal(err)
+	}
+	if fi, err := os.Lstat(link); err != nil || fi.Mode()&os.ModeSymlink == 0 {
+		t.Errorf("the link was replaced by %v (%v)", fi.Mode(), err)
+	}
+	if b, _ := os.ReadFile(real); string(b) != "trace" {
+		t.Errorf("the link's file holds %q", b)
+	}
+
+	fifo := filepath.Join(dir, "pipe")
+	if err := syscall.Mkfifo(fifo, 0o644); err != nil {
+		t.Skipf("no FIFO here: %v", err)
+	}
+	if err := WriteFile(fifo, write); err == nil || !strings.Contains(err.Error(), "FIFO") {
+		t.Errorf("writing over a FIFO: %v", err)
+	}
+	if fi, err := os.Lstat(fifo); err != nil || fi.Mode()&os.ModeNamedPipe == 0 {
+		t.Errorf("the FIFO became %v (%v)", fi.Mode(), err)
 	}
 }
