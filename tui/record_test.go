@@ -353,4 +353,3 @@ func pipeInto(path string, w *os.File) error {
 	}
 	return fmt.Errorf("%s is not open", path)
 }
-
