@@ -11,29 +11,57 @@ import (
 	"github.com/c3lab/c3lab/backends/sim"
 )
 
-// backendFlag is the --backend flag shared by the commands that run things.
-type backendFlag struct{ name string }
+// backendFlag is the --backend flag shared by the commands that run things,
+// with --sim-gpus, the simulated node's size.
+type backendFlag struct {
+	name    string
+	simGPUs int
+}
 
 func (b *backendFlag) register(fs *flag.FlagSet) {
 	fs.StringVar(&b.name, "backend", "auto", "where to run: auto (the GPUs when usable, else the simulator), cuda or sim")
+	fs.IntVar(&b.simGPUs, "sim-gpus", 0, "the simulated node's GPU count, 1..8 (1 previews a one-GPU box); 0 = 8")
+}
+
+// simulator is the simulator of the node --sim-gpus asks for.
+func (b *backendFlag) simulator() (*sim.Backend, error) {
+	p := sim.H200()
+	switch {
+	case b.simGPUs < 0 || b.simGPUs > p.MaxGPUs:
+		return nil, badInput("--sim-gpus is %d; allowed 1..%d, or 0 for %d", b.simGPUs, p.MaxGPUs, p.MaxGPUs)
+	case b.simGPUs > 0:
+		p.MaxGPUs = b.simGPUs
+	}
+	return sim.New(p), nil
 }
 
 // open returns the chosen backend and a note for the user about the choice.
 func (b *backendFlag) open() (backends.Backend, string, error) {
+	simulated, err := b.simulator()
+	if err != nil {
+		return nil, "", err
+	}
 	switch b.name {
 	case "auto":
 		be, err := cuda.Open(cudaOptions())
 		if err == nil {
+			if b.simGPUs != 0 {
+				be.Close()
+				return nil, "", badInput("--sim-gpus sizes the simulator, and this node's GPUs are in use; add --backend sim, or drop --sim-gpus")
+			}
 			return be, "", nil
 		}
 		why := "no NVIDIA driver or GPU found"
 		if !cuda.IsMissingDriver(err) {
 			why = "the GPUs are not usable: " + err.Error()
 		}
-		return sim.New(sim.H200()), why + "; using the simulator (H200 profile)", nil
+		return simulated, why + "; using the simulator (H200 profile)", nil
 	case "sim":
-		return sim.New(sim.H200()), "", nil
+		return simulated, "", nil
 	case "cuda":
+		if b.simGPUs != 0 {
+			return nil, "", badInput("--sim-gpus sizes the simulator; it has no effect with --backend cuda")
+		}
 		be, err := cuda.Open(cudaOptions())
 		if err != nil {
 			return nil, "", fmt.Errorf("the cuda backend cannot start: %w (c3lab doctor says more; --backend sim runs the simulator)", err)

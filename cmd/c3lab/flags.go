@@ -113,7 +113,7 @@ func resolveScenario(arg string, lim scenarios.Limits) (scenarios.Scenario, erro
 	if arg == "" {
 		// The first built-in the backend can run (a one-GPU node runs the
 		// host copies, not the collectives that lead the suite).
-		if runs, _ := runnableSuite(lim); len(runs) > 0 {
+		if runs, _, _, _ := splitSuite(lim); len(runs) > 0 {
 			return runs[0], nil
 		}
 		return scenarios.Builtin()[0], nil

@@ -46,7 +46,7 @@ func runLab(ctx context.Context, args []string, s stdio) error {
 	noteRenamed(s.errOut, *scenarioArg)
 	// The list holds what this backend can run; the note says what it
 	// left out (on a one-GPU node, the collectives).
-	suite, left := runnableSuite(b.Capabilities().Limits)
+	suite, left := runnableSuite(b)
 	if !contains(suite, sc.Name) {
 		suite = append([]scenarios.Scenario{sc}, suite...)
 	}

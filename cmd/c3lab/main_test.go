@@ -58,6 +58,12 @@ func TestCommandLine(t *testing.T) {
 		{"missing file", []string{"run", "--scenario", filepath.Join(dir, "nope.yaml")}, 2, nil, []string{"nope.yaml"}},
 		{"cuda without a GPU", []string{"run", "--backend", "cuda"}, 1, nil, []string{"cuda backend cannot start", "--backend sim"}},
 		{"unknown backend", []string{"run", "--backend", "rocm"}, 2, nil, []string{`unknown backend "rocm"; allowed auto, cuda, sim`}},
+		// A one-GPU node, simulated: the host copies run, the collectives say why not.
+		{"one GPU: run default", []string{"run", "--backend", "sim", "--sim-gpus", "1"}, 0, []string{"llama3-70b-ffn-gate-up-act-offload-d2h-112m", "d2h 112MiB on 1 GPU", "copy alone"}, nil},
+		{"one GPU: a collective", []string{"run", "--backend", "sim", "--sim-gpus", "1", "--scenario", "llama3-70b-tp-qkv-ag-224m"}, 2, nil, []string{"scenario llama3-70b-tp-qkv-ag-224m cannot run here: gpus is 2 but NVIDIA H200 has only 1 GPU here"}},
+		{"one GPU: the list", []string{"scenarios", "--backend", "sim", "--sim-gpus", "1"}, 0, []string{"h2d 128MiB", "36 of the 44 built-in scenarios cannot run here"}, nil},
+		{"--sim-gpus out of range", []string{"run", "--backend", "sim", "--sim-gpus", "9"}, 2, nil, []string{"--sim-gpus is 9; allowed 1..8"}},
+		{"--sim-gpus with cuda", []string{"run", "--backend", "cuda", "--sim-gpus", "1"}, 2, nil, []string{"--sim-gpus sizes the simulator; it has no effect with --backend cuda"}},
 		{"lab needs a terminal", []string{}, 2, nil, []string{"needs a terminal"}},
 		{"show", []string{"scenarios", "show", first}, 0, []string{"name: " + first, "collective:"}, nil},
 		{"show unknown", []string{"scenarios", "show", "nope"}, 2, nil, []string{"unknown scenario"}},

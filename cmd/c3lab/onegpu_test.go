@@ -1,7 +1,11 @@
 package main
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -73,11 +77,42 @@ func TestExperimentOnOneGPU(t *testing.T) {
 			}
 		})
 	}
-	runs, note := runnableSuite(lim)
-	if len(runs) == 0 || !strings.Contains(note, "cannot run on this 1-GPU node") || !strings.Contains(note, "--backend sim runs them") {
+	runs, note := runnableSuite(oneGPUNode())
+	if len(runs) == 0 || !strings.Contains(note, "36 of the 44 built-in scenarios cannot run here: 36 need more GPUs than this 1-GPU node has") || !strings.Contains(note, "--sim-gpus 2 or more") {
 		t.Errorf("runnableSuite: %d runnable, note %q", len(runs), note)
 	}
-	if _, note := runnableSuite(sim.H200().Limits()); note != "" {
+	if _, note := runnableSuite(sim.New(sim.H200())); note != "" {
 		t.Errorf("on 8 simulated GPUs nothing should be left out: %q", note)
+	}
+}
+
+// A whole-suite sweep on a one-GPU node runs the host copies only, says in
+// one line what it left out, and records that in the file.
+func TestSweepOnOneGPU(t *testing.T) {
+	dir := t.TempDir()
+	out := filepath.Join(dir, "s.json")
+	var o, e bytes.Buffer
+	code := realMain(context.Background(), []string{"sweep", "--backend", "sim", "--sim-gpus", "1", "--strategies", "baseline,dma", "--out", out}, stdio{out: &o, errOut: &e})
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, e.String())
+	}
+	if !strings.Contains(e.String(), "36 of the 44 built-in scenarios cannot run here") {
+		t.Errorf("stderr does not say what was left out:\n%s", e.String())
+	}
+	data, err := os.ReadFile(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var f sweepFile
+	if err := json.Unmarshal(data, &f); err != nil {
+		t.Fatal(err)
+	}
+	if len(f.Results) != 8*2 || !strings.Contains(f.Skipped, "36 need more GPUs") {
+		t.Errorf("%d results, skipped %q; want the 8 host copies under 2 strategies and the 36 left out", len(f.Results), f.Skipped)
+	}
+	for _, r := range f.Results {
+		if r.Err != "" || r.Result == nil || !r.Result.Scenario.Comm.Collective.IsHostCopy() {
+			t.Errorf("%s · %s: %s", r.Scenario, r.Strategy, r.Err)
+		}
 	}
 }

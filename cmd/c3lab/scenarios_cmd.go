@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"text/tabwriter"
 
 	"github.com/c3lab/c3lab/backends"
@@ -55,7 +56,6 @@ func runScenarios(ctx context.Context, args []string, s stdio) error {
 	if *asJSON {
 		return writeJSON(s.out, rows)
 	}
-	lim := b.Capabilities().Limits
 	tw := tabwriter.NewWriter(s.out, 0, 0, 2, ' ', 0)
 	fmt.Fprintf(tw, "NAME\tGPUS\tCLASS (%s)\tT_COMP\tT_COMM\tCOMPUTE\tCOMM\n", b.Name())
 	for _, r := range rows {
@@ -69,8 +69,8 @@ func runScenarios(ctx context.Context, args []string, s stdio) error {
 		return err
 	}
 	if skipped > 0 {
-		fmt.Fprintf(s.out, "\n%d of %d scenarios cannot run on this %d-GPU node (%s); c3lab scenarios --backend sim classifies them on a simulated node\n",
-			skipped, len(rows), lim.MaxGPUs, firstWhy(rows))
+		_, note := runnableSuite(b)
+		fmt.Fprintf(s.out, "\n%s\n", note)
 	}
 	return nil
 }
@@ -113,37 +113,50 @@ func runsHere(sc scenarios.Scenario, lim scenarios.Limits) string {
 	return ""
 }
 
-// runnableSuite splits the built-in suite by whether a backend of limits
-// lim can run each scenario; note says, in one line, what was left out and
-// why ("" when nothing was).
-func runnableSuite(lim scenarios.Limits) (runs []scenarios.Scenario, note string) {
-	var left []string
-	why := ""
-	for _, sc := range scenarios.Builtin() {
-		if w := runsHere(sc, lim); w != "" {
-			left = append(left, sc.Name)
-			if why == "" {
-				why = w
-			}
-			continue
-		}
-		runs = append(runs, sc)
+// runnableSuite splits the built-in suite by whether backend b can run
+// each scenario; note says, in one line, what was left out, why, and where
+// it runs ("" when nothing was).
+func runnableSuite(b backends.Backend) (runs []scenarios.Scenario, note string) {
+	lim := b.Capabilities().Limits
+	runs, gpus, other, why := splitSuite(lim)
+	var parts []string
+	if gpus > 0 {
+		parts = append(parts, fmt.Sprintf("%d need more GPUs than this %d-GPU node has", gpus, lim.MaxGPUs))
 	}
-	if len(left) > 0 {
-		note = fmt.Sprintf("%d of the %d built-in scenarios cannot run on this %d-GPU node (%s); --backend sim runs them",
-			len(left), len(left)+len(runs), lim.MaxGPUs, why)
+	if other > 0 {
+		parts = append(parts, fmt.Sprintf("%d cannot run here for another reason (%s)", other, why))
 	}
-	return runs, note
+	if len(parts) == 0 {
+		return runs, ""
+	}
+	where := "--backend sim runs them on a simulated node"
+	if b.Name() == "sim" {
+		where = "--sim-gpus 2 or more (0 for the default 8) runs those that need more GPUs"
+	}
+	return runs, fmt.Sprintf("%d of the %d built-in scenarios cannot run here: %s; %s",
+		gpus+other, len(runs)+gpus+other, strings.Join(parts, ", "), where)
 }
 
-// firstWhy is the first reason a row gives for not running.
-func firstWhy(rows []scenarioRow) string {
-	for _, r := range rows {
-		if r.Why != "" {
-			return r.Why
+// splitSuite splits the built-in suite for a backend of limits lim: the
+// scenarios it runs, how many need more GPUs than it has, how many it
+// cannot run for another reason, and the first such reason.
+func splitSuite(lim scenarios.Limits) (runs []scenarios.Scenario, gpus, other int, why string) {
+	for _, sc := range scenarios.Builtin() {
+		var ve *scenarios.ValidationError
+		err := scenarios.Validate(sc, lim)
+		switch {
+		case err == nil:
+			runs = append(runs, sc)
+		case errors.As(err, &ve) && len(ve.Fields) > 0 && ve.Fields[0].Path == "$.gpus":
+			gpus++
+		default:
+			other++
+			if why == "" {
+				why = runsHere(sc, lim)
+			}
 		}
 	}
-	return ""
+	return runs, gpus, other, why
 }
 
 func runScenariosShow(args []string, s stdio) error {

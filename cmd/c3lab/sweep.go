@@ -114,7 +114,7 @@ func runSweep(ctx context.Context, args []string, s stdio) error {
 	if len(asked) == 0 {
 		// The whole suite: what this backend can run, and one line on
 		// what it cannot (a one-GPU node runs the host copies only).
-		if list, skipped = runnableSuite(lim); skipped != "" && !*asJSON {
+		if list, skipped = runnableSuite(b); skipped != "" && !*asJSON {
 			fmt.Fprintln(s.errOut, "c3lab:", skipped)
 		}
 	}
