@@ -49,8 +49,7 @@ for s in "${steps[@]}"; do
     # under the default grid, where the copy is c3lab's SM copy kernel,
     # and on the copy engines.
     step "sweep (host copies: copy kernel against copy engines)"
-    host=$(.gpu/c3lab scenarios | awk '$1 ~ /-(h2d|d2h|swap)-/ {print $1}' | paste -sd,)
-    timeout -s INT 300 .gpu/c3lab sweep --backend cuda --scenarios "$host" \
+    timeout -s INT 300 .gpu/c3lab sweep --backend cuda --collectives h2d,d2h,swap \
       --strategies baseline,comm-first+prio,comm-sms-16,comm-sms-32,ctas-8,ctas-16,dma,dma-1ce,dma-chunk-8m,dma-comm-first \
       --out "$OUT/sweep-host.json" --record "$OUT/sweep-host.c3rec" > "$OUT/sweep-host.txt" 2> "$OUT/sweep-host.err"
     echo "sweep-host rc=$?"
