@@ -76,7 +76,7 @@ func TestPanelGolden(t *testing.T) {
 		{"timeline_dma", timelineTitle(&dma, 0, 2, tlZoom{}), func(w int) []string { return timelineLines(st, &dma, tracks, w, 0, tlZoom{}) }},
 		{"why", whyTitle(), func(w int) []string { return whyLines(st, &base, w, "fake", h200Caps()) }},
 		{"why_dma", whyTitle(), func(w int) []string { return whyLines(st, &dma, w, "fake", h200Caps()) }},
-		{"list", listTitle(2, len(suite)), func(w int) []string { return listLines(st, suite, sums, 2, 0, 0, w, len(suite)) }},
+		{"list", listTitle(2, len(suite), ""), func(w int) []string { return listLines(st, suite, sums, 2, 0, 0, w, len(suite)) }},
 		{"help_overlay", "Help", func(w int) []string {
 			return helpOverlayLines(st, helpGroups(DefaultKeyMap(), dmaStrategy(), caps, "fake", helpView{gpu: 1, n: 2, zoom: tlZoom{level: 2}}), w, 40)
 		}},

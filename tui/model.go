@@ -39,6 +39,9 @@ type Config struct {
 	Telemetry <-chan nvtel.Batch
 	// Note is shown in the status line at start (why telemetry is off, say).
 	Note string
+	// ListNote says, in a few words, what the scenario list leaves out
+	// ("36 need more GPUs"); it stays in the list's title.
+	ListNote string
 	// Playback, when it holds results, plays a recorded session instead of
 	// measuring: the lab shows each recorded result in turn.
 	Playback *Playback
@@ -137,6 +140,8 @@ type Model struct {
 	// on this backend ("" when it may); it stays beside the result until
 	// the next request.
 	knobNote string
+	// listNote is Config.ListNote.
+	listNote string
 
 	showHelp bool
 	// helpTop is the help overlay's first line shown (↑/↓ scroll it).
@@ -216,6 +221,7 @@ func newModel(ctx context.Context, cfg Config) Model {
 	if cfg.Note != "" {
 		m.status = status{statusInfo, cfg.Note}
 	}
+	m.listNote = cfg.ListNote
 	var note string
 	m.strategy, note = fitStrategy(m.strategy, m.suite[m.active].Comm.Collective, m.caps, m.name)
 	if note != "" {

@@ -27,12 +27,17 @@ func shortClass(c profiler.Class) string {
 	return string(c)
 }
 
-// listTitle says where the cursor is in the suite.
-func listTitle(cursor, n int) string {
-	if n == 0 {
-		return "Scenarios"
+// listTitle says where the cursor is in the suite, and note what the list
+// leaves out ("36 need more GPUs"; "" when nothing).
+func listTitle(cursor, n int, note string) string {
+	t := "Scenarios"
+	if n > 0 {
+		t += " " + strconv.Itoa(cursor+1) + "/" + strconv.Itoa(n)
 	}
-	return "Scenarios " + strconv.Itoa(cursor+1) + "/" + strconv.Itoa(n)
+	if note != "" {
+		t += " · " + note
+	}
+	return t
 }
 
 // listOffset keeps the cursor inside a window of h rows starting at off.

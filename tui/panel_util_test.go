@@ -220,3 +220,19 @@ func TestMetricsSayPCIeForHostCopies(t *testing.T) {
 		}
 	}
 }
+
+// The list's title keeps what it leaves out in sight.
+func TestListTitle(t *testing.T) {
+	for _, tc := range []struct {
+		cursor, n  int
+		note, want string
+	}{
+		{2, 44, "", "Scenarios 3/44"},
+		{0, 8, "36 need more GPUs", "Scenarios 1/8 · 36 need more GPUs"},
+		{0, 0, "", "Scenarios"},
+	} {
+		if got := listTitle(tc.cursor, tc.n, tc.note); got != tc.want {
+			t.Errorf("listTitle(%d, %d, %q) = %q, want %q", tc.cursor, tc.n, tc.note, got, tc.want)
+		}
+	}
+}

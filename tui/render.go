@@ -79,7 +79,7 @@ func (m *Model) renderList() {
 		return
 	}
 	m.offset = listOffset(m.cursor, m.offset, r.H-2, len(m.suite))
-	m.view.list = box(m.styles, listTitle(m.cursor, len(m.suite)),
+	m.view.list = box(m.styles, listTitle(m.cursor, len(m.suite), m.listNote),
 		listLines(m.styles, m.suite, m.sums, m.cursor, m.active, m.offset, r.W-2, r.H-2), r.W, r.H)
 }
 

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"strings"
 
@@ -47,6 +48,13 @@ func runLab(ctx context.Context, args []string, s stdio) error {
 	// The list holds what this backend can run; the note says what it
 	// left out (on a one-GPU node, the collectives).
 	suite, left := runnableSuite(b)
+	listNote := ""
+	if _, gpus, other, _ := splitSuite(b.Capabilities().Limits); gpus+other > 0 {
+		listNote = fmt.Sprintf("%d more cannot run here", gpus+other)
+		if other == 0 {
+			listNote = fmt.Sprintf("%d need more GPUs", gpus)
+		}
+	}
 	if !contains(suite, sc.Name) {
 		suite = append([]scenarios.Scenario{sc}, suite...)
 	}
@@ -55,7 +63,7 @@ func runLab(ctx context.Context, args []string, s stdio) error {
 		return usageError{err}
 	}
 	recs := &labRecordings{flags: rf, b: b}
-	cfg := tui.Config{Backend: b, Suite: suite, Start: sc.Name, Strategy: st, Keys: &keys, Recorder: recs.open, RecordPath: rf.path, Note: left}
+	cfg := tui.Config{Backend: b, Suite: suite, Start: sc.Name, Strategy: st, Keys: &keys, Recorder: recs.open, RecordPath: rf.path, Note: left, ListNote: listNote}
 	if b.Name() == "cuda" {
 		// Live engine telemetry from NVML while the lab runs on the GPUs;
 		// after the lab, sampling stops and the sampler is freed.
