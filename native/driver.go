@@ -443,29 +443,22 @@ const (
 
 // AllocHostWord allocates a HostWord, set to zero.
 func (d *Driver) AllocHostWord() (HostWord, error) {
-	var p unsafe.Pointer
-	if err := d.check("cuMemHostAlloc", C.c3_cuMemHostAlloc(d.t, &p, 4, hostAllocPortable|hostAllocDeviceMap)); err != nil {
+	h, err := d.AllocHost(4)
+	if err != nil {
 		return HostWord{}, err
 	}
-	w := HostWord{p}
+	w := HostWord{h.p}
 	w.Store(0)
 	return w, nil
 }
 
 // HostWordDevPtr returns the word's address in the current context.
 func (d *Driver) HostWordDevPtr(w HostWord) (DevPtr, error) {
-	var p C.CUdeviceptr
-	err := d.check("cuMemHostGetDevicePointer", C.c3_cuMemHostGetDevicePointer(d.t, &p, w.p, 0))
-	return DevPtr(p), err
+	return d.HostDevPtr(HostBuffer{w.p, 4})
 }
 
 // FreeHostWord frees the word; no stream may still wait on it.
-func (d *Driver) FreeHostWord(w HostWord) error {
-	if w.p == nil {
-		return nil
-	}
-	return d.check("cuMemFreeHost", C.c3_cuMemFreeHost(d.t, w.p))
-}
+func (d *Driver) FreeHostWord(w HostWord) error { return d.FreeHost(HostBuffer{w.p, 4}) }
 
 // HostBuffer is pinned host memory that every GPU can read and write
 // (cuMemHostAlloc, portable and device-mapped): the host side of a
