@@ -119,7 +119,8 @@ func TestGPUTelemetry(t *testing.T) {
 		runPhase(t, s, "bf16 GEMM 8192^3", d, len(devices), run(sc, scenarios.Strategy{}, backends.ModeCompute)),
 	}
 	metrics := []string{backends.MetricSMUtil, telemetry.MetricSMOccupancy, backends.MetricTensorUtil, backends.MetricHBMUtil,
-		telemetry.MetricLinkTXBytes, telemetry.MetricLinkRXBytes, telemetry.MetricPowerW, telemetry.MetricSMClockMHz}
+		telemetry.MetricLinkTXBytes, telemetry.MetricLinkRXBytes, telemetry.MetricPCIeRXBytes, backends.MetricPCIeRXUtil,
+		telemetry.MetricPowerW, telemetry.MetricSMClockMHz}
 	for _, p := range phases {
 		line := ""
 		for _, m := range metrics {
@@ -161,6 +162,12 @@ func TestGPUTelemetry(t *testing.T) {
 	moved, least := []string{telemetry.MetricLinkTXBytes, telemetry.MetricLinkRXBytes}, 50e9
 	if sc.Comm.Collective.IsHostCopy() {
 		moved, least = []string{telemetry.MetricPCIeRXBytes}, 10e9
+		// And as a share of the link: a copy that moves data fills part of it.
+		for _, p := range []telemetryPhase{nccl, ce} {
+			if u := mean(p, backends.MetricPCIeRXUtil); u < 0.1 || u > 1.05 {
+				t.Errorf("%s: PCIe RX utilization %.3f; want a share of the link between 0.1 and 1", p.Name, u)
+			}
+		}
 	}
 	for _, m := range moved {
 		for _, p := range []telemetryPhase{nccl, ce} {
