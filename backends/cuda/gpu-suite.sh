@@ -11,7 +11,7 @@
 # Steps, in order when none are named: doctor tests torch sweep-dma samples
 # lab-screen sweep; sweep-red, sweep-copies, sweep-n (the suite on every
 # GPU of the node) and sweep-host (one GPU's host copies) run only when
-# named. On a one-GPU node: doctor tests sweep-host.
+# named. On a one-GPU node: doctor tests sweep-host lab-screen-1gpu.
 set -u
 export NCCL_NVLS_ENABLE=0 # never NVLink multicast
 cd "$(dirname "$0")/../.."
@@ -43,6 +43,28 @@ for s in "${steps[@]}"; do
       timeout 330 .gpu/cuda.test -test.v -test.run "${GPU_TESTS:-GPU}" -test.timeout 320s > "$OUT/gpu-tests.txt" 2>&1
     echo "gpu tests rc=$?" >> "$OUT/gpu-tests.txt"
     grep -E "^(--- |ok|FAIL|panic)|overhead|gated|gate stalls|busbw|ticks|profiled|plain|unsupported|rc=" "$OUT/gpu-tests.txt" | head -80
+    ;;
+  lab-screen-1gpu)
+    # The lab as a user at a one-GPU node opens it: no --scenario, so it
+    # starts on the first host copy; the copy kernel, then first at top
+    # priority, then on the copy engines, then live.
+    step "lab screen capture (one GPU)"
+    T=.gpu/tmux
+    if [ -x $T/tmux ]; then
+      export LD_LIBRARY_PATH=$PWD/$T/lib TERMINFO=$PWD/$T/terminfo TERM=xterm-256color
+      tm() { $T/tmux -L c3lab1 "$@"; }
+      tm new-session -d -s lab -x 160 -y 50 ".gpu/c3lab lab --backend cuda --record $OUT/h200x1-lab.c3rec 2> $OUT/lab1.err; sleep 30"
+      shot() { sleep "$1"; tm capture-pane -p -t lab > "$OUT/lab1-$2.txt"; }
+      shot 10 baseline
+      tm send-keys -t lab o; tm send-keys -t lab p; shot 8 comm-first-prio
+      tm send-keys -t lab d; shot 8 dma
+      tm send-keys -t lab l; shot 8 live
+      tm send-keys -t lab q; sleep 3
+      tm kill-server 2> /dev/null
+      ls -la "$OUT"/lab1-*.txt
+    else
+      echo "no tmux under $T: skipped"
+    fi
     ;;
   sweep-host)
     # One GPU's C3: the host-copy scenarios (PCIe copies next to kernels)
