@@ -132,8 +132,8 @@ func adviseHostCopy(sc scenarios.Scenario, caps backends.Capabilities, memBound 
 		return a
 	}
 	a.Strategy = scenarios.Strategy{CommEngine: scenarios.EngineDMA}
-	say("run the %s on the copy engines: they take no SM, so the kernel beside them keeps the whole GPU (on one H200, 99 %% of the ideal next to a bf16 8192^3 GEMM, 95.7 %% on average over the eight host-copy scenarios)", coll)
-	say("not c3lab's SM copy kernel: enqueued after a GEMM it waits for the SMs (4 %% of the ideal), and launched first at top priority it holds SMs the GEMM needs, and writing to host memory from SMs slowed a bf16 8192^3 GEMM 1.85x and a memory-bound decode GEMM up to 11x (63.5 %% on average)")
+	say("run the %s on the copy engines: they take no SM, so the kernel beside them keeps the whole GPU (on one H200, 99 %% of the ideal next to a bf16 8192^3 GEMM, 96 %% on average over the eight host-copy scenarios)", coll)
+	say("not c3lab's SM copy kernel: enqueued after a GEMM it waits for the SMs (4 %% of the ideal), and launched first at top priority it holds SMs the GEMM needs, and writing to host memory from SMs slowed a bf16 8192^3 GEMM 1.8-2.0x and a memory-bound decode GEMM up to 11x (its best placement, first at top priority: 62-64 %% on average)")
 	if coll == scenarios.HostSwap {
 		say("keep each direction on an engine of its own (copy_engines 2 or more, unchunked): PCIe carries about 100 GB/s both ways at once against 55 GB/s each way, and one engine alternating directions moves 55 GB/s in all")
 	}

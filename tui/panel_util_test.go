@@ -236,3 +236,18 @@ func TestListTitle(t *testing.T) {
 		}
 	}
 }
+
+// A backend that explains nothing (cuda) still gets the advice in the why
+// panel, where the simulator's runs show it under their explanations.
+func TestWhyShowsAdviceWithoutExplanations(t *testing.T) {
+	sc := testSuite()[0]
+	sc.Comm.Collective = scenarios.DeviceToHost
+	r := fixtureResult(sc, scenarios.Strategy{})
+	r.Explain = nil
+	text := ansi.Strip(strings.Join(whyLines(DefaultStyles(false), &r, 120, "cuda", h200Caps()), "\n"))
+	for _, want := range []string{"the cuda backend does not say what bounded its runs", "advice", "copy engines"} {
+		if !strings.Contains(text, want) {
+			t.Errorf("why panel lacks %q:\n%s", want, text)
+		}
+	}
+}

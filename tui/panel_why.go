@@ -70,7 +70,8 @@ func whyLines(st Styles, r *profiler.Result, w int, backend string, caps backend
 	}
 	c3 := r.Explain[backends.ModeConcurrent]
 	if len(c3) == 0 && len(r.Explain) == 0 {
-		return []string{st.Dim.Render("the " + backend + " backend does not say what bounded its runs")}
+		// No explanation, but the advice holds on any backend.
+		return append([]string{st.Dim.Render("the " + backend + " backend does not say what bounded its runs")}, adviceLines(st, r, w, caps)...)
 	}
 	const resW, timeW, pctW = 14, 10, 6
 	barW := 0

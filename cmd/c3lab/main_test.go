@@ -500,8 +500,13 @@ func TestH200SamplesReplay(t *testing.T) {
 		if !rep.Complete || len(rep.Results) < 3 {
 			t.Errorf("%s: complete %v, %d results", f, rep.Complete, len(rep.Results))
 		}
+		// h200xN-...: recorded on N H200s, as the header must say.
+		var n int
+		if _, err := fmt.Sscanf(filepath.Base(f), "h200x%d-", &n); err != nil {
+			t.Fatalf("%s: a sample's name starts h200xN- (the GPUs it ran on): %v", f, err)
+		}
 		code, text, errOut := call(t, "replay", f, "--text")
-		if code != 0 || !strings.Contains(text, "backend cuda, 2 x NVIDIA H200") {
+		if code != 0 || !strings.Contains(text, fmt.Sprintf("backend cuda, %d x NVIDIA H200", n)) {
 			t.Errorf("%s as text: exit %d, %s\n%s", f, code, errOut, text)
 		}
 	}
