@@ -27,6 +27,34 @@ steps=("$@")
 SAMPLE_SCENARIOS=llama3-405b-tp-qkv-ag-224m,mixtral-8x22b-ep-expert-down-a2a-192m,llama3-70b-tp-ffn-down-rs-112m
 # GPU_TESTS picks the GPU tests the tests step runs (a -test.run pattern).
 
+# lab_screen TITLE PREFIX RECORDING ARGS FIRST WAIT captures the lab on the
+# GPUs in tmux (160x50) from .gpu/tmux: after FIRST seconds at its start
+# (the baseline), then after o+p (comm first at top priority), d (copy
+# engines) and l (live), WAIT seconds each, into $OUT/PREFIX-*.txt; the
+# session is recorded to $OUT/RECORDING.c3rec, a sample that replays
+# without a GPU.
+lab_screen() {
+  local title=$1 prefix=$2 rec=$3 args=$4 first=$5 wait=$6 T=.gpu/tmux
+  step "$title"
+  if [ ! -x $T/tmux ]; then
+    echo "no tmux under $T: skipped"
+    return
+  fi
+  (
+    export LD_LIBRARY_PATH=$PWD/$T/lib TERMINFO=$PWD/$T/terminfo TERM=xterm-256color
+    tm() { $T/tmux -L "c3lab-$prefix" "$@"; }
+    tm new-session -d -s lab -x 160 -y 50 ".gpu/c3lab lab --backend cuda $args --record $OUT/$rec.c3rec 2> $OUT/$prefix.err; sleep 30"
+    shot() { sleep "$1"; tm capture-pane -p -t lab > "$OUT/$prefix-$2.txt"; }
+    shot "$first" baseline
+    tm send-keys -t lab o; tm send-keys -t lab p; shot "$wait" comm-first-prio
+    tm send-keys -t lab d; shot "$wait" dma
+    tm send-keys -t lab l; shot 8 live
+    tm send-keys -t lab q; sleep 3
+    tm kill-server 2> /dev/null
+    ls -la "$OUT/$prefix"-*.txt
+  )
+}
+
 for s in "${steps[@]}"; do
   case $s in
   doctor)
@@ -46,25 +74,8 @@ for s in "${steps[@]}"; do
     ;;
   lab-screen-1gpu)
     # The lab as a user at a one-GPU node opens it: no --scenario, so it
-    # starts on the first host copy; the copy kernel, then first at top
-    # priority, then on the copy engines, then live.
-    step "lab screen capture (one GPU)"
-    T=.gpu/tmux
-    if [ -x $T/tmux ]; then
-      export LD_LIBRARY_PATH=$PWD/$T/lib TERMINFO=$PWD/$T/terminfo TERM=xterm-256color
-      tm() { $T/tmux -L c3lab1 "$@"; }
-      tm new-session -d -s lab -x 160 -y 50 ".gpu/c3lab lab --backend cuda --record $OUT/h200x1-lab.c3rec 2> $OUT/lab1.err; sleep 30"
-      shot() { sleep "$1"; tm capture-pane -p -t lab > "$OUT/lab1-$2.txt"; }
-      shot 10 baseline
-      tm send-keys -t lab o; tm send-keys -t lab p; shot 8 comm-first-prio
-      tm send-keys -t lab d; shot 8 dma
-      tm send-keys -t lab l; shot 8 live
-      tm send-keys -t lab q; sleep 3
-      tm kill-server 2> /dev/null
-      ls -la "$OUT"/lab1-*.txt
-    else
-      echo "no tmux under $T: skipped"
-    fi
+    # starts on the first host copy.
+    lab_screen "lab screen capture (one GPU)" lab1 h200x1-lab "" 10 8
     ;;
   sweep-host)
     # One GPU's C3: the host-copy scenarios (PCIe copies next to kernels)
@@ -133,24 +144,7 @@ for s in "${steps[@]}"; do
     tail -5 "$OUT/samples.txt"
     ;;
   lab-screen)
-    step "lab screen capture"
-    T=.gpu/tmux
-    if [ -x $T/tmux ]; then
-      export LD_LIBRARY_PATH=$PWD/$T/lib TERMINFO=$PWD/$T/terminfo TERM=xterm-256color
-      tm() { $T/tmux -L c3lab "$@"; }
-      # The session is recorded too: a sample that replays without a GPU.
-      tm new-session -d -s lab -x 160 -y 50 ".gpu/c3lab lab --backend cuda --scenario llama3-405b-tp-qkv-ag-224m --record $OUT/h200x2-lab.c3rec 2> $OUT/lab.err; sleep 30"
-      shot() { sleep "$1"; tm capture-pane -p -t lab > "$OUT/lab-$2.txt"; }
-      shot 12 baseline
-      tm send-keys -t lab o; tm send-keys -t lab p; shot 10 comm-first-prio
-      tm send-keys -t lab d; shot 10 dma
-      tm send-keys -t lab l; shot 8 live
-      tm send-keys -t lab q; sleep 3
-      tm kill-server 2> /dev/null
-      ls -la "$OUT"/lab-*.txt
-    else
-      echo "no tmux under $T: skipped"
-    fi
+    lab_screen "lab screen capture" lab h200x2-lab "--scenario llama3-405b-tp-qkv-ag-224m" 12 10
     ;;
   sweep)
     step "sweep (SM strategies)"
