@@ -5,13 +5,12 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"math"
 	"strings"
 	"text/tabwriter"
 
 	"github.com/c3lab/c3lab/backends"
 	"github.com/c3lab/c3lab/profiler"
-	"github.com/c3lab/c3lab/profiler/numfmt"
+	"github.com/c3lab/c3lab/profiler/report"
 	"github.com/c3lab/c3lab/scenarios"
 )
 
@@ -124,41 +123,41 @@ func writeReport(w io.Writer, r profiler.Result) {
 		{"compute in c3", r.TCompInC3}, {"comm in c3", r.TCommInC3},
 	} {
 		if r.Deterministic {
-			fmt.Fprintf(tw, "%s\t%s\n", row.name, dur(row.s.Median))
+			fmt.Fprintf(tw, "%s\t%s\n", row.name, report.Duration(row.s.Median))
 			continue
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s .. %s\t%d\n", row.name, dur(row.s.Median), dur(row.s.P10), dur(row.s.P90), row.s.N)
+		fmt.Fprintf(tw, "%s\t%s\t%s .. %s\t%d\n", row.name, report.Duration(row.s.Median), report.Duration(row.s.P10), report.Duration(row.s.P90), row.s.N)
 	}
 	tw.Flush()
 
 	frac := "undefined (nothing to overlap)"
 	if f, ok := r.Fraction(); ok {
-		frac = numfmt.Fixed(f*100, 1) + " %"
+		frac = report.Percent(f)
 	}
 	fmt.Fprintln(w)
-	fmt.Fprintf(w, "ideal speedup      %sx   (T_comp + T_comm) / max\n", numfmt.Fixed(r.IdealSpeedup, 3))
-	fmt.Fprintf(w, "realized speedup   %sx   (T_comp + T_comm) / T_c3\n", numfmt.Fixed(r.RealizedSpeedup, 3))
+	fmt.Fprintf(w, "ideal speedup      %s   (T_comp + T_comm) / max\n", report.Ratio(r.IdealSpeedup))
+	fmt.Fprintf(w, "realized speedup   %s   (T_comp + T_comm) / T_c3\n", report.Ratio(r.RealizedSpeedup))
 	fmt.Fprintf(w, "fraction of ideal  %s\n", frac)
 	if b := r.Bound; b != nil {
 		fb := "undefined (" + r.BoundNote() + ")"
 		if b.FractionOfBound != nil {
-			fb = numfmt.Fixed(*b.FractionOfBound*100, 1) + " %"
+			fb = report.Percent(*b.FractionOfBound)
 		}
-		fmt.Fprintf(w, "bound              %s (%s), speedup at most %sx, fraction of bound %s\n", dur(b.TBound), b.By, numfmt.Fixed(b.SBound, 3), fb)
+		fmt.Fprintf(w, "bound              %s (%s), speedup at most %s, fraction of bound %s\n", report.Duration(b.TBound), b.By, report.Ratio(b.SBound), fb)
 	} else {
 		fmt.Fprintf(w, "bound              n/a (%s)\n", r.BoundNote())
 	}
-	fmt.Fprintf(w, "slowdown in c3     compute %sx, comm %sx\n", numfmt.Fixed(r.CompSlowdown, 2), numfmt.Fixed(r.CommSlowdown, 2))
+	fmt.Fprintf(w, "slowdown in c3     compute %s, comm %s\n", report.Ratio(r.CompSlowdown), report.Ratio(r.CommSlowdown))
 	fmt.Fprintf(w, "class              %s\n", r.Class)
 	if sc.Comm.Collective.IsHostCopy() {
-		fmt.Fprintf(w, "copy alone         %s over PCIe per GPU\n", gbs(r.AlgBW))
+		fmt.Fprintf(w, "copy alone         %s over PCIe per GPU\n", report.Bandwidth(r.AlgBW))
 	} else {
-		fmt.Fprintf(w, "collective alone   algbw %s, busbw %s\n", gbs(r.AlgBW), gbs(r.BusBW))
+		fmt.Fprintf(w, "collective alone   algbw %s, busbw %s\n", report.Bandwidth(r.AlgBW), report.Bandwidth(r.BusBW))
 	}
 	if sc.Compute.Kind == scenarios.Stream {
-		fmt.Fprintf(w, "compute alone      %s of HBM traffic (reads and writes)\n", gbs(r.AchievedBW))
+		fmt.Fprintf(w, "compute alone      %s of HBM traffic (reads and writes)\n", report.Bandwidth(r.AchievedBW))
 	} else {
-		fmt.Fprintf(w, "compute alone      %s TFLOP/s\n", numfmt.Fixed(r.AchievedTFLOPs, 0))
+		fmt.Fprintf(w, "compute alone      %s\n", report.TFLOPs(r.AchievedTFLOPs))
 	}
 
 	for _, m := range []backends.Mode{backends.ModeConcurrent, backends.ModeCompute, backends.ModeComm} {
@@ -182,7 +181,7 @@ func writeReport(w io.Writer, r profiler.Result) {
 				if m != backends.ModeConcurrent && float64(b.Nanos) < 0.05*float64(total) {
 					continue
 				}
-				fmt.Fprintf(w, "    %-12s %9s  %3s %%  %s\n", b.Resource, dur(float64(b.Nanos)), numfmt.Fixed(100*float64(b.Nanos)/float64(max(total, 1)), 0), b.Detail)
+				fmt.Fprintf(w, "    %-12s %9s  %4s  %s\n", b.Resource, report.Duration(float64(b.Nanos)), report.WholePercent(float64(b.Nanos)/float64(max(total, 1))), b.Detail)
 			}
 		}
 	}
@@ -198,28 +197,6 @@ func deviceSummary(devs []backends.DeviceInfo) string {
 		s += " (simulated)"
 	}
 	return s
-}
-
-// dur formats nanoseconds with a unit fit for GPU op times.
-func dur(ns float64) string {
-	switch {
-	case math.IsNaN(ns):
-		return "n/a"
-	case ns >= 1e9:
-		return numfmt.Fixed(ns/1e9, 3) + " s"
-	case ns >= 1e6:
-		return numfmt.Fixed(ns/1e6, 3) + " ms"
-	case ns >= 1e3:
-		return numfmt.Fixed(ns/1e3, 1) + " µs"
-	}
-	return numfmt.Fixed(ns, 0) + " ns"
-}
-
-func gbs(bps float64) string {
-	if math.IsNaN(bps) {
-		return "n/a"
-	}
-	return numfmt.Fixed(bps/1e9, 0) + " GB/s"
 }
 
 // plural is "1 GPU" or "2 GPUs".

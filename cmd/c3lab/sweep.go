@@ -11,7 +11,7 @@ import (
 
 	"github.com/c3lab/c3lab/backends/cuda"
 	"github.com/c3lab/c3lab/profiler"
-	"github.com/c3lab/c3lab/profiler/numfmt"
+	"github.com/c3lab/c3lab/profiler/report"
 	"github.com/c3lab/c3lab/recordings/outfile"
 	"github.com/c3lab/c3lab/scenarios"
 )
@@ -214,11 +214,11 @@ func writeSummary(s stdio, f sweepFile) {
 	for _, x := range f.Summary {
 		mean := "   n/a"
 		if x.MeanFraction != nil {
-			mean = fmt.Sprintf("%6s", numfmt.Fixed(*x.MeanFraction*100, 1))
+			mean = fmt.Sprintf("%6s", report.PercentValue(*x.MeanFraction))
 		}
 		cls := func(c profiler.Class) string {
 			if v, ok := x.ByClass[c]; ok {
-				return numfmt.Fixed(v*100, 1)
+				return report.PercentValue(v)
 			}
 			return "-"
 		}
@@ -228,7 +228,7 @@ func writeSummary(s stdio, f sweepFile) {
 		}
 		bound := "     n/a"
 		if x.MeanFractionOfBound != nil {
-			bound = fmt.Sprintf("%8s", numfmt.Fixed(*x.MeanFractionOfBound*100, 1))
+			bound = fmt.Sprintf("%8s", report.PercentValue(*x.MeanFractionOfBound))
 		}
 		fmt.Fprintf(s.out, "%-18s %8s %s  %s / %s / %s, %d runs%s\n", x.Strategy, mean, bound, cls(profiler.GEMMLong), cls(profiler.Balanced), cls(profiler.CommLong), x.N, failed)
 	}
