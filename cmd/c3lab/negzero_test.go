@@ -9,6 +9,7 @@ import (
 
 	"github.com/c3lab/c3lab/heuristics"
 	"github.com/c3lab/c3lab/profiler"
+	"github.com/c3lab/c3lab/profiler/sweepfile"
 	"github.com/c3lab/c3lab/scenarios"
 )
 
@@ -35,7 +36,7 @@ func TestNoNegativeZero(t *testing.T) {
 		var report bytes.Buffer
 		writeReport(&report, r)
 		var summary bytes.Buffer
-		writeSummary(stdio{out: &summary}, sweepFile{Summary: []profiler.StrategySummary{{
+		writeSummary(stdio{out: &summary}, sweepfile.File{Summary: []profiler.StrategySummary{{
 			Strategy: "baseline", MeanFraction: &f, MeanFractionOfBound: &f,
 			ByClass: map[profiler.Class]float64{profiler.Balanced: v}, N: 1,
 		}}})

@@ -12,30 +12,10 @@ import (
 	"github.com/c3lab/c3lab/backends/cuda"
 	"github.com/c3lab/c3lab/profiler"
 	"github.com/c3lab/c3lab/profiler/report"
+	"github.com/c3lab/c3lab/profiler/sweepfile"
 	"github.com/c3lab/c3lab/recordings/outfile"
 	"github.com/c3lab/c3lab/scenarios"
 )
-
-// sweepFile is what `c3lab sweep --out` writes: the results with everything
-// needed to know where they came from.
-type sweepFile struct {
-	Tool       string                     `json:"tool"`
-	Version    versionInfo                `json:"c3lab"`
-	Date       string                     `json:"date"`
-	Host       string                     `json:"host"`
-	Backend    string                     `json:"backend"`
-	Devices    any                        `json:"devices"`
-	CUDA       *cuda.Report               `json:"cuda,omitempty"`
-	NVML       *profiler.NVMLReport       `json:"nvml,omitempty"`
-	Reps       int                        `json:"reps"`
-	Grid       []profiler.NamedStrategy   `json:"strategies"`
-	Summary    []profiler.StrategySummary `json:"summary"`
-	Results    []profiler.SweepEntry      `json:"results"`
-	Incomplete string                     `json:"incomplete,omitempty"`
-	// Skipped says which built-in scenarios the backend could not run and
-	// were left out of a whole-suite sweep (a one-GPU node's collectives).
-	Skipped string `json:"skipped,omitempty"`
-}
 
 func runSweep(ctx context.Context, args []string, s stdio) error {
 	fs := newFlags("sweep", "sweep [--backend auto|cuda|sim] [--suite default] [--scenarios A,B|FILE.yaml] [--collectives C,D] [--gpus N] [--strategies X,Y] [--reps N] [--out FILE.json [--force]] [--record FILE] [--json]", s)
@@ -174,8 +154,8 @@ func runSweep(ctx context.Context, args []string, s stdio) error {
 	if err := closeRecorder(rec, s.errOut); err != nil {
 		return err
 	}
-	f := sweepFile{
-		Tool: "c3lab sweep", Version: currentVersion(), Date: time.Now().UTC().Format(time.RFC3339),
+	f := sweepfile.File{
+		C3lab: currentVersion(), Date: time.Now().UTC().Format(time.RFC3339),
 		Backend: b.Name(), Devices: b.Devices(), Reps: *reps, Grid: grid,
 		Summary: profiler.SummarizeSweep(entries, grid), Results: entries, Skipped: skipped,
 	}
@@ -189,7 +169,7 @@ func runSweep(ctx context.Context, args []string, s stdio) error {
 	}
 	// Should the write fail now, the results are saved elsewhere and
 	// writeErr says where; the summary is printed either way.
-	writeErr := dest.write(func(w io.Writer) error { return writeJSON(w, f) })
+	writeErr := dest.write(func(w io.Writer) error { return sweepfile.Write(w, f) })
 	if *asJSON {
 		if err := writeJSON(s.out, f.Summary); err != nil {
 			return err
@@ -209,7 +189,7 @@ func runSweep(ctx context.Context, args []string, s stdio) error {
 	return writeErr
 }
 
-func writeSummary(s stdio, f sweepFile) {
+func writeSummary(s stdio, f sweepfile.File) {
 	fmt.Fprintf(s.out, "%-18s %8s %8s  %s\n", "strategy", "% ideal", "% bound", "by class (gemm-long / balanced / comm-long), runs")
 	for _, x := range f.Summary {
 		mean := "   n/a"
