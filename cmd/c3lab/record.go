@@ -12,7 +12,7 @@ import (
 
 	"github.com/c3lab/c3lab/backends"
 	"github.com/c3lab/c3lab/backends/cuda"
-	"github.com/c3lab/c3lab/profiler"
+	"github.com/c3lab/c3lab/profiler/doctor"
 	"github.com/c3lab/c3lab/profiler/telemetry"
 	"github.com/c3lab/c3lab/recordings"
 )
@@ -68,7 +68,7 @@ func (r *recordFlags) open(b backends.Backend, gpus int) (*recordings.Recorder, 
 		h.Profile = "h200"
 	}
 	if b.Name() == "cuda" {
-		probe, nv := cuda.Probe(), profiler.ProbeNVML()
+		probe, nv := cuda.Probe(), doctor.ProbeNVML(nvml.New())
 		libs := map[string]string{"cuda": probe.CUDA}
 		for _, l := range probe.Libraries {
 			libs[l.Name] = l.Version

@@ -9,8 +9,11 @@ import (
 	"strings"
 	"time"
 
+	"github.com/NVIDIA/go-nvml/pkg/nvml"
+
 	"github.com/c3lab/c3lab/backends/cuda"
 	"github.com/c3lab/c3lab/profiler"
+	"github.com/c3lab/c3lab/profiler/doctor"
 	"github.com/c3lab/c3lab/profiler/report"
 	"github.com/c3lab/c3lab/profiler/sweepfile"
 	"github.com/c3lab/c3lab/recordings/outfile"
@@ -161,7 +164,7 @@ func runSweep(ctx context.Context, args []string, s stdio) error {
 	}
 	f.Host, _ = os.Hostname()
 	if b.Name() == "cuda" {
-		r, n := cuda.Probe(), profiler.ProbeNVML()
+		r, n := cuda.Probe(), doctor.ProbeNVML(nvml.New())
 		f.CUDA, f.NVML = &r, &n
 	}
 	if runErr != nil {
