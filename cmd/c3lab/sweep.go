@@ -20,6 +20,29 @@ import (
 	"github.com/c3lab/c3lab/scenarios"
 )
 
+// sweepProgress prints a sweep's progress on s's error stream: on a
+// terminal one line rewritten in place, elsewhere a line every ten runs and
+// one at the end.
+func sweepProgress(s stdio) profiler.Progress {
+	return func(done, total int, current string, eta time.Duration) {
+		line := fmt.Sprintf("sweep %d/%d", done, total)
+		if current != "" {
+			line += "  " + current
+		}
+		if eta > 0 {
+			line += fmt.Sprintf("  ETA %s", eta.Round(time.Second))
+		}
+		if s.terminal {
+			fmt.Fprintf(s.errOut, "\r\033[K%s", line)
+			if done == total {
+				fmt.Fprintln(s.errOut)
+			}
+		} else if done == total || done%10 == 0 {
+			fmt.Fprintln(s.errOut, line)
+		}
+	}
+}
+
 func runSweep(ctx context.Context, args []string, s stdio) error {
 	fs := newFlags("sweep", "sweep [--backend auto|cuda|sim] [--suite default] [--scenarios A,B|FILE.yaml] [--collectives C,D] [--gpus N] [--strategies X,Y] [--reps N] [--out FILE.json [--force]] [--record FILE] [--json]", s)
 	var be backendFlag
@@ -117,23 +140,7 @@ func runSweep(ctx context.Context, args []string, s stdio) error {
 	}
 	var progress profiler.Progress
 	if !*asJSON {
-		progress = func(done, total int, current string, eta time.Duration) {
-			line := fmt.Sprintf("sweep %d/%d", done, total)
-			if current != "" {
-				line += "  " + current
-			}
-			if eta > 0 {
-				line += fmt.Sprintf("  ETA %s", eta.Round(time.Second))
-			}
-			if s.terminal {
-				fmt.Fprintf(s.errOut, "\r\033[K%s", line)
-				if done == total {
-					fmt.Fprintln(s.errOut)
-				}
-			} else if done == total || done%10 == 0 {
-				fmt.Fprintln(s.errOut, line)
-			}
-		}
+		progress = sweepProgress(s)
 	}
 	most := 0
 	for _, sc := range list {
