@@ -1,6 +1,7 @@
 // Package report formats measurements for people, the one place that does
-// so for the command line, the lab and the exports: times, data rates,
-// throughputs, ratios (speedups, slowdowns), percentages and file sizes.
+// so for the command line and the lab: times, data rates, throughputs,
+// ratios (speedups, slowdowns), percentages and file sizes. (The exports,
+// profiler/export, write numbers for other tools, unformatted.)
 //
 // One rounding everywhere: times, rates and sizes carry three significant
 // digits ("1.46 ms", "12.3 GB/s"), ratios two decimals ("1.42x"),
