@@ -12,16 +12,11 @@ import (
 // ("-0", "-0.0%", "-0.00x"), which no formatter may print.
 var negZero = regexp.MustCompile(`-0(\.0+)?($|[^0-9.])`)
 
-// TestNoNegativeZero feeds every number formatter of the lab values that
-// round to zero from below, and the negative zero itself.
+// TestNoNegativeZero feeds the lab's own number formatters (the shared
+// ones are profiler/report's, tested there) values that round to zero from
+// below, and the negative zero itself.
 func TestNoNegativeZero(t *testing.T) {
 	formatters := map[string]func(float64) string{
-		"fmtDur":    fmtDur,
-		"fmtX":      fmtX,
-		"fmtPct":    fmtPct,
-		"fmtPct0":   fmtPct0,
-		"fmtBW":     fmtBW,
-		"fmtTFLOPs": fmtTFLOPs,
 		"fmtSMs":    func(v float64) string { return fmtSMs(v, true) },
 		"utilValue": func(v float64) string { return utilValue(backends.MetricSMUtil, v, 0) },
 		"utilHBM":   func(v float64) string { return utilValue(backends.MetricHBMUtil, v, 4.8e12) },

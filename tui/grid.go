@@ -8,6 +8,7 @@ import (
 
 	"github.com/c3lab/c3lab/backends"
 	"github.com/c3lab/c3lab/profiler"
+	"github.com/c3lab/c3lab/profiler/report"
 	"github.com/c3lab/c3lab/scenarios"
 )
 
@@ -151,7 +152,7 @@ func (g *sweepGrid) progress() string {
 		out += fmt.Sprintf(", %d failed", failed)
 	}
 	if bestR >= 0 {
-		out += fmt.Sprintf(" · best %s of ideal under %s · enter applies a cell", fmtPct0(g.cells[bestR][bestC].fraction), g.strategy(bestR, bestC))
+		out += fmt.Sprintf(" · best %s of ideal under %s · enter applies a cell", report.WholePercent(g.cells[bestR][bestC].fraction), g.strategy(bestR, bestC))
 	}
 	return out
 }
@@ -220,7 +221,7 @@ func gridLines(st Styles, g *sweepGrid) []string {
 			case cell.done && !cell.ok:
 				text = "n/a"
 			case cell.done:
-				text, style = fmtPct0(cell.fraction), st.Value
+				text, style = report.WholePercent(cell.fraction), st.Value
 				if cell.fraction >= 0.6 {
 					style = st.Good
 				} else if cell.fraction < 0 {

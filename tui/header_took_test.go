@@ -6,6 +6,8 @@ import (
 	"time"
 
 	"github.com/charmbracelet/x/ansi"
+
+	"github.com/c3lab/c3lab/profiler/report"
 )
 
 // TestHeaderTookIsHostTime checks that the time the last measurement took
@@ -16,7 +18,7 @@ func TestHeaderTookIsHostTime(t *testing.T) {
 	suite := testSuite()
 	hs := headerState{backend: "fake", devices: deviceSummary(newFake().Devices(), 2), short: deviceShort(newFake().Devices(), 2),
 		scenario: suite[0].Name, strategy: dmaStrategy(), took: 475 * time.Microsecond}
-	took := fmtDur(float64(hs.took))
+	took := report.Duration(float64(hs.took))
 	shown := 0
 	for w := 40; w <= 220; w++ {
 		for _, h := range []headerState{hs, recordingTo(hs, st)} {

@@ -13,30 +13,6 @@ import (
 	"github.com/c3lab/c3lab/scenarios"
 )
 
-func TestFormat(t *testing.T) {
-	for _, tc := range []struct {
-		got, want string
-	}{
-		{fmtDur(850), "850 ns"},
-		{fmtDur(12_345), "12.3 µs"},
-		{fmtDur(1_234_567), "1.23 ms"},
-		{fmtDur(999_960), "1.00 ms"},
-		{fmtDur(215_000_000), "215 ms"},
-		{fmtDur(2.5e9), "2.50 s"},
-		{fmtDur(math.NaN()), "n/a"},
-		{fmtX(1.4234), "1.42x"},
-		{fmtPct(0.4021), "40.2%"},
-		{fmtPct(-0.12), "-12.0%"},
-		{fmtBW(371.2e9), "371 GB/s"},
-		{fmtBW(0), "n/a"},
-		{fmtTFLOPs(712.4), "712 TFLOP/s"},
-	} {
-		if tc.got != tc.want {
-			t.Errorf("got %q, want %q", tc.got, tc.want)
-		}
-	}
-}
-
 func TestBar(t *testing.T) {
 	for _, tc := range []struct {
 		f    float64

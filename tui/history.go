@@ -4,6 +4,8 @@ import (
 	"math"
 	"strconv"
 	"strings"
+
+	"github.com/c3lab/c3lab/profiler/report"
 )
 
 // maxFracHistory is how many results of a scenario the history chart keeps.
@@ -88,7 +90,7 @@ func fracChartBlock(st Styles, h []fracPoint, labelW, w int) []string {
 		label, axis, tick := "", "", "│"
 		switch r {
 		case 0:
-			label, axis, tick = "history", fmtPct0(hi), "┤"
+			label, axis, tick = "history", report.WholePercent(hi), "┤"
 		case 1:
 			label = strconv.Itoa(len(h)) + " run"
 			if len(h) != 1 {
@@ -96,7 +98,7 @@ func fracChartBlock(st Styles, h []fracPoint, labelW, w int) []string {
 			}
 		}
 		if r == fracChartRows-1 {
-			axis, tick = fmtPct0(lo), "┤"
+			axis, tick = report.WholePercent(lo), "┤"
 		}
 		out = append(out, st.Label.Render(fit(label, labelW))+st.Dim.Render(alignRight(axis, fracAxisW-1)+tick)+st.Chart.Render(line))
 	}

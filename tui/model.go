@@ -15,6 +15,7 @@ import (
 	"github.com/c3lab/c3lab/backends"
 	"github.com/c3lab/c3lab/heuristics"
 	"github.com/c3lab/c3lab/profiler"
+	"github.com/c3lab/c3lab/profiler/report"
 	nvtel "github.com/c3lab/c3lab/profiler/telemetry"
 	"github.com/c3lab/c3lab/recordings"
 	"github.com/c3lab/c3lab/recordings/outfile"
@@ -419,7 +420,7 @@ func (m Model) onResult(msg resultMsg) (tea.Model, tea.Cmd) {
 	m.rec.cur.Result(msg.result)
 	m.setResult(msg.result)
 	m.status = status{statusInfo, fmt.Sprintf("%s · %s: %s of ideal (%s realized, %s ideal)",
-		msg.result.Scenario.Name, msg.result.Strategy.String(), fracText(msg.result), fmtX(msg.result.RealizedSpeedup), fmtX(msg.result.IdealSpeedup))}
+		msg.result.Scenario.Name, msg.result.Strategy.String(), fracText(msg.result), report.Ratio(msg.result.RealizedSpeedup), report.Ratio(msg.result.IdealSpeedup))}
 	if m.knobNote != "" {
 		// The knob was applied and measured; say again why it could not matter.
 		m.status = status{statusWarn, m.knobNote + " · measured: " + fracText(msg.result) + " of ideal"}
@@ -449,7 +450,7 @@ func fracText(r profiler.Result) string {
 	if !ok {
 		return "n/a"
 	}
-	return fmtPct(f)
+	return report.Percent(f)
 }
 
 // setResult stores a result and what is derived from it once.

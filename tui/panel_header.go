@@ -8,6 +8,7 @@ import (
 	"github.com/charmbracelet/x/ansi"
 
 	"github.com/c3lab/c3lab/backends"
+	"github.com/c3lab/c3lab/profiler/report"
 	"github.com/c3lab/c3lab/scenarios"
 )
 
@@ -92,7 +93,7 @@ func headerLine(st Styles, h headerState, w int) string {
 	case h.took > 0:
 		// Host wall time of the whole measurement (every run of it), not
 		// a result: it says so, and the narrowest form drops it.
-		took := fmtDur(float64(h.took))
+		took := report.Duration(float64(h.took))
 		rights = []string{
 			st.Dim.Render("✓ measuring took " + took + " (host time)"),
 			st.Dim.Render("✓ measuring took " + took),

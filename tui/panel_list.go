@@ -4,6 +4,7 @@ import (
 	"strconv"
 
 	"github.com/c3lab/c3lab/profiler"
+	"github.com/c3lab/c3lab/profiler/report"
 	"github.com/c3lab/c3lab/scenarios"
 )
 
@@ -81,7 +82,7 @@ func listLines(st Styles, suite []scenarios.Scenario, sums map[string]summary, c
 			}
 			tag = cls
 			if s.ok {
-				tag += " " + fmtPct0(s.fraction)
+				tag += " " + report.WholePercent(s.fraction)
 			}
 		}
 		if tag != "" {

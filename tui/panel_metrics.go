@@ -7,6 +7,7 @@ import (
 	"github.com/charmbracelet/x/ansi"
 
 	"github.com/c3lab/c3lab/profiler"
+	"github.com/c3lab/c3lab/profiler/report"
 	"github.com/c3lab/c3lab/scenarios"
 )
 
@@ -51,7 +52,7 @@ func trailLine(st Styles, trail []trailPoint, labelW, w int) string {
 		for i, p := range trail {
 			f := "n/a"
 			if p.ok {
-				f = fmtPct0(p.fraction)
+				f = report.WholePercent(p.fraction)
 			}
 			name := p.strategy
 			if short {
@@ -96,7 +97,7 @@ func metricsLines(st Styles, r *profiler.Result, trail []trailPoint, w int) []st
 	fracText := "n/a (ideal speedup is 1)"
 	fracStyle := st.Dim
 	if fok {
-		fracText = fmtPct(frac)
+		fracText = report.Percent(frac)
 		switch {
 		case frac < 0:
 			fracStyle = st.Bad
@@ -114,16 +115,16 @@ func metricsLines(st Styles, r *profiler.Result, trail []trailPoint, w int) []st
 	boundText, boundFrac, boundStyle := boundGapText(r), 0.0, st.Dim
 	if b := r.Bound; b != nil && b.FractionOfBound != nil {
 		boundFrac = math.Max(*b.FractionOfBound, 0)
-		boundText = fmtPct(*b.FractionOfBound) + " of " + fmtX(b.SBound) + " (" + b.By + ")"
+		boundText = report.Percent(*b.FractionOfBound) + " of " + report.Ratio(b.SBound) + " (" + b.By + ")"
 		boundStyle = st.Value
 	}
-	slow := val(fmtX(r.CompSlowdown)) + st.Dim.Render(" compute · ") + val(fmtX(r.CommSlowdown)) + st.Dim.Render(" comm")
+	slow := val(report.Ratio(r.CompSlowdown)) + st.Dim.Render(" compute · ") + val(report.Ratio(r.CommSlowdown)) + st.Dim.Render(" comm")
 	// A host copy's bandwidth is over PCIe; a collective's is busbw.
 	bwLabel := "busbw"
 	if r.Scenario.Comm.Collective.IsHostCopy() {
 		bwLabel = "PCIe"
 	}
-	bw := val(fmtBW(r.BusBW)) + st.Dim.Render(" "+bwLabel+" · ") + computeRate(st, r)
+	bw := val(report.Bandwidth(r.BusBW)) + st.Dim.Render(" "+bwLabel+" · ") + computeRate(st, r)
 
 	if metricsTwoColumns(w) {
 		half := w / 2
@@ -132,9 +133,9 @@ func metricsLines(st Styles, r *profiler.Result, trail []trailPoint, w int) []st
 		}
 		gw := max(w-11-len(fracText)-1, 4)
 		return []string{
-			row("T_comp", val(fmtDur(r.TComp.Median)), "ideal", val(fmtX(r.IdealSpeedup))),
-			row("T_comm", val(fmtDur(r.TComm.Median)), "realized", val(fmtX(r.RealizedSpeedup))),
-			row("T_c3", val(fmtDur(r.TC3.Median)), "class", val(string(r.Class))),
+			row("T_comp", val(report.Duration(r.TComp.Median)), "ideal", val(report.Ratio(r.IdealSpeedup))),
+			row("T_comm", val(report.Duration(r.TComm.Median)), "realized", val(report.Ratio(r.RealizedSpeedup))),
+			row("T_c3", val(report.Duration(r.TC3.Median)), "class", val(string(r.Class))),
 			lab("% of ideal", 11) + styledBar(st, fracStyle, gaugeFrac, gw) + " " + fracStyle.Render(fracText),
 			lab("% of bound", 11) + styledBar(st, boundStyle, boundFrac, max(w-11-len(boundText)-1, 4)) + " " + boundStyle.Render(boundText),
 			lab("slowdown", 9) + slow,
@@ -143,17 +144,17 @@ func metricsLines(st Styles, r *profiler.Result, trail []trailPoint, w int) []st
 		}
 	}
 	return []string{
-		lab("T_comp", 12) + val(fmtDur(r.TComp.Median)),
-		lab("T_comm", 12) + val(fmtDur(r.TComm.Median)),
-		lab("T_c3", 12) + val(fmtDur(r.TC3.Median)),
-		lab("ideal", 12) + val(fmtX(r.IdealSpeedup)),
-		lab("realized", 12) + val(fmtX(r.RealizedSpeedup)),
+		lab("T_comp", 12) + val(report.Duration(r.TComp.Median)),
+		lab("T_comm", 12) + val(report.Duration(r.TComm.Median)),
+		lab("T_c3", 12) + val(report.Duration(r.TC3.Median)),
+		lab("ideal", 12) + val(report.Ratio(r.IdealSpeedup)),
+		lab("realized", 12) + val(report.Ratio(r.RealizedSpeedup)),
 		lab("% of ideal", 12) + fracStyle.Render(fracText),
 		styledBar(st, fracStyle, gaugeFrac, w),
 		lab("% of bound", 12) + boundStyle.Render(boundText),
-		lab("slowdown", 12) + val(fmtX(r.CompSlowdown)) + st.Dim.Render(" comp · ") + val(fmtX(r.CommSlowdown)) + st.Dim.Render(" comm"),
+		lab("slowdown", 12) + val(report.Ratio(r.CompSlowdown)) + st.Dim.Render(" comp · ") + val(report.Ratio(r.CommSlowdown)) + st.Dim.Render(" comm"),
 		lab("class", 12) + val(string(r.Class)),
-		lab(bwLabel, 12) + val(fmtBW(r.BusBW)),
+		lab(bwLabel, 12) + val(report.Bandwidth(r.BusBW)),
 		lab("compute", 12) + computeRate(st, r),
 		trailLine(st, trail, 12, w),
 	}
@@ -163,18 +164,18 @@ func metricsLines(st Styles, r *profiler.Result, trail []trailPoint, w int) []st
 // the bytes a stream op reads and writes per second for a stream op.
 func computeRate(st Styles, r *profiler.Result) string {
 	if r.Scenario.Compute.Kind == scenarios.Stream {
-		return st.Value.Render(fmtBW(r.AchievedBW)) + st.Dim.Render(" HBM")
+		return st.Value.Render(report.Bandwidth(r.AchievedBW)) + st.Dim.Render(" HBM")
 	}
-	return st.Value.Render(fmtTFLOPs(r.AchievedTFLOPs))
+	return st.Value.Render(report.TFLOPs(r.AchievedTFLOPs))
 }
 
 // boundGapText says, in a few words, why r has no fraction of bound.
 func boundGapText(r *profiler.Result) string {
 	switch g := r.BoundGap(); g {
 	case profiler.GapNoSpeedup:
-		return "n/a (bound " + fmtX(r.Bound.SBound) + ": no gain)"
+		return "n/a (bound " + report.Ratio(r.Bound.SBound) + ": no gain)"
 	case profiler.GapBelowOne:
-		return "n/a (bound " + fmtX(r.Bound.SBound) + " < 1)"
+		return "n/a (bound " + report.Ratio(r.Bound.SBound) + " < 1)"
 	default:
 		return "n/a (" + g.String() + ")"
 	}

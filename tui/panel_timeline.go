@@ -8,6 +8,7 @@ import (
 
 	"github.com/c3lab/c3lab/backends"
 	"github.com/c3lab/c3lab/profiler"
+	"github.com/c3lab/c3lab/profiler/report"
 )
 
 // Timeline column widths: the track label and the busy time after the bars.
@@ -47,7 +48,7 @@ func timelineTitle(r *profiler.Result, dev, n int, z tlZoom) string {
 	if r == nil {
 		return t
 	}
-	return t + " · one concurrent repetition, " + fmtDur(float64(runEnd(r)))
+	return t + " · one concurrent repetition, " + report.Duration(float64(runEnd(r)))
 }
 
 // timelineLines draws a Gantt chart of r's concurrent repetition on device
@@ -84,7 +85,7 @@ func timelineLines(st Styles, r *profiler.Result, tracks []string, w, dev int, z
 		}
 		busy := "—"
 		if len(spans) > 0 {
-			busy = fmtDur(float64(unionLen(spans)))
+			busy = report.Duration(float64(unionLen(spans)))
 		}
 		out = append(out, st.Label.Render(fit(tr, tlLabelW))+drawCells(st, cells)+st.Dim.Render(alignRight(busy, tlBusyW)))
 	}
@@ -162,7 +163,7 @@ func timeAxis(end int64, w int) (axis, labels string) {
 			c = w - 1
 		}
 		ax[c] = '┬'
-		text := []rune(fmtDur(t))
+		text := []rune(report.Duration(t))
 		if t == 0 {
 			text = []rune("0")
 		}

@@ -9,6 +9,7 @@ import (
 	"github.com/c3lab/c3lab/backends"
 	"github.com/c3lab/c3lab/profiler"
 	"github.com/c3lab/c3lab/profiler/numfmt"
+	"github.com/c3lab/c3lab/profiler/report"
 )
 
 // utilLines is the utilization panel's line count.
@@ -100,7 +101,7 @@ func utilValue(metric string, avg, hbm float64) string {
 	if metric == backends.MetricHBMUtil && hbm > 0 && !math.IsNaN(avg) {
 		return numfmt.Fixed(avg*hbm/1e9, 0) + " GB/s"
 	}
-	return fmtPct0(avg)
+	return report.WholePercent(avg)
 }
 
 // utilHistory is the course of series s that a chart of n samples shows:

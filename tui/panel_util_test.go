@@ -8,6 +8,7 @@ import (
 	"github.com/charmbracelet/x/ansi"
 
 	"github.com/c3lab/c3lab/backends"
+	"github.com/c3lab/c3lab/profiler/report"
 	nvtel "github.com/c3lab/c3lab/profiler/telemetry"
 	"github.com/c3lab/c3lab/scenarios"
 )
@@ -193,7 +194,7 @@ func TestUtilRowsFollowTheLink(t *testing.T) {
 					row = l
 				}
 			}
-			if row == "" || !strings.Contains(row, fmtPct0(tc.pct/100)) {
+			if row == "" || !strings.Contains(row, report.WholePercent(tc.pct/100)) {
 				t.Errorf("no %s row showing %.0f%%:\n%s", tc.want, tc.pct, out)
 			}
 			if strings.Contains(out, tc.absent) {

@@ -8,6 +8,7 @@ import (
 	"github.com/c3lab/c3lab/backends"
 	"github.com/c3lab/c3lab/heuristics"
 	"github.com/c3lab/c3lab/profiler"
+	"github.com/c3lab/c3lab/profiler/report"
 )
 
 // resourceLabel is a resource's name on screen.
@@ -87,11 +88,11 @@ func whyLines(st Styles, r *profiler.Result, w int, backend string, caps backend
 			opStyle, slow = st.Comm, r.CommSlowdown
 		}
 		out = append(out, opStyle.Render(fit(string(e.Op), 9))+st.Value.Render(e.Label)+
-			st.Dim.Render(" · "+fmtDur(total)+" in C3 ("+fmtX(slow)+" its time alone)"))
+			st.Dim.Render(" · "+report.Duration(total)+" in C3 ("+report.Ratio(slow)+" its time alone)"))
 		for _, b := range e.Bounds {
 			share := float64(b.Nanos) / total
 			line := "  " + st.Label.Render(fit(resourceLabel(b.Resource), resW)) +
-				alignRight(fmtDur(float64(b.Nanos)), timeW-2) + alignRight(fmtPct0(share), pctW) + "  "
+				alignRight(report.Duration(float64(b.Nanos)), timeW-2) + alignRight(report.WholePercent(share), pctW) + "  "
 			if barW > 0 {
 				line += styledBar(st, opStyle, share, barW) + "  "
 			}
@@ -124,7 +125,7 @@ func whyLines(st Styles, r *profiler.Result, w int, backend string, caps backend
 				if i == 3 {
 					break
 				}
-				parts = append(parts, resourceLabel(b.Resource)+" "+fmtPct0(float64(b.Nanos)/total))
+				parts = append(parts, resourceLabel(b.Resource)+" "+report.WholePercent(float64(b.Nanos)/total))
 			}
 			out = append(out, st.Label.Render(fit("alone", 6))+st.Dim.Render(fit(string(e.Op), 9))+strings.Join(parts, " · "))
 		}

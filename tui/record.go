@@ -10,6 +10,7 @@ import (
 
 	tea "charm.land/bubbletea/v2"
 
+	"github.com/c3lab/c3lab/profiler/report"
 	"github.com/c3lab/c3lab/recordings"
 	"github.com/c3lab/c3lab/scenarios"
 )
@@ -190,7 +191,7 @@ func (m Model) onRecording(msg tea.Msg) (tea.Model, tea.Cmd) {
 			m.status = status{statusError, "recording stopped: " + errLine(msg.err) + "; " + msg.path + " keeps what came before"}
 			break
 		}
-		size := fmtSize(msg.stats.Bytes)
+		size := report.Size(msg.stats.Bytes)
 		if n := msg.stats.Dropped; n > 0 {
 			size += fmt.Sprintf(", %d events dropped: the disk was behind", n)
 		}
@@ -257,8 +258,8 @@ func (m *Model) recIndicator() []string {
 func recForms(st Styles, name string, bytes int64) []string {
 	dot := st.Rec.Render("● REC")
 	return []string{
-		dot + " " + st.Dim.Render(name+" "+fmtSize(bytes)),
-		dot + " " + st.Dim.Render(fmtSize(bytes)),
+		dot + " " + st.Dim.Render(name+" "+report.Size(bytes)),
+		dot + " " + st.Dim.Render(report.Size(bytes)),
 		dot,
 	}
 }

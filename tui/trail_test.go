@@ -6,6 +6,8 @@ import (
 	"testing"
 
 	"github.com/charmbracelet/x/ansi"
+
+	"github.com/c3lab/c3lab/profiler/report"
 )
 
 // TestTrailUsesItsWidth draws a scenario's trail of four strategies in
@@ -40,7 +42,7 @@ func TestTrailUsesItsWidth(t *testing.T) {
 			if shown < len(trail) {
 				var more []string
 				for _, p := range trail[len(trail)-shown-1:] {
-					more = append(more, abbrevStrategy(p.strategy)+" "+fmtPct0(p.fraction))
+					more = append(more, abbrevStrategy(p.strategy)+" "+report.WholePercent(p.fraction))
 				}
 				next := strings.Join(more, " → ")
 				if shown+1 < len(trail) {

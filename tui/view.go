@@ -9,6 +9,7 @@ import (
 	tea "charm.land/bubbletea/v2"
 
 	"github.com/c3lab/c3lab/profiler"
+	"github.com/c3lab/c3lab/profiler/report"
 )
 
 // zoomLevels is the number of timeline zoom levels: 1x, 2x, 4x, 8x, 16x.
@@ -231,7 +232,7 @@ func (m Model) viewKey(msg tea.KeyPressMsg) (Model, bool) {
 		case m.zoom.level == before.level && a == ba:
 			m.status = status{statusInfo, limit}
 		default:
-			m.status = status{statusInfo, fmt.Sprintf("timeline at %dx: %s to %s", m.zoom.factor(), fmtDur(float64(a)), fmtDur(float64(b)))}
+			m.status = status{statusInfo, fmt.Sprintf("timeline at %dx: %s to %s", m.zoom.factor(), report.Duration(float64(a)), report.Duration(float64(b)))}
 		}
 		m.renderResultPanels()
 	default:

@@ -163,12 +163,30 @@ func TestGPUPartitionLimitsSMs(t *testing.T) {
 	}
 }
 
-// Priority and launch order change what the collective gets next to a GEMM.
+// Each knob changes what a 256 MiB all-gather and a bf16 8192^3 GEMM do
+// together on 2 GPUs, measured against the baseline of the same run.
+//
+// The bounds come from the committed 2 x H200 runs of this test under the
+// gated protocol, backends/cuda/results/2026-11-30-h200x2-gated/gpu-tests.txt
+// and 2026-11-30-h200x2-session3/gpu-tests-final.txt (T_c3 in µs, then
+// the compute and comm slowdowns in C3):
+//
+//	baseline             2414.1 / 2407.0   1.00 / 2.31, 1.00 / 2.29
+//	comm-first prio=-5   1699.5 / 1667.9   1.17 / 1.15, 1.15 / 1.14   (T_c3 0.70x / 0.69x the baseline's)
+//	comm_sms=32          2046.2 / 2021.3   1.40 / 1.08, 1.40 / 1.08   (0.85x / 0.84x)
+//	ctas=8               3717.8 / 3713.6   1.00 / 3.54, 1.00 / 3.54   (1.54x / 1.54x)
+//	gemm_sm_target=100   1961.6 / 1944.8   1.22 / 1.88, 1.22 / 1.85   (0.81x / 0.81x)
+//
+// Each bound leaves the measured effect a margin of at least a third of its
+// size for run-to-run noise (the two sessions differ by 2 % at most; the
+// first, ungated session, 2026-11-30-h200x2/gpu-tests.txt, is within the
+// bounds too).
 func TestGPUStrategiesTakeEffect(t *testing.T) {
 	b := openGPU(t)
 	needGPUs(t, b, 2)
 	sc := gpuScenario(scenarios.AllGather, 256<<20)
-	for _, st := range []scenarios.Strategy{{}, {Launch: scenarios.CommFirst, CommPriority: -5}, {CommSMs: 32}, {CommCTAs: 8}, {GEMMSMTarget: 100}} {
+	measure := func(st scenarios.Strategy) profiler.Result {
+		t.Helper()
 		r, err := profiler.Measure(context.Background(), b, sc, st, profiler.Options{Reps: 10})
 		if err != nil {
 			t.Fatalf("%s: %v", st, err)
@@ -176,6 +194,63 @@ func TestGPUStrategiesTakeEffect(t *testing.T) {
 		f, _ := r.Fraction()
 		t.Logf("%-22s T_comp %7.1f µs  T_comm %7.1f µs  T_c3 %7.1f µs  F %5.1f%%  slowdowns %.2f / %.2f  busbw %.0f GB/s",
 			st, r.TComp.Median/1e3, r.TComm.Median/1e3, r.TC3.Median/1e3, f*100, r.CompSlowdown, r.CommSlowdown, r.BusBW/1e9)
+		return r
+	}
+	base := measure(scenarios.Strategy{})
+	// Plain C3 queues the collective behind the GEMM's CTAs (2.3x); were it
+	// not held back, no knob would have anything to win.
+	if base.CommSlowdown < 1.6 {
+		t.Fatalf("baseline: the all-gather slowed only %.2fx next to the GEMM (2.3x on H200); the comparisons below mean nothing", base.CommSlowdown)
+	}
+	// bound is one limit on a knob's run: a figure of it against the
+	// baseline's (a ratio), at most or at least want.
+	type bound struct {
+		what   string
+		got    func(r profiler.Result) float64
+		atMost bool
+		want   float64
+	}
+	tc3 := func(r profiler.Result) float64 { return r.TC3.Median / base.TC3.Median }
+	comm := func(r profiler.Result) float64 { return r.CommSlowdown / base.CommSlowdown }
+	comp := func(r profiler.Result) float64 { return r.CompSlowdown }
+	for _, tc := range []struct {
+		st     scenarios.Strategy
+		bounds []bound
+	}{
+		// The collective first, ahead of the GEMM: it no longer waits.
+		{scenarios.Strategy{Launch: scenarios.CommFirst, CommPriority: -5}, []bound{
+			{"T_c3 against the baseline's", tc3, true, 0.85},
+			{"comm slowdown against the baseline's", comm, true, 0.75},
+		}},
+		// 32 SMs of its own: the collective runs at once, the GEMM on 100 SMs.
+		{scenarios.Strategy{CommSMs: 32}, []bound{
+			{"T_c3 against the baseline's", tc3, true, 0.93},
+			{"comm slowdown against the baseline's", comm, true, 0.65},
+			{"compute slowdown", comp, false, 1.2},
+		}},
+		// 8 NCCL channels: the collective gets even fewer SMs, later.
+		{scenarios.Strategy{CommCTAs: 8}, []bound{
+			{"T_c3 against the baseline's", tc3, false, 1.3},
+			{"comm slowdown against the baseline's", comm, false, 1.25},
+		}},
+		// A GEMM sized for 100 SMs leaves SMs for the collective.
+		{scenarios.Strategy{GEMMSMTarget: 100}, []bound{
+			{"T_c3 against the baseline's", tc3, true, 0.9},
+			{"comm slowdown against the baseline's", comm, true, 0.92},
+			{"compute slowdown", comp, false, 1.1},
+		}},
+	} {
+		r := measure(tc.st)
+		for _, bd := range tc.bounds {
+			got := bd.got(r)
+			if bd.atMost && got > bd.want || !bd.atMost && got < bd.want {
+				rel := "at least"
+				if bd.atMost {
+					rel = "at most"
+				}
+				t.Errorf("%s: %s %.2f, want %s %.2f (the knob did not take effect as on H200)", tc.st, bd.what, got, rel, bd.want)
+			}
+		}
 	}
 }
 

@@ -11,6 +11,7 @@ import (
 
 	"github.com/c3lab/c3lab/backends"
 	"github.com/c3lab/c3lab/profiler"
+	"github.com/c3lab/c3lab/profiler/sweepfile"
 	"github.com/c3lab/c3lab/scenarios"
 )
 
@@ -96,7 +97,7 @@ func TestFitH200(t *testing.T) {
 	}
 	t.Logf("fitted H200 profile (loss %.4f):\n%s", best, describeFit(p))
 	for _, c := range []struct {
-		f    sweepFile
+		f    sweepfile.File
 		keep func(string) bool
 	}{
 		{sm, func(string) bool { return true }},
@@ -118,7 +119,7 @@ type point struct{ x, t float64 }
 
 // isolatedComm lists the isolated collective times of one strategy, one
 // point per scenario of the accepted collectives.
-func isolatedComm(t *testing.T, f sweepFile, strategy string, keep func(scenarios.Collective) bool) []point {
+func isolatedComm(t *testing.T, f sweepfile.File, strategy string, keep func(scenarios.Collective) bool) []point {
 	var pts []point
 	for _, e := range f.Results {
 		if e.Result == nil || e.Strategy != strategy {
@@ -156,7 +157,7 @@ func fitLine(pts []point) (a, bw float64) {
 // fitReduction fits the reduction kernel's bandwidth to the isolated
 // copy-engine reductions: what their times leave after the copy phases,
 // against the HBM bytes the kernel moves (least squares on relative error).
-func fitReduction(t *testing.T, p Profile, f sweepFile) float64 {
+func fitReduction(t *testing.T, p Profile, f sweepfile.File) float64 {
 	var num, den float64
 	for _, e := range f.Results {
 		if e.Result == nil || e.Strategy != "dma-prio" {
@@ -187,7 +188,7 @@ func fitReduction(t *testing.T, p Profile, f sweepFile) float64 {
 // first and holds every SM to its end, so the capped collective runs after
 // it, alone: T_c3 = T_comp + setup + bytes / (CTAs x bandwidth). It returns
 // the median of the bandwidths that solve this per run.
-func fitCTABandwidth(t *testing.T, p Profile, f sweepFile, coll scenarios.Collective) float64 {
+func fitCTABandwidth(t *testing.T, p Profile, f sweepfile.File, coll scenarios.Collective) float64 {
 	caps := map[string]float64{"ctas-8": 8, "ctas-16": 16}
 	var bws []float64
 	for _, e := range f.Results {
@@ -220,7 +221,7 @@ const realRef = "../cuda/results/2026-11-30-h200x2-gated/c3lab-ref.json"
 // reference ops'), of the efficiency that would make the simulator match
 // each exactly. A tensor-bound GEMM's time is inversely proportional to the
 // efficiency, so that is the current efficiency times simulated / measured.
-func fitGEMMEfficiency(t *testing.T, p Profile, f sweepFile, d scenarios.DType) float64 {
+func fitGEMMEfficiency(t *testing.T, p Profile, f sweepfile.File, d scenarios.DType) float64 {
 	var gemms []scenarios.ComputeOp
 	var real []float64
 	for _, e := range f.Results {
@@ -331,7 +332,7 @@ var mainStrategies = []string{"baseline", "comm-first+prio", "dma", "dma-prio"}
 // replayed run (each run counts, so no constant can trade one collective's
 // error against another's), plus the gap in mean fraction of ideal of the
 // main strategies and, at a tenth of the weight, of the others.
-func fitLoss(t *testing.T, p Profile, sm, dma, red sweepFile) float64 {
+func fitLoss(t *testing.T, p Profile, sm, dma, red sweepfile.File) float64 {
 	all := replay(t, p, sm, func(string) bool { return true })
 	all = append(all, replay(t, p, dma, fitDMA)...)
 	all = append(all, replay(t, p, red, fitRed)...)

@@ -2,13 +2,12 @@ package sim
 
 import (
 	"context"
-	"encoding/json"
 	"math"
-	"os"
 	"slices"
 	"testing"
 
 	"github.com/c3lab/c3lab/profiler"
+	"github.com/c3lab/c3lab/profiler/sweepfile"
 	"github.com/c3lab/c3lab/scenarios"
 )
 
@@ -37,15 +36,9 @@ const (
 // (llama3-70b-tp8-qkv-ag-224m); scenarios.Find maps those names to the
 // current ones (llama3-70b-tp-qkv-ag-224m), so the files stay as recorded.
 
-// sweepFile is a sweep as `c3lab sweep --out` writes it.
-type sweepFile struct {
-	Grid    []profiler.NamedStrategy `json:"strategies"`
-	Results []profiler.SweepEntry    `json:"results"`
-}
-
 // copyOnly keeps a sweep's all-gather and all-to-all runs.
-func copyOnly(t testing.TB, f sweepFile) sweepFile {
-	out := sweepFile{Grid: f.Grid}
+func copyOnly(t testing.TB, f sweepfile.File) sweepfile.File {
+	out := sweepfile.File{Grid: f.Grid}
 	for _, e := range f.Results {
 		sc, err := scenarios.Find(e.Scenario)
 		if err != nil {
@@ -59,15 +52,11 @@ func copyOnly(t testing.TB, f sweepFile) sweepFile {
 }
 
 // loadSweep reads a sweep file.
-func loadSweep(t testing.TB, path string) sweepFile {
+func loadSweep(t testing.TB, path string) sweepfile.File {
 	t.Helper()
-	data, err := os.ReadFile(path)
+	f, err := sweepfile.Load(path)
 	if err != nil {
 		t.Fatalf("reading the real sweep: %v", err)
-	}
-	var f sweepFile
-	if err := json.Unmarshal(data, &f); err != nil {
-		t.Fatalf("%s: %v", path, err)
 	}
 	return f
 }
@@ -81,7 +70,7 @@ type calRun struct {
 // replay runs every (scenario, strategy) of the sweep whose strategy keep
 // accepts on a simulator of profile p. Runs that failed on the GPUs (an
 // error, no result) are skipped.
-func replay(t testing.TB, p Profile, f sweepFile, keep func(strategy string) bool) []calRun {
+func replay(t testing.TB, p Profile, f sweepfile.File, keep func(strategy string) bool) []calRun {
 	t.Helper()
 	b := New(p)
 	grid := map[string]scenarios.Strategy{}

@@ -8,7 +8,7 @@ import (
 
 	"github.com/c3lab/c3lab/heuristics"
 	"github.com/c3lab/c3lab/profiler"
-	"github.com/c3lab/c3lab/profiler/numfmt"
+	"github.com/c3lab/c3lab/profiler/report"
 )
 
 // adviseReport is `c3lab advise --json`.
@@ -78,7 +78,7 @@ func writeTrials(w io.Writer, trials []heuristics.Trial, best int) {
 	for i, t := range trials {
 		frac, mark := "n/a", ""
 		if t.Fraction != nil {
-			frac = numfmt.Fixed(*t.Fraction*100, 1)
+			frac = report.PercentValue(*t.Fraction)
 		}
 		if t.Err != "" {
 			frac = "failed: " + t.Err
@@ -86,7 +86,7 @@ func writeTrials(w io.Writer, trials []heuristics.Trial, best int) {
 		if i == best {
 			mark = "<- best"
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", t.Name, t.Strategy, dur(t.TC3), frac, mark)
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", t.Name, t.Strategy, report.Duration(t.TC3), frac, mark)
 	}
 	tw.Flush()
 }

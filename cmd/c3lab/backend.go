@@ -9,6 +9,7 @@ import (
 	"github.com/c3lab/c3lab/backends"
 	"github.com/c3lab/c3lab/backends/cuda"
 	"github.com/c3lab/c3lab/backends/sim"
+	"github.com/c3lab/c3lab/scenarios"
 )
 
 // backendFlag is the --backend flag shared by the commands that run things,
@@ -87,4 +88,43 @@ func (b *backendFlag) openTelling(w io.Writer, quiet bool) (backends.Backend, er
 		fmt.Fprintln(w, "c3lab:", note)
 	}
 	return be, err
+}
+
+// experimentFlags are the flags of the commands that run one scenario
+// under one strategy (run, lab, export): --backend and --sim-gpus, the
+// strategy flags, --scenario, and --record for those that record.
+type experimentFlags struct {
+	backend  backendFlag
+	strategy strategyFlags
+	record   recordFlags
+	scenario string
+}
+
+// register adds the flags to fs, the recording flags when recording;
+// scenarioUsage is --scenario's help.
+func (e *experimentFlags) register(fs *flag.FlagSet, scenarioUsage string, recording bool) {
+	e.backend.register(fs)
+	e.strategy.register(fs)
+	if recording {
+		e.record.register(fs)
+	}
+	fs.StringVar(&e.scenario, "scenario", "", scenarioUsage)
+}
+
+// open opens the backend, telling w why it was chosen unless quiet, and
+// resolves --scenario and the strategy flags on it (saying on w when the
+// scenario was asked for by a former name). The caller closes the
+// backend; when open fails, it is closed already.
+func (e *experimentFlags) open(w io.Writer, quiet bool) (backends.Backend, scenarios.Scenario, scenarios.Strategy, error) {
+	b, err := e.backend.openTelling(w, quiet)
+	if err != nil {
+		return nil, scenarios.Scenario{}, scenarios.Strategy{}, err
+	}
+	sc, st, err := e.strategy.experiment(e.scenario, b.Capabilities().Limits)
+	if err != nil {
+		b.Close()
+		return nil, sc, st, err
+	}
+	noteRenamed(w, e.scenario)
+	return b, sc, st, nil
 }

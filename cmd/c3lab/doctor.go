@@ -6,16 +6,18 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/NVIDIA/go-nvml/pkg/nvml"
+
 	"github.com/c3lab/c3lab/backends/cuda"
-	"github.com/c3lab/c3lab/profiler"
+	"github.com/c3lab/c3lab/profiler/doctor"
 )
 
 // doctorReport is `c3lab doctor --json`.
 type doctorReport struct {
-	CUDA    cuda.Report         `json:"cuda"`
-	NVML    profiler.NVMLReport `json:"nvml"`
-	Backend string              `json:"default_backend"`
-	Note    string              `json:"note"`
+	CUDA    cuda.Report       `json:"cuda"`
+	NVML    doctor.NVMLReport `json:"nvml"`
+	Backend string            `json:"default_backend"`
+	Note    string            `json:"note"`
 }
 
 func runDoctor(_ context.Context, args []string, s stdio) error {
@@ -24,7 +26,7 @@ func runDoctor(_ context.Context, args []string, s stdio) error {
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
-	r := doctorReport{CUDA: cuda.Probe(), NVML: profiler.ProbeNVML(), Backend: "cuda"}
+	r := doctorReport{CUDA: cuda.Probe(), NVML: doctor.ProbeNVML(nvml.New()), Backend: "cuda"}
 	if !r.CUDA.Usable {
 		r.Backend = "sim"
 	}
@@ -50,7 +52,7 @@ func runDoctor(_ context.Context, args []string, s stdio) error {
 		}
 		fmt.Fprintf(w, "  %-16s %-40s (%s)\n", l.Name, mark, l.NeededFor)
 	}
-	nv := map[int]profiler.NVMLDevice{}
+	nv := map[int]doctor.NVMLDevice{}
 	for _, d := range r.NVML.Devices {
 		nv[d.Index] = d
 	}

@@ -11,13 +11,16 @@ import (
 	"github.com/c3lab/c3lab/profiler/export"
 )
 
+// exportOutput is an export target and the writer of its format.
+type exportOutput struct {
+	output
+	write func(io.Writer, export.Trace) error
+}
+
 func runExport(ctx context.Context, args []string, s stdio) error {
 	fs := newFlags("export", "export [--scenario NAME|FILE] [--backend auto|cuda|sim] [strategy flags] | --from RECORDING [--index N]; [--pprof F] [--perfetto F] [--chrome F] [--force]", s)
-	var be backendFlag
-	var sf strategyFlags
-	be.register(fs)
-	sf.register(fs)
-	scenarioArg := fs.String("scenario", "", "a built-in scenario name or a YAML file; default: the first built-in")
+	var ef experimentFlags
+	ef.register(fs, "a built-in scenario name or a YAML file; default: the first built-in", false)
 	reps := fs.Int("reps", 0, "timed repetitions per run; 0 = the scenario's own")
 	pprofPath := fs.String("pprof", "", "write GPU time per op as a pprof profile (go tool pprof, Perfetto)")
 	perfettoPath := fs.String("perfetto", "", "write the timeline and telemetry as a native Perfetto trace (.pftrace)")
@@ -35,7 +38,7 @@ func runExport(ctx context.Context, args []string, s stdio) error {
 	if *from != "" {
 		// A recorded measurement is exported as it was recorded: the flags
 		// that say what to measure, and how, would be ignored.
-		for _, name := range append([]string{"scenario", "backend", "reps"}, sf.given()...) {
+		for _, name := range append([]string{"scenario", "backend", "reps"}, ef.strategy.given()...) {
 			if set[name] {
 				return noEffect(name, "with --from (the recorded measurement is exported as it was); drop it, or measure anew without --from")
 			}
@@ -89,16 +92,11 @@ func runExport(ctx context.Context, args []string, s stdio) error {
 		}
 		tr = recordedTrace(rb, ms[i])
 	} else {
-		b, err := be.openTelling(s.errOut, false)
+		b, sc, st, err := ef.open(s.errOut, false)
 		if err != nil {
 			return err
 		}
 		defer b.Close()
-		sc, st, err := sf.experiment(*scenarioArg, b.Capabilities().Limits)
-		if err != nil {
-			return err
-		}
-		noteRenamed(s.errOut, *scenarioArg)
 		r, err := profiler.Measure(ctx, b, sc, st, profiler.Options{Reps: *reps})
 		if err != nil {
 			return fmt.Errorf("measuring %s: %w", sc.Name, err)
@@ -123,12 +121,6 @@ func runExport(ctx context.Context, args []string, s stdio) error {
 		fmt.Fprintf(s.errOut, "c3lab export: %v\n", err)
 	}
 	return failed[len(failed)-1]
-}
-
-// exportOutput is an export target and the writer of its format.
-type exportOutput struct {
-	output
-	write func(io.Writer, export.Trace) error
 }
 
 // recordedTrace is the trace of a recorded measurement: its timeline and

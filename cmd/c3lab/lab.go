@@ -19,32 +19,24 @@ func isTerminal() bool {
 
 func runLab(ctx context.Context, args []string, s stdio) error {
 	fs := newFlags("lab", "[lab] [--scenario NAME|FILE] [--backend auto|sim] [--record FILE] [strategy flags]", s)
-	var be backendFlag
-	var sf strategyFlags
-	var rf recordFlags
-	be.register(fs)
-	sf.register(fs)
-	rf.register(fs)
-	scenarioArg := fs.String("scenario", "", "the scenario to start with: a built-in name or a YAML file")
+	var ef experimentFlags
+	ef.register(fs, "the scenario to start with: a built-in name or a YAML file", true)
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
-	if err := rf.check(); err != nil {
+	if err := ef.record.check(); err != nil {
 		return err
 	}
 	if !s.terminal {
 		return badInput("the lab needs a terminal; for a text report use c3lab run (or c3lab run --json)")
 	}
-	b, _, err := be.open()
+	// Quiet: the lab takes the screen, and its header names the backend
+	// and says when the devices are simulated.
+	b, sc, st, err := ef.open(s.errOut, true)
 	if err != nil {
 		return err
 	}
 	defer b.Close()
-	sc, st, err := sf.experiment(*scenarioArg, b.Capabilities().Limits)
-	if err != nil {
-		return err
-	}
-	noteRenamed(s.errOut, *scenarioArg)
 	// The list holds what this backend can run; the note says what it
 	// left out (on a one-GPU node, the collectives).
 	suite, left := runnableSuite(b)
@@ -62,8 +54,8 @@ func runLab(ctx context.Context, args []string, s stdio) error {
 	if err != nil {
 		return usageError{err}
 	}
-	recs := &labRecordings{flags: rf, b: b}
-	cfg := tui.Config{Backend: b, Suite: suite, Start: sc.Name, Strategy: st, Keys: &keys, Recorder: recs.open, RecordPath: rf.path, Note: left, ListNote: listNote}
+	recs := &labRecordings{flags: ef.record, b: b}
+	cfg := tui.Config{Backend: b, Suite: suite, Start: sc.Name, Strategy: st, Keys: &keys, Recorder: recs.open, RecordPath: ef.record.path, Note: left, ListNote: listNote}
 	if b.Name() == "cuda" {
 		// Live engine telemetry from NVML while the lab runs on the GPUs;
 		// after the lab, sampling stops and the sampler is freed.

@@ -12,6 +12,7 @@ import (
 
 	"github.com/c3lab/c3lab/backends/cuda"
 	"github.com/c3lab/c3lab/backends/sim"
+	"github.com/c3lab/c3lab/profiler/sweepfile"
 	"github.com/c3lab/c3lab/scenarios"
 )
 
@@ -198,14 +199,10 @@ func TestSweepWritesAResultFile(t *testing.T) {
 }
 
 // readSweepFile reads a sweep's --out file.
-func readSweepFile(t *testing.T, path string) sweepFile {
+func readSweepFile(t *testing.T, path string) sweepfile.File {
 	t.Helper()
-	data, err := os.ReadFile(path)
+	f, err := sweepfile.Load(path)
 	if err != nil {
-		t.Fatal(err)
-	}
-	var f sweepFile
-	if err := json.Unmarshal(data, &f); err != nil {
 		t.Fatal(err)
 	}
 	return f

@@ -3,13 +3,12 @@ package main
 import (
 	"bytes"
 	"context"
-	"encoding/json"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/c3lab/c3lab/backends/sim"
+	"github.com/c3lab/c3lab/profiler/sweepfile"
 )
 
 // oneGPUNode is a simulated node of one H200, as a one-GPU box is.
@@ -99,12 +98,8 @@ func TestSweepOnOneGPU(t *testing.T) {
 	if !strings.Contains(e.String(), "36 of the 44 built-in scenarios cannot run here") {
 		t.Errorf("stderr does not say what was left out:\n%s", e.String())
 	}
-	data, err := os.ReadFile(out)
+	f, err := sweepfile.Load(out)
 	if err != nil {
-		t.Fatal(err)
-	}
-	var f sweepFile
-	if err := json.Unmarshal(data, &f); err != nil {
 		t.Fatal(err)
 	}
 	if len(f.Results) != 8*2 || !strings.Contains(f.Skipped, "36 need more GPUs") {

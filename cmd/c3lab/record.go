@@ -1,7 +1,6 @@
 package main
 
 import (
-	"context"
 	"errors"
 	"flag"
 	"fmt"
@@ -12,20 +11,16 @@ import (
 
 	"github.com/c3lab/c3lab/backends"
 	"github.com/c3lab/c3lab/backends/cuda"
-	"github.com/c3lab/c3lab/profiler"
+	"github.com/c3lab/c3lab/profiler/doctor"
 	"github.com/c3lab/c3lab/profiler/telemetry"
 	"github.com/c3lab/c3lab/recordings"
 )
 
-// recordFlags are --record and --force-record, shared by run and sweep.
+// recordFlags are --record and --record-overwrite, shared by run, sweep
+// and the lab.
 type recordFlags struct {
 	path      string
 	overwrite bool
-}
-
-func (r *recordFlags) register(fs *flag.FlagSet) {
-	fs.StringVar(&r.path, "record", "", "record the session (scenario, strategies, results, timelines) to this file; c3lab replay plays it back")
-	fs.BoolVar(&r.overwrite, "record-overwrite", false, "let --record replace an existing file")
 }
 
 // output is the --record file as an output to check (none when empty).
@@ -52,6 +47,12 @@ func (r *recordFlags) checkFlags() error {
 	return nil
 }
 
+// register adds --record and --record-overwrite to fs.
+func (r *recordFlags) register(fs *flag.FlagSet) {
+	fs.StringVar(&r.path, "record", "", "record the session (scenario, strategies, results, timelines) to this file; c3lab replay plays it back")
+	fs.BoolVar(&r.overwrite, "record-overwrite", false, "let --record replace an existing file")
+}
+
 // open starts a recorder (nil when not recording) with a header that says
 // where the session ran: devices, their driver and library versions when
 // the backend is cuda, the device profile and the telemetry catalogue.
@@ -68,7 +69,7 @@ func (r *recordFlags) open(b backends.Backend, gpus int) (*recordings.Recorder, 
 		h.Profile = "h200"
 	}
 	if b.Name() == "cuda" {
-		probe, nv := cuda.Probe(), profiler.ProbeNVML()
+		probe, nv := cuda.Probe(), doctor.ProbeNVML(nvml.New())
 		libs := map[string]string{"cuda": probe.CUDA}
 		for _, l := range probe.Libraries {
 			libs[l.Name] = l.Version
@@ -107,53 +108,4 @@ func closeRecorder(rec *recordings.Recorder, w io.Writer) error {
 		return fmt.Errorf("closing the recording: %w", err)
 	}
 	return nil
-}
-
-// recordTelemetry samples NVML into rec while a recorded run or sweep is
-// on the GPUs, so a replay shows what the engines did. It returns the
-// function that stops sampling; without a recording, on another backend or
-// without NVML it samples nothing (and says why in the recording).
-func recordTelemetry(ctx context.Context, b backends.Backend, rec *recordings.Recorder) (stop func()) {
-	if rec == nil || b.Name() != "cuda" {
-		return func() {}
-	}
-	batches, stopSampling, err := sampleNVML(ctx, 16)
-	if err != nil {
-		rec.Marker("telemetry off: " + err.Error())
-		return func() {}
-	}
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		for batch := range batches {
-			rec.Samples(batch.Samples)
-		}
-	}()
-	return func() {
-		stopSampling()
-		<-done
-	}
-}
-
-// sampleNVML starts sampling every GPU's NVML telemetry into a channel of
-// the given capacity, closed when sampling stops. stop ends sampling,
-// waits for the sampler and frees it.
-func sampleNVML(ctx context.Context, capacity int) (batches <-chan telemetry.Batch, stop func(), err error) {
-	sampler, err := telemetry.Open(nvml.New(), telemetry.Config{})
-	if err != nil {
-		return nil, nil, err
-	}
-	out := make(chan telemetry.Batch, capacity)
-	done := make(chan struct{})
-	sctx, cancel := context.WithCancel(ctx)
-	go func() {
-		defer close(done)
-		defer close(out)
-		sampler.Run(sctx, out)
-	}()
-	return out, func() {
-		cancel()
-		<-done
-		sampler.Close()
-	}, nil
 }

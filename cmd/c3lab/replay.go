@@ -12,7 +12,7 @@ import (
 
 	"github.com/c3lab/c3lab/backends/replay"
 	"github.com/c3lab/c3lab/profiler"
-	"github.com/c3lab/c3lab/profiler/numfmt"
+	"github.com/c3lab/c3lab/profiler/report"
 	"github.com/c3lab/c3lab/recordings"
 	"github.com/c3lab/c3lab/tui"
 )
@@ -220,9 +220,9 @@ func writeReplayTable(w io.Writer, results []profiler.Result) error {
 	for i, r := range results {
 		frac := "n/a"
 		if f, ok := r.Fraction(); ok {
-			frac = numfmt.Fixed(f*100, 1)
+			frac = report.PercentValue(f)
 		}
-		fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\t%s\t%s\n", i, r.Scenario.Name, r.Strategy, dur(r.TComp.Median), dur(r.TComm.Median), dur(r.TC3.Median), frac)
+		fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\t%s\t%s\n", i, r.Scenario.Name, r.Strategy, report.Duration(r.TComp.Median), report.Duration(r.TComm.Median), report.Duration(r.TC3.Median), frac)
 	}
 	return tw.Flush()
 }

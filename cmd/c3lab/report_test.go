@@ -6,8 +6,44 @@ import (
 	"testing"
 
 	"github.com/c3lab/c3lab/profiler"
+	"github.com/c3lab/c3lab/profiler/report"
 	"github.com/c3lab/c3lab/scenarios"
 )
+
+// TestReportRoundsLikeTheLab checks that the run report prints times,
+// speedups, slowdowns, percentages and rates as the lab does, through
+// profiler/report: three significant digits, two decimals for ratios, no
+// blank before a percent sign.
+func TestReportRoundsLikeTheLab(t *testing.T) {
+	r := profiler.Result{Scenario: scenarios.Builtin()[0], Backend: "sim", Deterministic: true}
+	r.TComp = profiler.Summarize([]int64{1_234_567})
+	r.TComm = profiler.Summarize([]int64{987_654})
+	r.TC3 = profiler.Summarize([]int64{1_500_000})
+	r.TCompInC3, r.TCommInC3 = r.TComp, profiler.Summarize([]int64{1_456_789})
+	r.Derive(4.8e12)
+	frac, ok := r.Fraction()
+	if !ok || r.Bound == nil || r.Bound.FractionOfBound == nil {
+		t.Fatalf("the result has no fraction of ideal or of bound: %+v", r)
+	}
+	var out bytes.Buffer
+	writeReport(&out, r)
+	for _, tc := range []struct{ what, want string }{
+		{"T_comp", report.Duration(r.TComp.Median)},
+		{"T_comm", report.Duration(r.TComm.Median)},
+		{"comm in c3", report.Duration(r.TCommInC3.Median)},
+		{"ideal speedup", "ideal speedup      " + report.Ratio(r.IdealSpeedup)},
+		{"realized speedup", "realized speedup   " + report.Ratio(r.RealizedSpeedup)},
+		{"fraction of ideal", "fraction of ideal  " + report.Percent(frac)},
+		{"fraction of bound", "fraction of bound " + report.Percent(*r.Bound.FractionOfBound)},
+		{"slowdowns", "compute " + report.Ratio(r.CompSlowdown) + ", comm " + report.Ratio(r.CommSlowdown)},
+		{"busbw", "busbw " + report.Bandwidth(r.BusBW)},
+		{"TFLOP/s", "compute alone      " + report.TFLOPs(r.AchievedTFLOPs)},
+	} {
+		if !strings.Contains(out.String(), tc.want) {
+			t.Errorf("%s: the report does not say %q:\n%s", tc.what, tc.want, out.String())
+		}
+	}
+}
 
 // TestReportBoundReason checks that the run report gives the true reason
 // for a missing fraction of bound.

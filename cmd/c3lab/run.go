@@ -5,25 +5,16 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"math"
 	"strings"
-	"text/tabwriter"
 
-	"github.com/c3lab/c3lab/backends"
 	"github.com/c3lab/c3lab/profiler"
-	"github.com/c3lab/c3lab/profiler/numfmt"
 	"github.com/c3lab/c3lab/scenarios"
 )
 
 func runRun(ctx context.Context, args []string, s stdio) error {
 	fs := newFlags("run", "run [--scenario NAME|FILE] [--backend auto|sim] [strategy flags] [--reps N] [--json]", s)
-	var be backendFlag
-	var sf strategyFlags
-	var rf recordFlags
-	be.register(fs)
-	sf.register(fs)
-	rf.register(fs)
-	scenarioArg := fs.String("scenario", "", "a built-in scenario name (c3lab scenarios lists them) or a YAML file; default: the first built-in")
+	var ef experimentFlags
+	ef.register(fs, "a built-in scenario name (c3lab scenarios lists them) or a YAML file; default: the first built-in", true)
 	reps := fs.Int("reps", 0, "timed repetitions per run; 0 = the scenario's own (default 20)")
 	timeline := fs.Bool("timeline", false, "with --json, include the spans and telemetry samples of one concurrent repetition")
 	asJSON := fs.Bool("json", false, "print the result as JSON")
@@ -36,20 +27,15 @@ func runRun(ctx context.Context, args []string, s stdio) error {
 	if *timeline && !*asJSON {
 		return noEffect("timeline", "without --json (it adds the timeline to the JSON); add --json or drop --timeline")
 	}
-	if err := rf.check(); err != nil {
+	if err := ef.record.check(); err != nil {
 		return err
 	}
-	b, err := be.openTelling(s.errOut, *asJSON)
+	b, sc, st, err := ef.open(s.errOut, *asJSON)
 	if err != nil {
 		return err
 	}
 	defer b.Close()
-	sc, st, err := sf.experiment(*scenarioArg, b.Capabilities().Limits)
-	if err != nil {
-		return err
-	}
-	noteRenamed(s.errOut, *scenarioArg)
-	rec, err := rf.open(b, sc.GPUs)
+	rec, err := ef.record.open(b, sc.GPUs)
 	if err != nil {
 		return err
 	}
@@ -95,137 +81,4 @@ func writeJSON(w io.Writer, v any) error {
 	enc := json.NewEncoder(w)
 	enc.SetIndent("", "  ")
 	return enc.Encode(v)
-}
-
-// writeReport prints a result as the table a person reads.
-func writeReport(w io.Writer, r profiler.Result) {
-	sc := r.Scenario
-	fmt.Fprintf(w, "scenario   %s\n", sc.Name)
-	if sc.Source != "" {
-		fmt.Fprintf(w, "           %s\n", sc.Source)
-	}
-	fmt.Fprintf(w, "ops        %s  +  %s on %s\n", sc.Compute, sc.Comm, plural(sc.GPUs, "GPU"))
-	fmt.Fprintf(w, "backend    %s · %s\n", r.Backend, deviceSummary(r.Devices))
-	fmt.Fprintf(w, "strategy   %s\n\n", r.Strategy)
-
-	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	if r.Deterministic {
-		// Every run gives the same numbers: a spread and a run count would
-		// suggest noise that does not exist.
-		fmt.Fprintf(tw, "time (the %s backend is deterministic: every run takes exactly this long)\n", r.Backend)
-	} else {
-		fmt.Fprintln(tw, "time\tmedian\tp10 .. p90\truns")
-	}
-	for _, row := range []struct {
-		name string
-		s    profiler.Stat
-	}{
-		{"T_comp (alone)", r.TComp}, {"T_comm (alone)", r.TComm}, {"T_c3 (together)", r.TC3},
-		{"compute in c3", r.TCompInC3}, {"comm in c3", r.TCommInC3},
-	} {
-		if r.Deterministic {
-			fmt.Fprintf(tw, "%s\t%s\n", row.name, dur(row.s.Median))
-			continue
-		}
-		fmt.Fprintf(tw, "%s\t%s\t%s .. %s\t%d\n", row.name, dur(row.s.Median), dur(row.s.P10), dur(row.s.P90), row.s.N)
-	}
-	tw.Flush()
-
-	frac := "undefined (nothing to overlap)"
-	if f, ok := r.Fraction(); ok {
-		frac = numfmt.Fixed(f*100, 1) + " %"
-	}
-	fmt.Fprintln(w)
-	fmt.Fprintf(w, "ideal speedup      %sx   (T_comp + T_comm) / max\n", numfmt.Fixed(r.IdealSpeedup, 3))
-	fmt.Fprintf(w, "realized speedup   %sx   (T_comp + T_comm) / T_c3\n", numfmt.Fixed(r.RealizedSpeedup, 3))
-	fmt.Fprintf(w, "fraction of ideal  %s\n", frac)
-	if b := r.Bound; b != nil {
-		fb := "undefined (" + r.BoundNote() + ")"
-		if b.FractionOfBound != nil {
-			fb = numfmt.Fixed(*b.FractionOfBound*100, 1) + " %"
-		}
-		fmt.Fprintf(w, "bound              %s (%s), speedup at most %sx, fraction of bound %s\n", dur(b.TBound), b.By, numfmt.Fixed(b.SBound, 3), fb)
-	} else {
-		fmt.Fprintf(w, "bound              n/a (%s)\n", r.BoundNote())
-	}
-	fmt.Fprintf(w, "slowdown in c3     compute %sx, comm %sx\n", numfmt.Fixed(r.CompSlowdown, 2), numfmt.Fixed(r.CommSlowdown, 2))
-	fmt.Fprintf(w, "class              %s\n", r.Class)
-	if sc.Comm.Collective.IsHostCopy() {
-		fmt.Fprintf(w, "copy alone         %s over PCIe per GPU\n", gbs(r.AlgBW))
-	} else {
-		fmt.Fprintf(w, "collective alone   algbw %s, busbw %s\n", gbs(r.AlgBW), gbs(r.BusBW))
-	}
-	if sc.Compute.Kind == scenarios.Stream {
-		fmt.Fprintf(w, "compute alone      %s of HBM traffic (reads and writes)\n", gbs(r.AchievedBW))
-	} else {
-		fmt.Fprintf(w, "compute alone      %s TFLOP/s\n", numfmt.Fixed(r.AchievedTFLOPs, 0))
-	}
-
-	for _, m := range []backends.Mode{backends.ModeConcurrent, backends.ModeCompute, backends.ModeComm} {
-		ex := r.Explain[m]
-		if len(ex) == 0 {
-			continue
-		}
-		title := map[backends.Mode]string{
-			backends.ModeConcurrent: "what held each op back (together)",
-			backends.ModeCompute:    "compute alone",
-			backends.ModeComm:       "comm alone",
-		}[m]
-		fmt.Fprintf(w, "\n%s\n", title)
-		for _, e := range ex {
-			var total int64
-			for _, b := range e.Bounds {
-				total += b.Nanos
-			}
-			fmt.Fprintf(w, "  %s\n", e.Label)
-			for _, b := range e.Bounds {
-				if m != backends.ModeConcurrent && float64(b.Nanos) < 0.05*float64(total) {
-					continue
-				}
-				fmt.Fprintf(w, "    %-12s %9s  %3s %%  %s\n", b.Resource, dur(float64(b.Nanos)), numfmt.Fixed(100*float64(b.Nanos)/float64(max(total, 1)), 0), b.Detail)
-			}
-		}
-	}
-}
-
-// deviceSummary is "2 x NVIDIA H200 (simulated)".
-func deviceSummary(devs []backends.DeviceInfo) string {
-	if len(devs) == 0 {
-		return "no devices"
-	}
-	s := fmt.Sprintf("%d x %s", len(devs), devs[0].Name)
-	if devs[0].Simulated {
-		s += " (simulated)"
-	}
-	return s
-}
-
-// dur formats nanoseconds with a unit fit for GPU op times.
-func dur(ns float64) string {
-	switch {
-	case math.IsNaN(ns):
-		return "n/a"
-	case ns >= 1e9:
-		return numfmt.Fixed(ns/1e9, 3) + " s"
-	case ns >= 1e6:
-		return numfmt.Fixed(ns/1e6, 3) + " ms"
-	case ns >= 1e3:
-		return numfmt.Fixed(ns/1e3, 1) + " µs"
-	}
-	return numfmt.Fixed(ns, 0) + " ns"
-}
-
-func gbs(bps float64) string {
-	if math.IsNaN(bps) {
-		return "n/a"
-	}
-	return numfmt.Fixed(bps/1e9, 0) + " GB/s"
-}
-
-// plural is "1 GPU" or "2 GPUs".
-func plural(n int, noun string) string {
-	if n == 1 {
-		return fmt.Sprintf("%d %s", n, noun)
-	}
-	return fmt.Sprintf("%d %ss", n, noun)
 }

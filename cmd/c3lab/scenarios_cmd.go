@@ -9,6 +9,7 @@ import (
 
 	"github.com/c3lab/c3lab/backends"
 	"github.com/c3lab/c3lab/profiler"
+	"github.com/c3lab/c3lab/profiler/report"
 	"github.com/c3lab/c3lab/scenarios"
 )
 
@@ -63,7 +64,7 @@ func runScenarios(ctx context.Context, args []string, s stdio) error {
 			fmt.Fprintf(tw, "%s\t%d\t-\t-\t-\t%s\t%s\n", r.Name, r.GPUs, r.Compute, r.Comm)
 			continue
 		}
-		fmt.Fprintf(tw, "%s\t%d\t%s\t%s\t%s\t%s\t%s\n", r.Name, r.GPUs, r.Class, dur(r.TComp), dur(r.TComm), r.Compute, r.Comm)
+		fmt.Fprintf(tw, "%s\t%d\t%s\t%s\t%s\t%s\t%s\n", r.Name, r.GPUs, r.Class, report.Duration(r.TComp), report.Duration(r.TComm), r.Compute, r.Comm)
 	}
 	if err := tw.Flush(); err != nil {
 		return err

@@ -9,32 +9,38 @@ import (
 	"strings"
 	"time"
 
+	"github.com/NVIDIA/go-nvml/pkg/nvml"
+
 	"github.com/c3lab/c3lab/backends/cuda"
 	"github.com/c3lab/c3lab/profiler"
-	"github.com/c3lab/c3lab/profiler/numfmt"
+	"github.com/c3lab/c3lab/profiler/doctor"
+	"github.com/c3lab/c3lab/profiler/report"
+	"github.com/c3lab/c3lab/profiler/sweepfile"
 	"github.com/c3lab/c3lab/recordings/outfile"
 	"github.com/c3lab/c3lab/scenarios"
 )
 
-// sweepFile is what `c3lab sweep --out` writes: the results with everything
-// needed to know where they came from.
-type sweepFile struct {
-	Tool       string                     `json:"tool"`
-	Version    versionInfo                `json:"c3lab"`
-	Date       string                     `json:"date"`
-	Host       string                     `json:"host"`
-	Backend    string                     `json:"backend"`
-	Devices    any                        `json:"devices"`
-	CUDA       *cuda.Report               `json:"cuda,omitempty"`
-	NVML       *profiler.NVMLReport       `json:"nvml,omitempty"`
-	Reps       int                        `json:"reps"`
-	Grid       []profiler.NamedStrategy   `json:"strategies"`
-	Summary    []profiler.StrategySummary `json:"summary"`
-	Results    []profiler.SweepEntry      `json:"results"`
-	Incomplete string                     `json:"incomplete,omitempty"`
-	// Skipped says which built-in scenarios the backend could not run and
-	// were left out of a whole-suite sweep (a one-GPU node's collectives).
-	Skipped string `json:"skipped,omitempty"`
+// sweepProgress prints a sweep's progress on s's error stream: on a
+// terminal one line rewritten in place, elsewhere a line every ten runs and
+// one at the end.
+func sweepProgress(s stdio) profiler.Progress {
+	return func(done, total int, current string, eta time.Duration) {
+		line := fmt.Sprintf("sweep %d/%d", done, total)
+		if current != "" {
+			line += "  " + current
+		}
+		if eta > 0 {
+			line += fmt.Sprintf("  ETA %s", eta.Round(time.Second))
+		}
+		if s.terminal {
+			fmt.Fprintf(s.errOut, "\r\033[K%s", line)
+			if done == total {
+				fmt.Fprintln(s.errOut)
+			}
+		} else if done == total || done%10 == 0 {
+			fmt.Fprintln(s.errOut, line)
+		}
+	}
 }
 
 func runSweep(ctx context.Context, args []string, s stdio) error {
@@ -134,23 +140,7 @@ func runSweep(ctx context.Context, args []string, s stdio) error {
 	}
 	var progress profiler.Progress
 	if !*asJSON {
-		progress = func(done, total int, current string, eta time.Duration) {
-			line := fmt.Sprintf("sweep %d/%d", done, total)
-			if current != "" {
-				line += "  " + current
-			}
-			if eta > 0 {
-				line += fmt.Sprintf("  ETA %s", eta.Round(time.Second))
-			}
-			if s.terminal {
-				fmt.Fprintf(s.errOut, "\r\033[K%s", line)
-				if done == total {
-					fmt.Fprintln(s.errOut)
-				}
-			} else if done == total || done%10 == 0 {
-				fmt.Fprintln(s.errOut, line)
-			}
-		}
+		progress = sweepProgress(s)
 	}
 	most := 0
 	for _, sc := range list {
@@ -174,14 +164,14 @@ func runSweep(ctx context.Context, args []string, s stdio) error {
 	if err := closeRecorder(rec, s.errOut); err != nil {
 		return err
 	}
-	f := sweepFile{
-		Tool: "c3lab sweep", Version: currentVersion(), Date: time.Now().UTC().Format(time.RFC3339),
+	f := sweepfile.File{
+		C3lab: currentVersion(), Date: time.Now().UTC().Format(time.RFC3339),
 		Backend: b.Name(), Devices: b.Devices(), Reps: *reps, Grid: grid,
 		Summary: profiler.SummarizeSweep(entries, grid), Results: entries, Skipped: skipped,
 	}
 	f.Host, _ = os.Hostname()
 	if b.Name() == "cuda" {
-		r, n := cuda.Probe(), profiler.ProbeNVML()
+		r, n := cuda.Probe(), doctor.ProbeNVML(nvml.New())
 		f.CUDA, f.NVML = &r, &n
 	}
 	if runErr != nil {
@@ -189,7 +179,7 @@ func runSweep(ctx context.Context, args []string, s stdio) error {
 	}
 	// Should the write fail now, the results are saved elsewhere and
 	// writeErr says where; the summary is printed either way.
-	writeErr := dest.write(func(w io.Writer) error { return writeJSON(w, f) })
+	writeErr := dest.write(func(w io.Writer) error { return sweepfile.Write(w, f) })
 	if *asJSON {
 		if err := writeJSON(s.out, f.Summary); err != nil {
 			return err
@@ -209,16 +199,16 @@ func runSweep(ctx context.Context, args []string, s stdio) error {
 	return writeErr
 }
 
-func writeSummary(s stdio, f sweepFile) {
+func writeSummary(s stdio, f sweepfile.File) {
 	fmt.Fprintf(s.out, "%-18s %8s %8s  %s\n", "strategy", "% ideal", "% bound", "by class (gemm-long / balanced / comm-long), runs")
 	for _, x := range f.Summary {
 		mean := "   n/a"
 		if x.MeanFraction != nil {
-			mean = fmt.Sprintf("%6s", numfmt.Fixed(*x.MeanFraction*100, 1))
+			mean = fmt.Sprintf("%6s", report.PercentValue(*x.MeanFraction))
 		}
 		cls := func(c profiler.Class) string {
 			if v, ok := x.ByClass[c]; ok {
-				return numfmt.Fixed(v*100, 1)
+				return report.PercentValue(v)
 			}
 			return "-"
 		}
@@ -228,7 +218,7 @@ func writeSummary(s stdio, f sweepFile) {
 		}
 		bound := "     n/a"
 		if x.MeanFractionOfBound != nil {
-			bound = fmt.Sprintf("%8s", numfmt.Fixed(*x.MeanFractionOfBound*100, 1))
+			bound = fmt.Sprintf("%8s", report.PercentValue(*x.MeanFractionOfBound))
 		}
 		fmt.Fprintf(s.out, "%-18s %8s %s  %s / %s / %s, %d runs%s\n", x.Strategy, mean, bound, cls(profiler.GEMMLong), cls(profiler.Balanced), cls(profiler.CommLong), x.N, failed)
 	}

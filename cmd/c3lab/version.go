@@ -5,20 +5,16 @@ import (
 	"fmt"
 	"runtime"
 	"runtime/debug"
+
+	"github.com/c3lab/c3lab/profiler/sweepfile"
 )
 
 // version is the release version; builds from a checkout add the VCS revision.
 const version = "0.1.0-dev"
 
-type versionInfo struct {
-	Version  string `json:"version"`
-	Revision string `json:"revision,omitempty"`
-	Go       string `json:"go"`
-	Platform string `json:"platform"`
-}
-
-func currentVersion() versionInfo {
-	v := versionInfo{Version: version, Go: runtime.Version(), Platform: runtime.GOOS + "/" + runtime.GOARCH}
+// currentVersion is this build of c3lab, as files it writes record it.
+func currentVersion() sweepfile.Build {
+	v := sweepfile.Build{Version: version, Go: runtime.Version(), Platform: runtime.GOOS + "/" + runtime.GOARCH}
 	if bi, ok := debug.ReadBuildInfo(); ok {
 		for _, s := range bi.Settings {
 			if s.Key == "vcs.revision" {

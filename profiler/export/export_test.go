@@ -17,7 +17,6 @@ import (
 	"testing"
 
 	"github.com/google/pprof/profile"
-	"google.golang.org/protobuf/encoding/protowire"
 
 	"github.com/c3lab/c3lab/backends"
 	"github.com/c3lab/c3lab/backends/sim"
@@ -105,101 +104,6 @@ func TestGoToolPprofReadsIt(t *testing.T) {
 	}
 }
 
-// decodedTrace is a Perfetto trace read back field by field.
-type decodedTrace struct {
-	names   map[uint64]string
-	parent  map[uint64]uint64
-	counter map[uint64]bool
-	begins  map[uint64]int
-	ends    map[uint64]int
-	values  map[uint64][]float64
-	seq     int
-}
-
-func decodePerfetto(t *testing.T, data []byte) decodedTrace {
-	t.Helper()
-	d := decodedTrace{names: map[uint64]string{}, parent: map[uint64]uint64{}, counter: map[uint64]bool{},
-		begins: map[uint64]int{}, ends: map[uint64]int{}, values: map[uint64][]float64{}}
-	fields := func(b []byte, f func(num protowire.Number, typ protowire.Type, v []byte, n uint64)) {
-		for len(b) > 0 {
-			num, typ, n := protowire.ConsumeTag(b)
-			if n < 0 {
-				t.Fatalf("bad tag: %v", protowire.ParseError(n))
-			}
-			b = b[n:]
-			switch typ {
-			case protowire.VarintType:
-				v, m := protowire.ConsumeVarint(b)
-				f(num, typ, nil, v)
-				b = b[m:]
-			case protowire.Fixed64Type:
-				v, m := protowire.ConsumeFixed64(b)
-				f(num, typ, nil, v)
-				b = b[m:]
-			case protowire.BytesType:
-				v, m := protowire.ConsumeBytes(b)
-				if m < 0 {
-					t.Fatal("bad bytes field")
-				}
-				f(num, typ, v, 0)
-				b = b[m:]
-			default:
-				t.Fatalf("unexpected wire type %v", typ)
-			}
-		}
-	}
-	fields(data, func(num protowire.Number, _ protowire.Type, packet []byte, _ uint64) {
-		if num != fTracePacket {
-			t.Fatalf("top-level field %d, want packets only", num)
-		}
-		fields(packet, func(num protowire.Number, _ protowire.Type, v []byte, n uint64) {
-			switch num {
-			case fPacketSequenceID:
-				d.seq = int(n)
-			case fPacketTrackDesc:
-				var uuid, parent uint64
-				var name string
-				var counter bool
-				fields(v, func(num protowire.Number, _ protowire.Type, v []byte, n uint64) {
-					switch num {
-					case fDescUUID:
-						uuid = n
-					case fDescParent:
-						parent = n
-					case fDescName:
-						name = string(v)
-					case fDescCounter:
-						counter = true
-					}
-				})
-				d.names[uuid], d.parent[uuid], d.counter[uuid] = name, parent, counter
-			case fPacketTrackEvent:
-				var typ, track uint64
-				var value float64
-				fields(v, func(num protowire.Number, _ protowire.Type, _ []byte, n uint64) {
-					switch num {
-					case fEventType:
-						typ = n
-					case fEventTrackUUID:
-						track = n
-					case fEventDoubleCounter:
-						value = math.Float64frombits(n)
-					}
-				})
-				switch typ {
-				case eventSliceBegin:
-					d.begins[track]++
-				case eventSliceEnd:
-					d.ends[track]++
-				case eventCounter:
-					d.values[track] = append(d.values[track], value)
-				}
-			}
-		})
-	})
-	return d
-}
-
 func TestPerfetto(t *testing.T) {
 	tr := trace(t)
 	var buf bytes.Buffer
@@ -207,25 +111,32 @@ func TestPerfetto(t *testing.T) {
 		t.Fatal(err)
 	}
 	d := decodePerfetto(t, buf.Bytes())
-	if d.seq != sequenceID {
-		t.Errorf("sequence id %d", d.seq)
+	if d.seq == 0 || !d.cleared {
+		t.Errorf("sequence id %d, incremental state cleared %v: want one sequence, cleared on its first packet", d.seq, d.cleared)
 	}
 	// Every span is a begin/end pair on its own stream or engine track,
 	// whose parent is its device's process track.
 	perTrack := map[uint64]int{}
+	names := map[uint64][]string{}
 	for _, s := range tr.Spans {
 		u := trackUUID(s.Device, "stream", s.Track)
 		perTrack[u]++
+		names[u] = append(names[u], s.Name)
 		if d.names[u] != s.Track {
 			t.Errorf("track %s of GPU %d named %q", s.Track, s.Device, d.names[u])
 		}
 		if p := d.parent[u]; p != trackUUID(s.Device, "process", "") || !strings.Contains(d.names[p], "GPU") {
 			t.Errorf("track %s of GPU %d hangs under %q", s.Track, s.Device, d.names[p])
+		} else if pr, ok := d.process[p]; !ok || pr.pid != s.Device+1 || pr.name != d.names[p] {
+			t.Errorf("GPU %d's track is no process (pid %d, name %q; want pid %d, %q)", s.Device, pr.pid, pr.name, s.Device+1, d.names[p])
 		}
 	}
 	for u, n := range perTrack {
 		if d.begins[u] != n || d.ends[u] != n {
 			t.Errorf("track %s: %d begins, %d ends, want %d", d.names[u], d.begins[u], d.ends[u], n)
+		}
+		if !slices.Equal(d.slices[u], names[u]) {
+			t.Errorf("track %s: slices %q, want the spans' names %q", d.names[u], d.slices[u], names[u])
 		}
 	}
 	var ce bool

@@ -1,4 +1,8 @@
-package profiler
+// Package doctor is what `c3lab doctor` asks the node's management
+// library: NVML's view of the driver, each GPU's NVLink links and peers,
+// and whether GPU performance monitoring is there. The cuda backend's own
+// view (libraries, devices, peer access) is cuda.Probe.
+package doctor
 
 import (
 	"fmt"
@@ -32,11 +36,11 @@ type NVMLReport struct {
 	Devices   []NVMLDevice `json:"devices,omitempty"`
 }
 
-// ProbeNVML asks NVML (libnvidia-ml.so.1, loaded at run time) for the
-// driver version, each GPU's NVLink links and peers, and GPM support. A
-// machine without the library gets a report saying so, not an error.
-func ProbeNVML() NVMLReport {
-	lib := nvml.New()
+// ProbeNVML asks NVML for the driver version, each GPU's NVLink links and
+// peers, and GPM support; lib is nvml.New() (libnvidia-ml.so.1, loaded at
+// run time) outside tests. A machine without the library gets a report
+// saying so, not an error.
+func ProbeNVML(lib nvml.Interface) NVMLReport {
 	if ret := lib.Init(); ret != nvml.SUCCESS {
 		return NVMLReport{Error: fmt.Sprintf("NVML unavailable: %v", ret)}
 	}

@@ -1,0 +1,123 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"text/tabwriter"
+
+	"github.com/c3lab/c3lab/backends"
+	"github.com/c3lab/c3lab/profiler"
+	"github.com/c3lab/c3lab/profiler/report"
+	"github.com/c3lab/c3lab/scenarios"
+)
+
+// writeReport prints a result as the table a person reads.
+func writeReport(w io.Writer, r profiler.Result) {
+	sc := r.Scenario
+	fmt.Fprintf(w, "scenario   %s\n", sc.Name)
+	if sc.Source != "" {
+		fmt.Fprintf(w, "           %s\n", sc.Source)
+	}
+	fmt.Fprintf(w, "ops        %s  +  %s on %s\n", sc.Compute, sc.Comm, plural(sc.GPUs, "GPU"))
+	fmt.Fprintf(w, "backend    %s · %s\n", r.Backend, deviceSummary(r.Devices))
+	fmt.Fprintf(w, "strategy   %s\n\n", r.Strategy)
+
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	if r.Deterministic {
+		// Every run gives the same numbers: a spread and a run count would
+		// suggest noise that does not exist.
+		fmt.Fprintf(tw, "time (the %s backend is deterministic: every run takes exactly this long)\n", r.Backend)
+	} else {
+		fmt.Fprintln(tw, "time\tmedian\tp10 .. p90\truns")
+	}
+	for _, row := range []struct {
+		name string
+		s    profiler.Stat
+	}{
+		{"T_comp (alone)", r.TComp}, {"T_comm (alone)", r.TComm}, {"T_c3 (together)", r.TC3},
+		{"compute in c3", r.TCompInC3}, {"comm in c3", r.TCommInC3},
+	} {
+		if r.Deterministic {
+			fmt.Fprintf(tw, "%s\t%s\n", row.name, report.Duration(row.s.Median))
+			continue
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s .. %s\t%d\n", row.name, report.Duration(row.s.Median), report.Duration(row.s.P10), report.Duration(row.s.P90), row.s.N)
+	}
+	tw.Flush()
+
+	frac := "undefined (nothing to overlap)"
+	if f, ok := r.Fraction(); ok {
+		frac = report.Percent(f)
+	}
+	fmt.Fprintln(w)
+	fmt.Fprintf(w, "ideal speedup      %s   (T_comp + T_comm) / max\n", report.Ratio(r.IdealSpeedup))
+	fmt.Fprintf(w, "realized speedup   %s   (T_comp + T_comm) / T_c3\n", report.Ratio(r.RealizedSpeedup))
+	fmt.Fprintf(w, "fraction of ideal  %s\n", frac)
+	if b := r.Bound; b != nil {
+		fb := "undefined (" + r.BoundNote() + ")"
+		if b.FractionOfBound != nil {
+			fb = report.Percent(*b.FractionOfBound)
+		}
+		fmt.Fprintf(w, "bound              %s (%s), speedup at most %s, fraction of bound %s\n", report.Duration(b.TBound), b.By, report.Ratio(b.SBound), fb)
+	} else {
+		fmt.Fprintf(w, "bound              n/a (%s)\n", r.BoundNote())
+	}
+	fmt.Fprintf(w, "slowdown in c3     compute %s, comm %s\n", report.Ratio(r.CompSlowdown), report.Ratio(r.CommSlowdown))
+	fmt.Fprintf(w, "class              %s\n", r.Class)
+	if sc.Comm.Collective.IsHostCopy() {
+		fmt.Fprintf(w, "copy alone         %s over PCIe per GPU\n", report.Bandwidth(r.AlgBW))
+	} else {
+		fmt.Fprintf(w, "collective alone   algbw %s, busbw %s\n", report.Bandwidth(r.AlgBW), report.Bandwidth(r.BusBW))
+	}
+	if sc.Compute.Kind == scenarios.Stream {
+		fmt.Fprintf(w, "compute alone      %s of HBM traffic (reads and writes)\n", report.Bandwidth(r.AchievedBW))
+	} else {
+		fmt.Fprintf(w, "compute alone      %s\n", report.TFLOPs(r.AchievedTFLOPs))
+	}
+
+	for _, m := range []backends.Mode{backends.ModeConcurrent, backends.ModeCompute, backends.ModeComm} {
+		ex := r.Explain[m]
+		if len(ex) == 0 {
+			continue
+		}
+		title := map[backends.Mode]string{
+			backends.ModeConcurrent: "what held each op back (together)",
+			backends.ModeCompute:    "compute alone",
+			backends.ModeComm:       "comm alone",
+		}[m]
+		fmt.Fprintf(w, "\n%s\n", title)
+		for _, e := range ex {
+			var total int64
+			for _, b := range e.Bounds {
+				total += b.Nanos
+			}
+			fmt.Fprintf(w, "  %s\n", e.Label)
+			for _, b := range e.Bounds {
+				if m != backends.ModeConcurrent && float64(b.Nanos) < 0.05*float64(total) {
+					continue
+				}
+				fmt.Fprintf(w, "    %-12s %9s  %4s  %s\n", b.Resource, report.Duration(float64(b.Nanos)), report.WholePercent(float64(b.Nanos)/float64(max(total, 1))), b.Detail)
+			}
+		}
+	}
+}
+
+// deviceSummary is "2 x NVIDIA H200 (simulated)".
+func deviceSummary(devs []backends.DeviceInfo) string {
+	if len(devs) == 0 {
+		return "no devices"
+	}
+	s := fmt.Sprintf("%d x %s", len(devs), devs[0].Name)
+	if devs[0].Simulated {
+		s += " (simulated)"
+	}
+	return s
+}
+
+// plural is "1 GPU" or "2 GPUs".
+func plural(n int, noun string) string {
+	if n == 1 {
+		return fmt.Sprintf("%d %s", n, noun)
+	}
+	return fmt.Sprintf("%d %ss", n, noun)
+}

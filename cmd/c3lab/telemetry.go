@@ -1,0 +1,60 @@
+package main
+
+import (
+	"context"
+
+	"github.com/NVIDIA/go-nvml/pkg/nvml"
+
+	"github.com/c3lab/c3lab/backends"
+	"github.com/c3lab/c3lab/profiler/telemetry"
+	"github.com/c3lab/c3lab/recordings"
+)
+
+// recordTelemetry samples NVML into rec while a recorded run or sweep is
+// on the GPUs, so a replay shows what the engines did. It returns the
+// function that stops sampling; without a recording, on another backend or
+// without NVML it samples nothing (and says why in the recording).
+func recordTelemetry(ctx context.Context, b backends.Backend, rec *recordings.Recorder) (stop func()) {
+	if rec == nil || b.Name() != "cuda" {
+		return func() {}
+	}
+	batches, stopSampling, err := sampleNVML(ctx, 16)
+	if err != nil {
+		rec.Marker("telemetry off: " + err.Error())
+		return func() {}
+	}
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for batch := range batches {
+			rec.Samples(batch.Samples)
+		}
+	}()
+	return func() {
+		stopSampling()
+		<-done
+	}
+}
+
+// sampleNVML starts sampling every GPU's NVML telemetry into a channel of
+// the given capacity, closed when sampling stops. stop ends sampling,
+// waits for the sampler and frees it.
+func sampleNVML(ctx context.Context, capacity int) (batches <-chan telemetry.Batch, stop func(), err error) {
+	sampler, err := telemetry.Open(nvml.New(), telemetry.Config{})
+	if err != nil {
+		return nil, nil, err
+	}
+	out := make(chan telemetry.Batch, capacity)
+	done := make(chan struct{})
+	sctx, cancel := context.WithCancel(ctx)
+	go func() {
+		defer close(done)
+		defer close(out)
+		sampler.Run(sctx, out)
+	}()
+	return out, func() {
+		cancel()
+		<-done
+		sampler.Close()
+	}, nil
+}

@@ -1,0 +1,115 @@
+// Package sweepfile is the file `c3lab sweep` writes: the results of a
+// sweep with what is needed to know where they came from. It has a format
+// version; readers take every version up to this package's and refuse a
+// newer one, saying so.
+package sweepfile
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+
+	"github.com/c3lab/c3lab/backends"
+	"github.com/c3lab/c3lab/profiler"
+)
+
+// Version is the format version Write writes and the newest Read reads.
+// Files written before the format had a version are version 1.
+const Version = 1
+
+// Tool is what a sweep file's tool field says.
+const Tool = "c3lab sweep"
+
+// Build is the c3lab build that wrote a file.
+type Build struct {
+	Version  string `json:"version"`
+	Revision string `json:"revision,omitempty"`
+	Go       string `json:"go"`
+	Platform string `json:"platform"`
+}
+
+// File is a sweep's results file.
+type File struct {
+	// Format is the file's format version (Version when written; 0, which
+	// reads as 1, in files written before the field existed).
+	Format  int                   `json:"format,omitempty"`
+	Tool    string                `json:"tool"`
+	C3lab   Build                 `json:"c3lab"`
+	Date    string                `json:"date"`
+	Host    string                `json:"host"`
+	Backend string                `json:"backend"`
+	Devices []backends.DeviceInfo `json:"devices"`
+	// CUDA and NVML are the doctor's reports of the node when the sweep
+	// ran on GPUs (the cuda backend's report and NVML's view); read back
+	// they are plain JSON values.
+	CUDA    any                        `json:"cuda,omitempty"`
+	NVML    any                        `json:"nvml,omitempty"`
+	Reps    int                        `json:"reps"`
+	Grid    []profiler.NamedStrategy   `json:"strategies"`
+	Summary []profiler.StrategySummary `json:"summary"`
+	Results []profiler.SweepEntry      `json:"results"`
+	// Incomplete says why the sweep stopped early, when it did.
+	Incomplete string `json:"incomplete,omitempty"`
+	// Skipped says which built-in scenarios the backend could not run and
+	// were left out of a whole-suite sweep (a one-GPU node's collectives).
+	Skipped string `json:"skipped,omitempty"`
+}
+
+// Write writes f as indented JSON in the current format version.
+func Write(w io.Writer, f File) error {
+	f.Format, f.Tool = Version, Tool
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	return enc.Encode(f)
+}
+
+// Read reads a sweep file of any version up to Version. A file of a newer
+// version, or one that is not a sweep file, is an error that says so.
+func Read(r io.Reader) (File, error) {
+	data, err := io.ReadAll(r)
+	if err != nil {
+		return File{}, err
+	}
+	// The version first: a newer file may not decode as this one does.
+	var head struct {
+		Format *int   `json:"format"`
+		Tool   string `json:"tool"`
+	}
+	if err := json.Unmarshal(data, &head); err != nil {
+		return File{}, fmt.Errorf("not a c3lab sweep file: %w", err)
+	}
+	if head.Tool != Tool {
+		return File{}, fmt.Errorf("not a c3lab sweep file (its tool is %q, want %q)", head.Tool, Tool)
+	}
+	format := 1
+	if head.Format != nil {
+		format = *head.Format
+	}
+	switch {
+	case format > Version:
+		return File{}, fmt.Errorf("written by a newer c3lab (sweep format %d); this c3lab reads formats up to %d: update c3lab to read it", format, Version)
+	case format < 1:
+		return File{}, fmt.Errorf("damaged c3lab sweep file: format %d (formats start at 1)", format)
+	}
+	var f File
+	if err := json.Unmarshal(data, &f); err != nil {
+		return File{}, fmt.Errorf("damaged c3lab sweep file (format %d): %w", format, err)
+	}
+	f.Format = format
+	return f, nil
+}
+
+// Load reads the sweep file at path; its errors name the file.
+func Load(path string) (File, error) {
+	fh, err := os.Open(path)
+	if err != nil {
+		return File{}, err
+	}
+	defer fh.Close()
+	f, err := Read(fh)
+	if err != nil {
+		return File{}, fmt.Errorf("%s: %w", path, err)
+	}
+	return f, nil
+}
