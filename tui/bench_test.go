@@ -10,8 +10,8 @@ import (
 	"github.com/c3lab/c3lab/scenarios"
 )
 
-// BenchmarkView160x50 measures View on a full 160x50 screen: stitching the
-// cached panels, which is all View does.
+// BenchmarkView160x50 measures View on a full 160x50 screen: every panel
+// drawn from the state.
 func BenchmarkView160x50(b *testing.B) {
 	m := fixedModel(b, 160, 50, scenarios.Strategy{})
 	b.ReportAllocs()
@@ -29,8 +29,8 @@ func BenchmarkViewHelp160x50(b *testing.B) {
 	}
 }
 
-// BenchmarkRender160x50 measures a full re-render (what a resize or a new
-// result costs in Update), for comparison with View.
+// BenchmarkRender160x50 measures a resize through Update (the layout and
+// every component's size) and then View.
 func BenchmarkRender160x50(b *testing.B) {
 	m := fixedModel(b, 160, 50, scenarios.Strategy{})
 	b.ReportAllocs()
@@ -40,7 +40,8 @@ func BenchmarkRender160x50(b *testing.B) {
 	}
 }
 
-// BenchmarkView200x60 is View at the size issue 7 names (under 5 ms).
+// BenchmarkView200x60 is View at the size issues 7 and 14 name (under
+// 5 ms).
 func BenchmarkView200x60(b *testing.B) {
 	m := fixedModel(b, 200, 60, scenarios.Strategy{})
 	b.ReportAllocs()
@@ -58,8 +59,8 @@ func BenchmarkViewSweep200x60(b *testing.B) {
 	}
 }
 
-// BenchmarkZoomKey200x60 is what a zoom key costs in Update (the timeline
-// re-rendered) plus View, zooming in and back out at 200x60.
+// BenchmarkZoomKey200x60 is what a zoom key costs in Update plus View,
+// zooming in and back out at 200x60.
 func BenchmarkZoomKey200x60(b *testing.B) {
 	m := fixedModel(b, 200, 60, dmaStrategy())
 	b.ReportAllocs()
