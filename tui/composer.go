@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"strings"
 
+	"charm.land/bubbles/v2/key"
 	"charm.land/bubbles/v2/textinput"
 	tea "charm.land/bubbletea/v2"
 	"github.com/charmbracelet/x/ansi"
@@ -33,7 +34,34 @@ type composer struct {
 	errs    map[string]string // YAML path -> message
 	confirm string            // a file waiting for y/n before being overwritten
 	note    string
+
+	// As a mode: the screen's size, and the composer's keys.
+	size
+	keys composerKeys
 }
+
+// composerKeys are the composer's keys; every other key edits the field.
+type composerKeys struct {
+	prev, next, add, save, close key.Binding
+}
+
+func defaultComposerKeys() composerKeys {
+	return composerKeys{
+		prev:  key.NewBinding(key.WithKeys("up", "shift+tab"), key.WithHelp("↑/↓", "field")),
+		next:  key.NewBinding(key.WithKeys("down", "tab")),
+		add:   key.NewBinding(key.WithKeys("enter"), key.WithHelp("enter", "add and measure")),
+		save:  key.NewBinding(key.WithKeys("ctrl+s"), key.WithHelp("ctrl+s", "save YAML")),
+		close: key.NewBinding(key.WithKeys("esc"), key.WithHelp("esc", "close")),
+	}
+}
+
+// ShortHelp lists the composer's keys, as its hint line shows them.
+func (cp *composer) ShortHelp() []key.Binding {
+	return []key.Binding{cp.keys.prev, cp.keys.add, cp.keys.save, cp.keys.close}
+}
+
+// FullHelp lists the composer's keys.
+func (cp *composer) FullHelp() [][]key.Binding { return fullHelp(cp) }
 
 // composerFields lays a scenario out as fields.
 func composerFields(sc scenarios.Scenario) []composerField {
@@ -63,7 +91,7 @@ func newComposer(sc scenarios.Scenario) *composer {
 	if !strings.HasSuffix(sc.Name, "-custom") {
 		sc.Name += "-custom"
 	}
-	cp := &composer{fields: composerFields(sc), input: textinput.New()}
+	cp := &composer{fields: composerFields(sc), input: textinput.New(), keys: defaultComposerKeys()}
 	cp.input.Prompt = ""
 	cp.load()
 	return cp
@@ -151,39 +179,66 @@ func saveScenarioCmd(sc scenarios.Scenario, path string, overwrite bool) tea.Cmd
 	}
 }
 
-// onComposerKey edits, moves between fields, applies, saves or closes.
-func (m Model) onComposerKey(msg tea.KeyPressMsg) (tea.Model, tea.Cmd) {
-	cp := m.comp
+// Update handles the composer's keys and the result of a save. A key that
+// types text goes to the field, whatever the lab binds it to (a name may
+// hold a q); only a key that types nothing and quits the lab passes.
+func (cp *composer) Update(m *Model, msg tea.Msg) (tea.Cmd, keyUse) {
+	switch msg := msg.(type) {
+	case composerSavedMsg:
+		if errors.Is(msg.err, outfile.ErrExists) && cp.confirm == "" {
+			cp.confirm, cp.note = msg.path, msg.path+" exists: overwrite it? y/n"
+			return nil, took
+		}
+		m.noteSaved(msg)
+		cp.note = m.status.text
+		return nil, took
+	case tea.KeyPressMsg:
+		if msg.Text == "" && key.Matches(msg, m.keys.Quit) {
+			return nil, passed
+		}
+		return cp.onKey(m, msg)
+	}
+	return nil, passed
+}
+
+// noteSaved says in the status line how a save went.
+func (m *Model) noteSaved(msg composerSavedMsg) {
+	if msg.err != nil {
+		m.status = status{statusError, "saving " + msg.path + ": " + errLine(msg.err)}
+		m.rec.cur.Error(m.status.text)
+		return
+	}
+	m.status = status{statusInfo, "saved " + msg.path}
+}
+
+// onKey edits, moves between fields, applies, saves or closes.
+func (cp *composer) onKey(m *Model, msg tea.KeyPressMsg) (tea.Cmd, keyUse) {
 	if cp.confirm != "" {
 		path := cp.confirm
 		cp.confirm = ""
 		if msg.String() == "y" {
 			sc, _ := cp.scenario(m.caps.Limits)
-			m.renderComposer()
-			return m, saveScenarioCmd(sc, path, true)
+			return saveScenarioCmd(sc, path, true), took
 		}
 		cp.note = "not overwritten: " + path
-		m.renderComposer()
-		return m, nil
+		return nil, took
 	}
-	switch msg.String() {
-	case "esc":
-		m.comp = nil
-		m.renderAll()
-		return m, nil
-	case "up", "shift+tab":
+	k := cp.keys
+	switch {
+	case key.Matches(msg, k.close):
+		return nil, closed
+	case key.Matches(msg, k.prev):
 		cp.focus = (cp.focus + len(cp.fields) - 1) % len(cp.fields)
 		cp.load()
-	case "down", "tab":
+	case key.Matches(msg, k.next):
 		cp.focus = (cp.focus + 1) % len(cp.fields)
 		cp.load()
-	case "enter":
+	case key.Matches(msg, k.add):
 		sc, errs := cp.scenario(m.caps.Limits)
 		if len(errs) > 0 {
 			cp.errs, cp.note = errs, "fix the fields marked ! first"
 			break
 		}
-		m.comp = nil
 		replaced := false
 		for i := range m.suite {
 			if m.suite[i].Name == sc.Name {
@@ -194,12 +249,10 @@ func (m Model) onComposerKey(msg tea.KeyPressMsg) (tea.Model, tea.Cmd) {
 			m.suite = append(m.suite, sc)
 			m.active = len(m.suite) - 1
 		}
-		m.cursor = m.active
+		m.list.cursor = m.active
 		m.status = status{statusInfo, "composed " + sc.Name + " · measuring…"}
-		cmd := m.request()
-		m.renderAll()
-		return m, cmd
-	case "ctrl+s":
+		return m.request(), closed
+	case key.Matches(msg, k.save):
 		sc, errs := cp.scenario(m.caps.Limits)
 		if len(errs) > 0 {
 			cp.errs, cp.note = errs, "fix the fields marked ! before saving"
@@ -207,23 +260,20 @@ func (m Model) onComposerKey(msg tea.KeyPressMsg) (tea.Model, tea.Cmd) {
 		}
 		// An existing file comes back as outfile.ErrExists, and the
 		// composer asks before overwriting it (composerSavedMsg).
-		m.renderComposer()
-		return m, saveScenarioCmd(sc, sc.Name+".yaml", false)
+		return saveScenarioCmd(sc, sc.Name+".yaml", false), took
 	default:
 		var cmd tea.Cmd
 		cp.input, cmd = cp.input.Update(msg)
 		cp.fields[cp.focus].value = cp.input.Value()
 		_, cp.errs = cp.scenario(m.caps.Limits)
 		cp.note = ""
-		m.renderComposer()
-		return m, cmd
+		return cmd, took
 	}
 	_, errs := cp.scenario(m.caps.Limits)
 	if cp.errs == nil || len(errs) < len(cp.errs) {
 		cp.errs = errs
 	}
-	m.renderComposer()
-	return m, nil
+	return nil, took
 }
 
 // composerLines renders the form: one row per field, the focused one
@@ -259,7 +309,7 @@ func composerLines(st Styles, cp *composer, w int) []string {
 		}
 	}
 	out = append(out, "")
-	note := "↑/↓ field · enter add and measure · ctrl+s save YAML · esc close"
+	note := hint(cp.ShortHelp(), " · ")
 	if cp.note != "" {
 		note = cp.note
 	}
@@ -277,11 +327,8 @@ func fitWidth(s string, w int) string {
 	return ansi.Truncate(s, w-1, "") + "…"
 }
 
-// renderComposer renders the composer overlay.
-func (m *Model) renderComposer() {
-	if m.comp == nil || m.width == 0 || m.lay.tooSmall {
-		return
-	}
-	w := min(m.width-4, 100)
-	m.view.comp = m.overlayBox("Compose a scenario · validated as you type", composerLines(m.styles, m.comp, w-4), w)
+// View is the composer overlay.
+func (cp *composer) View(m *Model) []string {
+	w := min(cp.w-4, 100)
+	return m.overlayBox("Compose a scenario · validated as you type", composerLines(m.styles, cp, w-4), w)
 }

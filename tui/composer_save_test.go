@@ -46,13 +46,13 @@ func TestComposerSaveWritesOnlyRegularFiles(t *testing.T) {
 			m.running = false
 			m, _ = key1(m, 'n', "n")
 			m = feed(t, m, tea.KeyPressMsg{Code: 's', Mod: tea.ModCtrl})
-			if strings.Contains(m.comp.note, "overwrite it? y/n") {
+			if strings.Contains(m.comp().note, "overwrite it? y/n") {
 				if tc.answer == "" {
-					t.Fatalf("asked to overwrite a new file: %q", m.comp.note)
+					t.Fatalf("asked to overwrite a new file: %q", m.comp().note)
 				}
 				m = feed(t, m, tea.KeyPressMsg{Code: rune(tc.answer[0]), Text: tc.answer})
 			} else if tc.answer == "n" {
-				t.Fatalf("did not ask before overwriting: note %q, status %q", m.comp.note, m.status.text)
+				t.Fatalf("did not ask before overwriting: note %q, status %q", m.comp().note, m.status.text)
 			}
 			if tc.status != "" && !strings.Contains(m.status.text, tc.status) {
 				t.Errorf("status %q, want it to say %q", m.status.text, tc.status)

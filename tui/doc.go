@@ -10,7 +10,15 @@
 //
 // Measurements run in commands (goroutines) through profiler.Measure and
 // reach the model as messages tagged with a sequence number, so stale
-// results are dropped. Layout is computed once per window size; panels are
-// rendered to cached strings on new data or resize, and View only stitches
-// them together.
+// results are dropped.
+//
+// The lab is built of components (component.go): each panel (header, list,
+// metrics, utilization, timeline, why, footer) and each mode (playback,
+// live, help, the sweep grid, the composer) is a model with its own size,
+// Update and View and its own keys. The root, Model, holds the state they
+// share (lab), lays the panels out once per window size, and routes every
+// message: a key goes to the top of the mode stack first, down the stack,
+// then to the panels' keys and last to the lab's; esc closes the top mode.
+// View draws every panel and mode from the state each time (well under
+// 5 ms at 200x60): nothing is cached, so no panel can be left stale.
 package tui

@@ -46,7 +46,7 @@ func (o *observer) filter(tm tea.Model, msg tea.Msg) tea.Msg {
 	}
 	s := snapshot{
 		running: m.running, seq: m.seq, active: m.active, strategy: m.strategy,
-		showHelp: m.showHelp, width: m.width, height: m.height, status: m.status,
+		showHelp: m.showHelp(), width: m.width, height: m.height, status: m.status,
 		rec: m.rec.cur.Path(), screen: ansi.Strip(m.View().Content),
 	}
 	if m.result != nil {

@@ -48,10 +48,17 @@ func plain(tb testing.TB, lines []string, w int) string {
 	return ansi.Strip(strings.Join(lines, "\n"))
 }
 
-// TestPanelGolden renders every panel from fixed fixtures at 80 and 160
-// columns; `go test ./tui -update` regenerates the golden files.
-func TestPanelGolden(t *testing.T) {
-	st := DefaultStyles(true)
+// goldenPanel is one panel of the golden tests: its title and its body at
+// an inner width.
+type goldenPanel struct {
+	name  string
+	title string
+	lines func(w int) []string
+}
+
+// goldenPanels are the panels the golden tests render, from fixed fixtures,
+// drawn with st.
+func goldenPanels(st Styles) []goldenPanel {
 	suite := testSuite()
 	base := fixtureResult(suite[0], scenarios.Strategy{})
 	dma := fixtureResult(suite[0], dmaStrategy())
@@ -61,12 +68,7 @@ func TestPanelGolden(t *testing.T) {
 		"ag-gemm-balanced": {class: profiler.Balanced, fraction: 0.402, ok: true},
 		"rs-gemm-long":     {class: profiler.GEMMLong, fraction: 0.121, ok: true},
 	}
-	type panel struct {
-		name  string
-		title string
-		lines func(w int) []string
-	}
-	panels := []panel{
+	return []goldenPanel{
 		{"metrics", metricsTitle(&base), func(w int) []string { return metricsLines(st, &base, testTrail(), w) }},
 		{"metrics_dma", metricsTitle(&dma), func(w int) []string { return metricsLines(st, &dma, nil, w) }},
 		{"metrics_empty", metricsTitle(nil), func(w int) []string { return metricsLines(st, nil, nil, w) }},
@@ -85,6 +87,31 @@ func TestPanelGolden(t *testing.T) {
 			return helpOverlayLines(st, helpGroups(DefaultKeyMap().withCapabilities(bare), scenarios.Strategy{}, bare, "replay", helpView{n: 1}), w, 40)
 		}},
 	}
+}
+
+// goldenBars are the one-line bars (header, status, help line) the golden
+// tests render at width w, drawn with st, by name.
+func goldenBars(st Styles, w int) map[string]string {
+	suite := testSuite()
+	hs := headerState{backend: "fake", devices: deviceSummary(newFake().Devices(), 2), short: deviceShort(newFake().Devices(), 2), scenario: suite[0].Name, strategy: dmaStrategy()}
+	return map[string]string{
+		"header_idle":              headerLine(st, withTook(hs, 812*time.Millisecond), w),
+		"header_running":           headerLine(st, running(hs), w),
+		"header_failed":            headerLine(st, failed(hs), w),
+		"header_recording":         headerLine(st, recordingTo(withTook(hs, 812*time.Millisecond), st), w),
+		"header_recording_running": headerLine(st, recordingTo(running(hs), st), w),
+		"status_info":              statusLine(st, status{statusInfo, "comm engine: dma (copy engines, no SMs) · measuring…"}, w, "?"),
+		"status_warn":              statusLine(st, status{statusWarn, "p: the replay backend cannot set stream priorities"}, w, "?"),
+		"status_error":             statusLine(st, status{statusError, "concurrent run of ag-gemm-balanced on fake: device lost\nsecond line"}, w, "?"),
+		"help_line":                shortHelp(DefaultKeyMap().withCapabilities(backends0Caps()), w),
+	}
+}
+
+// TestPanelGolden renders every panel from fixed fixtures at 80 and 160
+// columns; `go test ./tui -update` regenerates the golden files.
+func TestPanelGolden(t *testing.T) {
+	st := DefaultStyles(true)
+	panels := goldenPanels(st)
 	for _, w := range []int{80, 120, 160, 200} {
 		for _, p := range panels {
 			t.Run(fmt.Sprintf("%s_%d", p.name, w), func(t *testing.T) {
@@ -92,19 +119,7 @@ func TestPanelGolden(t *testing.T) {
 				golden.RequireEqual(t, plain(t, box(st, p.title, lines, w, len(lines)+2), w))
 			})
 		}
-		hs := headerState{backend: "fake", devices: deviceSummary(newFake().Devices(), 2), short: deviceShort(newFake().Devices(), 2), scenario: suite[0].Name, strategy: dmaStrategy()}
-		bars := map[string]string{
-			"header_idle":              headerLine(st, withTook(hs, 812*time.Millisecond), w),
-			"header_running":           headerLine(st, running(hs), w),
-			"header_failed":            headerLine(st, failed(hs), w),
-			"header_recording":         headerLine(st, recordingTo(withTook(hs, 812*time.Millisecond), st), w),
-			"header_recording_running": headerLine(st, recordingTo(running(hs), st), w),
-			"status_info":              statusLine(st, status{statusInfo, "comm engine: dma (copy engines, no SMs) · measuring…"}, w, "?"),
-			"status_warn":              statusLine(st, status{statusWarn, "p: the replay backend cannot set stream priorities"}, w, "?"),
-			"status_error":             statusLine(st, status{statusError, "concurrent run of ag-gemm-balanced on fake: device lost\nsecond line"}, w, "?"),
-			"help_line":                shortHelp(DefaultKeyMap().withCapabilities(backends0Caps()), w),
-		}
-		for name, line := range bars {
+		for name, line := range goldenBars(st, w) {
 			t.Run(fmt.Sprintf("%s_%d", name, w), func(t *testing.T) {
 				golden.RequireEqual(t, plain(t, []string{line}, w))
 			})
@@ -156,15 +171,19 @@ func shortHelp(k KeyMap, w int) string {
 	return fit(h.ShortHelpView(k.ShortHelp()), w)
 }
 
-// TestScreenGolden renders the whole lab at the two reference sizes and a
-// few others (tabbed detail, help overlay).
-func TestScreenGolden(t *testing.T) {
-	for _, tc := range []struct {
-		name string
-		w, h int
-		st   scenarios.Strategy
-		prep func(Model) Model
-	}{
+// goldenScreen is one whole screen of the golden tests: the lab at w x h
+// under strategy st, after prep (keys, say).
+type goldenScreen struct {
+	name string
+	w, h int
+	st   scenarios.Strategy
+	prep func(Model) Model
+}
+
+// goldenScreens are the screens TestScreenGolden renders: the two reference
+// sizes and a few others (tabbed detail, help overlay).
+func goldenScreens() []goldenScreen {
+	return []goldenScreen{
 		{"80x24", 80, 24, scenarios.Strategy{}, nil},
 		{"160x50", 160, 50, scenarios.Strategy{}, nil},
 		{"120x40_dma", 120, 40, dmaStrategy(), nil},
@@ -190,13 +209,25 @@ func TestScreenGolden(t *testing.T) {
 		{"200x50_history", 200, 50, dmaStrategy(), withHistory},
 		{"120x36_history", 120, 36, dmaStrategy(), withHistory},
 		{"80x30_history", 80, 30, dmaStrategy(), withHistory},
-	} {
+	}
+}
+
+// screen renders a golden screen's view.
+func (tc goldenScreen) screen(tb testing.TB) string {
+	tb.Helper()
+	m := fixedModel(tb, tc.w, tc.h, tc.st)
+	if tc.prep != nil {
+		m = tc.prep(m)
+	}
+	return m.View().Content
+}
+
+// TestScreenGolden renders the whole lab at the two reference sizes and a
+// few others (tabbed detail, help overlay).
+func TestScreenGolden(t *testing.T) {
+	for _, tc := range goldenScreens() {
 		t.Run(tc.name, func(t *testing.T) {
-			m := fixedModel(t, tc.w, tc.h, tc.st)
-			if tc.prep != nil {
-				m = tc.prep(m)
-			}
-			out := m.View().Content
+			out := tc.screen(t)
 			checkScreen(t, out, tc.w, tc.h)
 			golden.RequireEqual(t, ansi.Strip(out))
 		})

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 
+	"charm.land/bubbles/v2/key"
 	tea "charm.land/bubbletea/v2"
 
 	"github.com/c3lab/c3lab/backends"
@@ -39,7 +40,37 @@ type sweepGrid struct {
 	curR, curC int
 	ctx        context.Context
 	cancel     context.CancelFunc
+
+	// As a mode: the screen's size, and the grid's keys.
+	size
+	keys gridKeys
 }
+
+// gridKeys are the sweep grid's keys. They are fixed: the arrows and
+// vi's j/k/h, which no lab key uses.
+type gridKeys struct {
+	up, down, left, right, move, apply, close key.Binding
+}
+
+func defaultGridKeys() gridKeys {
+	return gridKeys{
+		up:    key.NewBinding(key.WithKeys("up", "k")),
+		down:  key.NewBinding(key.WithKeys("down", "j")),
+		left:  key.NewBinding(key.WithKeys("left", "h")),
+		right: key.NewBinding(key.WithKeys("right")),
+		move:  key.NewBinding(key.WithKeys("up", "down", "left", "right"), key.WithHelp("arrows", "move")),
+		apply: key.NewBinding(key.WithKeys("enter"), key.WithHelp("enter", "applies")),
+		close: key.NewBinding(key.WithKeys("esc", "s", "q"), key.WithHelp("esc", "closes")),
+	}
+}
+
+// ShortHelp lists the grid's keys, as its hint line shows them.
+func (g *sweepGrid) ShortHelp() []key.Binding {
+	return []key.Binding{g.keys.move, g.keys.apply, g.keys.close}
+}
+
+// FullHelp lists the grid's keys.
+func (g *sweepGrid) FullHelp() [][]key.Binding { return fullHelp(g) }
 
 // gridMsg carries one cell's measurement.
 type gridMsg struct {
@@ -53,7 +84,7 @@ type gridMsg struct {
 // where the backend has them, copy engines only where it can run this
 // collective on them.
 func newGrid(ctx context.Context, sc scenarios.Scenario, c backends.Capabilities) *sweepGrid {
-	g := &sweepGrid{scenario: sc, rows: []int{0}}
+	g := &sweepGrid{scenario: sc, rows: []int{0}, keys: defaultGridKeys()}
 	if c.SMPartition {
 		for _, n := range []int{16, 32, 64} {
 			if n <= c.Limits.SMs-c.Limits.SMStep {
@@ -107,12 +138,26 @@ func (g *sweepGrid) measureNext(gate *runGate, b backends.Backend) tea.Cmd {
 	}
 }
 
-// onGridMsg stores a cell and starts the next one.
-func (m Model) onGridMsg(msg gridMsg) (tea.Model, tea.Cmd) {
-	g := m.grid
-	if g == nil || msg.grid != g {
-		return m, nil // a closed grid's late result
+// Update stores the grid's cells as they are measured, and handles its
+// keys; quit passes to the lab, every other key stays with the grid.
+func (g *sweepGrid) Update(m *Model, msg tea.Msg) (tea.Cmd, keyUse) {
+	switch msg := msg.(type) {
+	case gridMsg:
+		if msg.grid != g {
+			return nil, passed // another grid's late result
+		}
+		return g.store(m, msg), took
+	case tea.KeyPressMsg:
+		if key.Matches(msg, m.keys.Quit) {
+			return nil, passed
+		}
+		return g.onKey(m, msg)
 	}
+	return nil, passed
+}
+
+// store stores a cell and starts the next one.
+func (g *sweepGrid) store(m *Model, msg gridMsg) tea.Cmd {
 	r, c := msg.index/len(g.cols), msg.index%len(g.cols)
 	cell := gridCell{done: true, err: msg.err}
 	if msg.err == nil {
@@ -124,9 +169,7 @@ func (m Model) onGridMsg(msg gridMsg) (tea.Model, tea.Cmd) {
 	g.cells[r][c] = cell
 	g.next = msg.index + 1
 	m.status = status{statusInfo, g.progress()}
-	m.renderGrid()
-	m.renderFooter()
-	return m, g.measureNext(m.gate, m.backend)
+	return g.measureNext(m.gate, m.backend)
 }
 
 // progress says how far the sweep is and, once every cell is measured,
@@ -157,43 +200,33 @@ func (g *sweepGrid) progress() string {
 	return out
 }
 
-// onGridKey moves the cursor, applies a cell, or closes the grid.
-func (m Model) onGridKey(msg tea.KeyPressMsg) (tea.Model, tea.Cmd) {
-	g := m.grid
-	switch msg.String() {
-	case "up", "k":
+// onKey moves the cursor, applies a cell, or closes the grid.
+func (g *sweepGrid) onKey(m *Model, msg tea.KeyPressMsg) (tea.Cmd, keyUse) {
+	k := g.keys
+	switch {
+	case key.Matches(msg, k.up):
 		g.curR = max(g.curR-1, 0)
-	case "down", "j":
+	case key.Matches(msg, k.down):
 		g.curR = min(g.curR+1, len(g.rows)-1)
-	case "left", "h":
+	case key.Matches(msg, k.left):
 		g.curC = max(g.curC-1, 0)
-	case "right":
+	case key.Matches(msg, k.right):
 		g.curC = min(g.curC+1, len(g.cols)-1)
-	case "enter":
+	case key.Matches(msg, k.apply):
 		st := g.strategy(g.curR, g.curC)
-		m.closeGrid()
+		g.close()
 		m.strategy = st
 		m.status = status{statusInfo, "applied from the sweep: " + st.String()}
 		m.rec.cur.Marker("key enter: " + m.status.text)
-		cmd := m.request()
-		m.renderAll()
-		return m, cmd
-	case "esc", "s", "q":
-		m.closeGrid()
-		m.renderAll()
-		return m, nil
+		return m.request(), closed
+	case key.Matches(msg, k.close):
+		return nil, closed
 	}
-	m.renderGrid()
-	return m, nil
+	return nil, took
 }
 
-// closeGrid stops the grid's measurements and hides it.
-func (m *Model) closeGrid() {
-	if m.grid != nil {
-		m.grid.cancel()
-		m.grid = nil
-	}
-}
+// close stops the grid's measurements (it is leaving the stack).
+func (g *sweepGrid) close() { g.cancel() }
 
 // gridLines renders the heatmap: a header of columns, a row per partition,
 // each cell the fraction of ideal (· pending, … measuring, ! failed), the
@@ -243,15 +276,12 @@ func gridLines(st Styles, g *sweepGrid) []string {
 	if g.next >= g.total() {
 		state = "sweep done: " + state
 	}
-	out = append(out, "", st.Dim.Render(state+" · arrows move · enter applies · esc closes"))
+	out = append(out, "", st.Dim.Render(state+" · "+hint(g.ShortHelp(), " · ")))
 	return out
 }
 
-// renderGrid renders the sweep overlay.
-func (m *Model) renderGrid() {
-	if m.grid == nil || m.width == 0 || m.lay.tooSmall {
-		return
-	}
-	w := min(m.width-4, 13+14*len(m.grid.cols)+4)
-	m.view.grid = m.overlayBox("Sweep · "+m.grid.scenario.Name+" · % of ideal", gridLines(m.styles, m.grid), w)
+// View is the sweep overlay.
+func (g *sweepGrid) View(m *Model) []string {
+	w := min(g.w-4, 13+14*len(g.cols)+4)
+	return m.overlayBox("Sweep · "+g.scenario.Name+" · % of ideal", gridLines(m.styles, g), w)
 }

@@ -116,8 +116,8 @@ func TestListScrolls(t *testing.T) {
 	for range 20 {
 		m = press(m, "j")
 	}
-	if m.cursor != 20 || m.offset != 20-(m.lay.list.H-2)+1 {
-		t.Errorf("cursor %d offset %d", m.cursor, m.offset)
+	if m.list.cursor != 20 || m.list.offset != 20-(m.lay.list.H-2)+1 {
+		t.Errorf("cursor %d offset %d", m.list.cursor, m.list.offset)
 	}
 	if !strings.Contains(ansi.Strip(m.View().Content), "▸  scenario-20") {
 		t.Errorf("cursor row not on screen:\n%s", ansi.Strip(m.View().Content))
@@ -125,7 +125,7 @@ func TestListScrolls(t *testing.T) {
 	for range 40 {
 		m = press(m, "k")
 	}
-	if m.cursor != 0 || m.offset != 0 {
-		t.Errorf("cursor %d offset %d after going up", m.cursor, m.offset)
+	if m.list.cursor != 0 || m.list.offset != 0 {
+		t.Errorf("cursor %d offset %d after going up", m.list.cursor, m.list.offset)
 	}
 }

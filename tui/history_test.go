@@ -169,6 +169,5 @@ func withHistory(m Model) Model {
 			m.setResult(fixtureResult(sc, st))
 		}
 	}
-	m.renderAll()
 	return m
 }

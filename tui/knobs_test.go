@@ -130,10 +130,10 @@ func TestLiveTelemetry(t *testing.T) {
 		nm, _ = m.Update(liveMsg{b})
 		m = nm.(Model)
 	}
-	if !m.tel.live {
+	if !m.tel().live {
 		t.Fatal("live telemetry did not reach the panel")
 	}
-	if v, ok := m.tel.avg(backends.MetricSMUtil); !ok || v < 0.89 || v > 0.91 {
+	if v, ok := m.tel().avg(backends.MetricSMUtil); !ok || v < 0.89 || v > 0.91 {
 		t.Errorf("live sm_util average %v %v, want 0.9", v, ok)
 	}
 	screen := ansi.Strip(m.View().Content)
@@ -142,7 +142,7 @@ func TestLiveTelemetry(t *testing.T) {
 	}
 	// A result with its own telemetry keeps it.
 	m.setResult(fixtureResult(m.suite[0], scenarios.Strategy{}))
-	if m.tel.live {
+	if m.tel().live {
 		t.Error("live telemetry replaced a result's own")
 	}
 }

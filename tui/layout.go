@@ -139,3 +139,19 @@ func computeLayout(w, h, tracks int) layout {
 	l.detail = rect{0, y, w, rest}
 	return l
 }
+
+// detailFrame is what the three detail panels (utilization, timeline, why)
+// share: a size, and the tab label their title starts with when they take
+// turns in one rectangle on small screens.
+type detailFrame struct {
+	size
+	tab string
+}
+
+// frame boxes a detail panel's body under its title at its size.
+func (f *detailFrame) frame(st Styles, title string, lines []string) []string {
+	if f.w <= 0 || f.h <= 0 {
+		return nil
+	}
+	return box(st, f.tab+title, lines, f.w, f.h)
+}

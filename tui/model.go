@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -18,7 +19,6 @@ import (
 	"github.com/c3lab/c3lab/profiler/report"
 	nvtel "github.com/c3lab/c3lab/profiler/telemetry"
 	"github.com/c3lab/c3lab/recordings"
-	"github.com/c3lab/c3lab/recordings/outfile"
 	"github.com/c3lab/c3lab/scenarios"
 )
 
@@ -73,8 +73,11 @@ type liveMsg struct{ batch nvtel.Batch }
 // the last 12 seconds).
 const liveHistory = 120
 
-// Model is the lab's bubbletea model. Build it with New.
-type Model struct {
+// lab is the state the lab's components share: the backend and what it
+// measures, the result on screen and what the lab remembers of earlier
+// ones, the status line, the recording and live telemetry, and the styles
+// and keys every component draws and matches with.
+type lab struct {
 	ctx     context.Context
 	gate    *runGate
 	backend backends.Backend
@@ -85,11 +88,11 @@ type Model struct {
 
 	keys   KeyMap
 	styles Styles
-	help   help.Model
-	spin   spinner.Model
 
-	cursor, offset, active int
-	strategy               scenarios.Strategy
+	// active is the scenario measured and shown; strategy is the strategy
+	// the knobs set.
+	active   int
+	strategy scenarios.Strategy
 
 	// seq is the latest measurement request; running says one is in
 	// flight (at most one at a time), under runCtx, cancelled by cancel.
@@ -99,22 +102,12 @@ type Model struct {
 	cancel  context.CancelFunc
 
 	result *profiler.Result
-	tel    telemetry
 	sums   map[string]summary
 	// trail keeps each scenario's last measurements, oldest first.
 	trail map[string][]trailPoint
 	// hist keeps each scenario's fraction of ideal, one point per result
 	// (the history chart), oldest first.
 	hist map[string][]fracPoint
-	// play is the playback state (nil when the lab measures).
-	play *player
-	// grid is the sweep heatmap while it is open.
-	grid *sweepGrid
-	// comp is the scenario composer while it is open.
-	comp *composer
-	// liveRun re-measures back to back (l toggles it), reusing the
-	// isolated baselines while the scenario and collective stay the same.
-	liveRun bool
 	// rec is the session's recording (the record key toggles it).
 	rec recording
 	// live holds live NVML telemetry; liveOn says some arrived.
@@ -128,12 +121,9 @@ type Model struct {
 	liveEpoch                time.Time
 	measuredFrom, measuredTo time.Time
 	// gpu is the device the timeline and utilization panels show, one of
-	// gpus, the devices the result (or live telemetry) reports; the GPU
+	// gpus(), the devices the result (or live telemetry) reports; the GPU
 	// key cycles it.
-	gpu  int
-	gpus []int
-	// zoom is the timeline's zoom and window; a new scenario resets it.
-	zoom   tlZoom
+	gpu    int
 	took   time.Duration
 	failed bool // the last measurement failed
 	status status
@@ -141,19 +131,35 @@ type Model struct {
 	// on this backend ("" when it may); it stays beside the result until
 	// the next request.
 	knobNote string
-	// listNote is Config.ListNote.
-	listNote string
+}
 
-	showHelp bool
-	// helpTop is the help overlay's first line shown (↑/↓ scroll it).
-	helpTop  int
-	detail   detail
+// Model is the lab's bubbletea model, the root of its components. Build
+// it with New.
+//
+// It holds the state the components share (lab), the panels of the main
+// screen, and the mode stack over them: the top mode gets each key first,
+// a key it passes goes down the stack, then to the panels' own keys and
+// last to the lab's (labKey). View draws every panel and mode from the
+// state each time.
+type Model struct {
+	lab
+
+	header   headerBar
+	list     listPanel
+	metrics  metricsPanel
+	util     utilPanel
+	timeline timelinePanel
+	why      whyPanel
+	footer   footerBar
+
+	// modes is the mode stack, bottom first.
+	modes modeStack
+	// tab is the detail panel shown when they share the lower area.
+	tab      detail
 	quitting bool
 
 	width, height int
-	tracks        int
 	lay           layout
-	view          viewCache
 }
 
 // New builds the model for cfg; the first measurement starts with Init.
@@ -165,22 +171,21 @@ func New(cfg Config) Model {
 }
 
 func newModel(ctx context.Context, cfg Config) Model {
-	m := Model{
+	m := Model{lab: lab{
 		ctx:    ctx,
 		gate:   &runGate{},
 		suite:  cfg.Suite,
 		keys:   DefaultKeyMap(),
 		styles: DefaultStyles(true),
-		help:   help.New(),
-		spin:   spinner.New(spinner.WithSpinner(spinner.MiniDot)),
 		sums:   map[string]summary{},
 		trail:  map[string][]trailPoint{},
 		hist:   map[string][]fracPoint{},
-		tracks: 5,
 		live:   nvtel.NewHistory(liveHistory),
 		rec:    recording{open: cfg.Recorder, path: cfg.RecordPath, all: &recorderSet{}},
-	}
-	m.spin.Style = m.styles.Spinner
+	}}
+	m.header = newHeaderBar()
+	m.footer = footerBar{help: help.New()}
+	m.timeline.tracks = 5
 	if cfg.Backend == nil {
 		m.status = status{statusError, "no backend"}
 		return m
@@ -194,7 +199,7 @@ func newModel(ctx context.Context, cfg Config) Model {
 	if len(devs) > 0 {
 		ces = devs[0].CopyEngines
 	}
-	m.tracks = 2 + min(max(ces, 0), 8)
+	m.timeline.tracks = 2 + min(max(ces, 0), 8)
 	if cfg.Keys != nil {
 		m.keys = *cfg.Keys
 	}
@@ -214,7 +219,7 @@ func newModel(ctx context.Context, cfg Config) Model {
 			m.status = status{statusWarn, fmt.Sprintf("no scenario %q; showing %s", cfg.Start, cfg.Suite[0].Name)}
 		}
 	}
-	m.cursor = m.active
+	m.list.cursor = m.active
 	m.strategy = cfg.Strategy
 	if m.strategy == (scenarios.Strategy{}) {
 		m.strategy = cfg.Suite[m.active].Strategy
@@ -222,7 +227,7 @@ func newModel(ctx context.Context, cfg Config) Model {
 	if cfg.Note != "" {
 		m.status = status{statusInfo, cfg.Note}
 	}
-	m.listNote = cfg.ListNote
+	m.list.note = cfg.ListNote
 	var note string
 	m.strategy, note = fitStrategy(m.strategy, m.suite[m.active].Comm.Collective, m.caps, m.name)
 	if note != "" {
@@ -233,7 +238,7 @@ func newModel(ctx context.Context, cfg Config) Model {
 	m.runCtx, m.cancel = context.WithCancel(ctx)
 	if pb := cfg.Playback; pb != nil && len(pb.Results) > 0 {
 		m.running = false // nothing to measure: the results are recorded
-		m.play = &player{pb: *pb, speed: 1}
+		m.push(newPlayer(*pb))
 		m.show(0)
 		return m
 	}
@@ -257,7 +262,7 @@ func newModel(ctx context.Context, cfg Config) Model {
 func (m Model) Init() tea.Cmd {
 	cmds := []tea.Cmd{tea.RequestBackgroundColor}
 	if m.running {
-		cmds = append(cmds, m.measure(), m.spin.Tick)
+		cmds = append(cmds, m.measure(), m.header.spin.Tick)
 	}
 	if m.rec.cur != nil {
 		cmds = append(cmds, recTick(m.rec.cur))
@@ -268,7 +273,7 @@ func (m Model) Init() tea.Cmd {
 // measure is the command for the latest request under the current context.
 func (m Model) measure() tea.Cmd {
 	var base *profiler.Baseline
-	if m.liveRun && m.result != nil {
+	if m.liveRun() && m.result != nil {
 		b := m.result.Baseline()
 		base = &b
 	}
@@ -286,7 +291,6 @@ func (m *Model) request() tea.Cmd {
 	m.seq++
 	m.knobNote = ""
 	m.noteSetting()
-	m.renderHeader()
 	if m.running {
 		m.cancel()
 		return nil
@@ -298,23 +302,27 @@ func (m *Model) request() tea.Cmd {
 func (m *Model) start() tea.Cmd {
 	m.runCtx, m.cancel = context.WithCancel(m.ctx)
 	m.running = true
-	m.renderHeader()
-	return tea.Batch(m.measure(), m.spin.Tick)
+	return tea.Batch(m.measure(), m.header.spin.Tick)
 }
 
-// Update handles keys, window sizes, measurement results and spinner ticks.
+// Update routes a message: window sizes and styles to every component,
+// keys down the mode stack and then to the lab's own keys, the messages a
+// mode is waiting for to that mode, and measurements, recordings and live
+// telemetry to the lab. Then the components settle on the new state.
 func (m Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
+	m, cmd := m.update(msg)
+	m.settle()
+	return m, cmd
+}
+
+func (m Model) update(msg tea.Msg) (Model, tea.Cmd) {
 	switch msg := msg.(type) {
 	case tea.WindowSizeMsg:
-		m.width, m.height = msg.Width, msg.Height
-		m.lay = computeLayout(m.width, m.height, m.tracks)
-		m.renderAll()
+		m.resize(msg.Width, msg.Height)
 		return m, nil
 
 	case tea.BackgroundColorMsg:
 		m.styles = DefaultStyles(msg.IsDark())
-		m.spin.Style = m.styles.Spinner
-		m.renderAll()
 		return m, nil
 
 	case resultMsg:
@@ -323,66 +331,101 @@ func (m Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 	case recOpenedMsg, recClosedMsg, recTickMsg:
 		return m.onRecording(msg)
 
-	case playTickMsg:
-		return m.onPlayTick(msg)
-
-	case gridMsg:
-		return m.onGridMsg(msg)
-
-	case composerSavedMsg:
-		if errors.Is(msg.err, outfile.ErrExists) && m.comp != nil && m.comp.confirm == "" {
-			m.comp.confirm, m.comp.note = msg.path, msg.path+" exists: overwrite it? y/n"
-			m.renderComposer()
-			return m, nil
-		}
-		if msg.err != nil {
-			m.status = status{statusError, "saving " + msg.path + ": " + errLine(msg.err)}
-			m.rec.cur.Error(m.status.text)
-		} else {
-			m.status = status{statusInfo, "saved " + msg.path}
-		}
-		if m.comp != nil {
-			m.comp.note = m.status.text
-			m.renderComposer()
-		}
-		m.renderFooter()
-		return m, nil
-
-	case liveTickMsg:
-		// The next live iteration, unless a knob or a toggle came first.
-		if !m.liveRun || m.running || msg.seq != m.seq {
-			return m, nil
-		}
-		m.seq++
-		return m, m.start()
-
 	case liveMsg:
 		m.rec.cur.Samples(msg.batch.Samples)
 		m.addLive(msg.batch)
-		if m.liveShown() {
-			m.refreshDevices()
-			m.renderResultPanels()
-		}
 		return m, nil
 
 	case spinner.TickMsg:
-		if !m.running {
-			return m, nil
-		}
-		var cmd tea.Cmd
-		m.spin, cmd = m.spin.Update(msg)
-		m.renderHeader()
+		cmd, _ := m.header.Update(&m, msg)
 		return m, cmd
 
 	case tea.KeyPressMsg:
 		return m.onKey(msg)
 	}
-	return m, nil
+	cmd, used := m.toModes(msg)
+	if used == passed {
+		if saved, ok := msg.(composerSavedMsg); ok {
+			// Saved after the composer closed: the status line says so.
+			m.noteSaved(saved)
+		}
+	}
+	return m, cmd
 }
+
+// toModes offers msg to the modes, top first, until one uses it; a mode
+// that closes leaves the stack.
+func (m *Model) toModes(msg tea.Msg) (tea.Cmd, keyUse) {
+	for _, md := range slices.Backward(m.modes) {
+		cmd, used := md.Update(m, msg)
+		if used == closed {
+			m.modes = m.modes.remove(md)
+		}
+		if used != passed {
+			return cmd, used
+		}
+	}
+	return nil, passed
+}
+
+// push puts a mode on top of the stack, sized to the screen.
+func (m *Model) push(md mode) {
+	md.SetSize(m.width, m.height)
+	m.modes = m.modes.push(md)
+}
+
+// resize lays the panels out on a w x h terminal and gives every
+// component its size.
+func (m *Model) resize(w, h int) {
+	m.width, m.height = w, h
+	m.lay = computeLayout(w, h, m.timeline.tracks)
+	l := m.lay
+	m.header.SetSize(l.header.W, l.header.H)
+	m.footer.SetSize(l.status.W, l.status.H+l.help.H)
+	m.list.SetSize(l.list.W, l.list.H)
+	m.metrics.SetSize(l.metrics.W, l.metrics.H)
+	m.metrics.history = l.history
+	details := []*detailFrame{&m.util.detailFrame, &m.timeline.detailFrame, &m.why.detailFrame}
+	for d, rc := range []rect{l.util, l.timeline, l.why} {
+		f := details[d]
+		f.tab = ""
+		if l.tabbed {
+			rc = l.detail
+			f.tab = "[tab " + [...]string{"1/3 utilization", "2/3 timeline", "3/3 why"}[d] + "] "
+		}
+		f.SetSize(rc.W, rc.H)
+	}
+	for _, md := range m.modes {
+		md.SetSize(w, h)
+	}
+}
+
+// settle brings the components' own state in line with the lab's after a
+// message: the list's window follows its cursor, and the GPU shown is one
+// the result reports.
+func (m *Model) settle() {
+	m.list.follow(len(m.suite))
+	m.refreshDevices()
+}
+
+// liveRun reports whether live mode is on: measuring back to back.
+func (m Model) liveRun() bool { return has[*liveMode](m.modes) }
+
+// play is the playback on the stack, nil when the lab measures.
+func (m Model) play() *player { return find[*player](m.modes) }
+
+// grid is the sweep heatmap while it is open, nil otherwise.
+func (m Model) grid() *sweepGrid { return find[*sweepGrid](m.modes) }
+
+// comp is the scenario composer while it is open, nil otherwise.
+func (m Model) comp() *composer { return find[*composer](m.modes) }
+
+// showHelp reports whether the help overlay is open.
+func (m Model) showHelp() bool { return has[*helpMode](m.modes) }
 
 // addLive adds a batch of live telemetry to the history; the first batch
 // sets the sampler's clock.
-func (m *Model) addLive(b nvtel.Batch) {
+func (m *lab) addLive(b nvtel.Batch) {
 	m.live.Add(b)
 	m.liveOn = true
 	if m.liveEpoch.IsZero() && !b.At.IsZero() && len(b.Samples) > 0 {
@@ -396,7 +439,7 @@ func (m *Model) addLive(b nvtel.Batch) {
 }
 
 // onResult applies a measurement, or drops it when a newer one is wanted.
-func (m Model) onResult(msg resultMsg) (tea.Model, tea.Cmd) {
+func (m Model) onResult(msg resultMsg) (Model, tea.Cmd) {
 	m.running = false
 	if m.cancel != nil {
 		m.cancel()
@@ -411,8 +454,6 @@ func (m Model) onResult(msg resultMsg) (tea.Model, tea.Cmd) {
 	if msg.err != nil {
 		m.status = status{statusError, errLine(msg.err)}
 		m.rec.cur.Error(m.status.text)
-		m.renderHeader()
-		m.renderFooter()
 		return m, nil
 	}
 	m.took = msg.took
@@ -425,14 +466,12 @@ func (m Model) onResult(msg resultMsg) (tea.Model, tea.Cmd) {
 		// The knob was applied and measured; say again why it could not matter.
 		m.status = status{statusWarn, m.knobNote + " · measured: " + fracText(msg.result) + " of ideal"}
 	}
-	if m.liveRun {
+	if m.liveRun() {
 		m.status.text = "live · " + m.status.text
-		m.renderAll()
 		// At most livePace apart, so a fast backend does not spin the UI.
 		seq := m.seq
 		return m, tea.Tick(max(livePace-msg.took, time.Millisecond), func(time.Time) tea.Msg { return liveTickMsg{seq} })
 	}
-	m.renderAll()
 	return m, nil
 }
 
@@ -456,7 +495,7 @@ func fracText(r profiler.Result) string {
 // setResult stores a result and what is derived from it once.
 func (m *Model) setResult(r profiler.Result) {
 	if m.result == nil || m.result.Scenario.Name != r.Scenario.Name {
-		m.zoom = tlZoom{}
+		m.timeline.zoom = tlZoom{}
 	}
 	m.result = &r
 	m.refreshDevices()
@@ -464,7 +503,7 @@ func (m *Model) setResult(r profiler.Result) {
 }
 
 // noteResult adds a result to its scenario's summary, trail and history.
-func (m *Model) noteResult(r profiler.Result) {
+func (m *lab) noteResult(r profiler.Result) {
 	f, ok := r.Fraction()
 	m.sums[r.Scenario.Name] = summary{class: r.Class, fraction: f, ok: ok}
 	t := m.trail[r.Scenario.Name]
@@ -481,117 +520,91 @@ func (m *Model) noteResult(r profiler.Result) {
 	m.hist[r.Scenario.Name] = addFrac(m.hist[r.Scenario.Name], p.strategy, f, ok)
 }
 
-// onKey handles one key press.
-func (m Model) onKey(msg tea.KeyPressMsg) (tea.Model, tea.Cmd) {
+// onKey routes a key: down the mode stack from the top, then to the
+// panels' own keys (the list's cursor, the timeline's zoom), and last to
+// the lab's.
+func (m Model) onKey(msg tea.KeyPressMsg) (Model, tea.Cmd) {
+	if cmd, used := m.toModes(msg); used != passed {
+		return m, cmd
+	}
+	for _, p := range m.panels() {
+		if cmd, ok := p.Update(&m, msg); ok {
+			return m, cmd
+		}
+	}
+	return m.labKey(msg)
+}
+
+// panels are the main screen's panels.
+func (m *Model) panels() []panel {
+	return []panel{&m.header, &m.list, &m.metrics, &m.util, &m.timeline, &m.why, &m.footer}
+}
+
+// labKey handles the lab's own keys: those of the main screen that no
+// mode or panel took.
+func (m Model) labKey(msg tea.KeyPressMsg) (Model, tea.Cmd) {
 	k := m.keys
-	if key.Matches(msg, k.Quit) {
+	if (m.backend == nil || len(m.suite) == 0) && !key.Matches(msg, k.Quit, k.Help) {
+		return m, nil // nothing to measure or act on: the status line says why
+	}
+	switch {
+	case key.Matches(msg, k.Quit):
 		m.quitting = true
 		if m.cancel != nil {
 			m.cancel()
 		}
-		m.closeGrid()
+		m.modes.closeAll()
 		return m, tea.Quit
-	}
-	if m.showHelp {
-		switch {
-		case key.Matches(msg, k.Help, k.Close):
-			m.showHelp = false
-		case key.Matches(msg, k.Up):
-			m.helpTop--
-			m.renderOverlay()
-		case key.Matches(msg, k.Down):
-			m.helpTop++
-			m.renderOverlay()
-		}
-		return m, nil
-	}
-	if m.grid != nil {
-		return m.onGridKey(msg)
-	}
-	if m.comp != nil {
-		return m.onComposerKey(msg)
-	}
-	if nm, ok := m.viewKey(msg); ok {
-		return nm, nil
-	}
-	if m.play != nil {
-		if nm, cmd, ok := m.onPlayKey(msg.String()); ok {
-			return nm, cmd
-		}
-		if !key.Matches(msg, k.Help, k.Up, k.Down, k.NextPanel) {
-			m.status = status{statusWarn, "playback shows what was recorded; c3lab replay FILE --lab measures the recorded strategies instead"}
-			m.renderFooter()
-			return m, nil
-		}
-	}
-	switch {
 	case key.Matches(msg, k.Help):
-		m.showHelp = true
-		m.helpTop = 0
-		m.renderOverlay()
-	case key.Matches(msg, k.Up):
-		m.moveCursor(-1)
-	case key.Matches(msg, k.Down):
-		m.moveCursor(1)
+		m.push(newHelpMode(k))
+	case key.Matches(msg, k.GPU):
+		m.cycleGPU()
 	case key.Matches(msg, k.Pick):
 		if len(m.suite) == 0 {
 			return m, nil
 		}
-		m.active = m.cursor
+		m.active = m.list.cursor
 		var note string
 		m.strategy, note = fitStrategy(m.strategy, m.suite[m.active].Comm.Collective, m.caps, m.name)
 		m.status = status{statusInfo, "measuring " + m.suite[m.active].Name}
 		if note != "" {
 			m.status = status{statusWarn, note}
 		}
-		cmd := m.request()
-		m.renderList()
-		m.renderFooter()
-		return m, cmd
+		return m, m.request()
 	case key.Matches(msg, k.NextPanel):
 		if m.lay.tabbed {
-			m.detail = (m.detail + 1) % detailCount
-			m.renderResultPanels()
+			m.tab = (m.tab + 1) % detailCount
 		} else {
 			m.status = status{statusInfo, "all panels are on screen"}
-			m.renderFooter()
 		}
 	case key.Matches(msg, k.Compose):
-		m.comp = newComposer(m.suite[m.active])
-		_, m.comp.errs = m.comp.scenario(m.caps.Limits)
-		m.renderComposer()
-		return m, nil
+		cp := newComposer(m.suite[m.active])
+		_, cp.errs = cp.scenario(m.caps.Limits)
+		m.push(cp)
 	case key.Matches(msg, k.Sweep):
-		m.grid = newGrid(m.ctx, m.suite[m.active], m.caps)
-		m.status = status{statusInfo, fmt.Sprintf("sweeping %s over %d strategies", m.suite[m.active].Name, m.grid.total())}
+		g := newGrid(m.ctx, m.suite[m.active], m.caps)
+		m.status = status{statusInfo, fmt.Sprintf("sweeping %s over %d strategies", m.suite[m.active].Name, g.total())}
 		m.rec.cur.Marker("key " + msg.String() + ": " + m.status.text)
-		m.renderFooter()
-		m.renderGrid()
-		return m, m.grid.measureNext(m.gate, m.backend)
+		m.push(g)
+		return m, g.measureNext(m.gate, m.backend)
 	case key.Matches(msg, k.Live):
-		m.liveRun = !m.liveRun
-		if !m.liveRun {
-			m.status = status{statusInfo, "live off: measuring only when a knob changes"}
-			m.renderFooter()
+		if lm := find[*liveMode](m.modes); lm != nil {
+			m.modes = m.modes.remove(lm)
+			m.liveOff()
 			return m, nil
 		}
+		m.push(newLiveMode(k))
 		m.status = status{statusInfo, "live: measuring back to back"}
-		cmd := m.request()
-		m.renderFooter()
-		return m, cmd
+		return m, m.request()
 	case key.Matches(msg, k.Advice):
 		a := heuristics.Advise(m.suite[m.active], m.caps)
 		m.strategy = a.Strategy
 		m.status = status{statusInfo, "applied the advice: " + a.Strategy.String()}
 		m.rec.cur.Marker("key " + msg.String() + ": " + m.status.text)
-		cmd := m.request()
-		m.renderFooter()
-		return m, cmd
+		return m, m.request()
 	case key.Matches(msg, k.Rerun):
 		m.status = status{statusInfo, "measuring again"}
-		cmd := m.request()
-		m.renderFooter()
-		return m, cmd
+		return m, m.request()
 	case key.Matches(msg, k.Record):
 		return m.toggleRecording()
 	default:
@@ -623,14 +636,13 @@ func (m Model) knobFor(msg tea.KeyPressMsg) (knob, bool) {
 
 // turnKnob changes the strategy and measures again, or says why it cannot.
 // A recording notes which key turned it.
-func (m Model) turnKnob(kn knob, keyName string) (tea.Model, tea.Cmd) {
+func (m Model) turnKnob(kn knob, keyName string) (Model, tea.Cmd) {
 	if m.backend == nil || len(m.suite) == 0 {
 		return m, nil
 	}
 	st, note, err := turn(kn, m.strategy, m.suite[m.active].Comm.Collective, m.caps, m.name)
 	if err != nil {
 		m.status = status{statusWarn, err.Error()}
-		m.renderFooter()
 		return m, nil
 	}
 	moot := m.cannotMatter(m.strategy, st)
@@ -645,26 +657,12 @@ func (m Model) turnKnob(kn knob, keyName string) (tea.Model, tea.Cmd) {
 	}
 	cmd := m.request()
 	m.knobNote = moot
-	m.renderFooter()
-	if m.showHelp {
-		m.renderOverlay()
-	}
 	return m, cmd
 }
 
-// moveCursor moves the list cursor by d rows.
-func (m *Model) moveCursor(d int) {
-	if len(m.suite) == 0 {
-		return
-	}
-	m.cursor = min(max(m.cursor+d, 0), len(m.suite)-1)
-	m.renderList()
-}
-
-// View stitches the cached panels together; it measures and renders
-// nothing itself.
+// View draws the screen: every panel and mode from the state, each time.
 func (m Model) View() tea.View {
-	v := tea.NewView(m.compose())
+	v := tea.NewView(m.screen())
 	v.AltScreen = true
 	v.WindowTitle = "c3lab"
 	return v

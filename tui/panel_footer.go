@@ -1,6 +1,11 @@
 package tui
 
-import "strings"
+import (
+	"strings"
+
+	"charm.land/bubbles/v2/help"
+	tea "charm.land/bubbletea/v2"
+)
 
 // statusKind is the tone of a status line.
 type statusKind int
@@ -48,3 +53,25 @@ func statusText(s status) string {
 
 // statusCut reports whether the status line at width w cannot show all of s.
 func statusCut(s status, w int) bool { return ansiWidth(statusText(s)) > w }
+
+// footerBar is the status line and the help line under it, the help line
+// built from the lab's key map.
+type footerBar struct {
+	size
+	help help.Model
+}
+
+// Update handles no message: the footer shows the lab's status.
+func (f *footerBar) Update(*Model, tea.Msg) (tea.Cmd, bool) { return nil, false }
+
+// View is the status line, then the help line.
+func (f *footerBar) View(m *Model) []string {
+	h := f.help
+	h.SetWidth(f.w)
+	h.Styles.ShortKey = m.styles.Key
+	h.Styles.ShortDesc = m.styles.Dim
+	return []string{
+		statusLine(m.styles, m.status, f.w, m.keys.Help.Help().Key),
+		fit(h.ShortHelpView(m.keys.ShortHelp()), f.w),
+	}
+}

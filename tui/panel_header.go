@@ -5,6 +5,8 @@ import (
 	"strings"
 	"time"
 
+	"charm.land/bubbles/v2/spinner"
+	tea "charm.land/bubbletea/v2"
 	"github.com/charmbracelet/x/ansi"
 
 	"github.com/c3lab/c3lab/backends"
@@ -135,4 +137,40 @@ func headerLine(st Styles, h headerState, w int) string {
 		right = " " + right
 	}
 	return spread(lefts[len(lefts)-1], right, w)
+}
+
+// headerBar is the top bar as a component: it owns the spinner that turns
+// while a measurement runs.
+type headerBar struct {
+	size
+	spin spinner.Model
+}
+
+func newHeaderBar() headerBar {
+	return headerBar{spin: spinner.New(spinner.WithSpinner(spinner.MiniDot))}
+}
+
+// Update turns the spinner while a measurement runs.
+func (h *headerBar) Update(m *Model, msg tea.Msg) (tea.Cmd, bool) {
+	tick, ok := msg.(spinner.TickMsg)
+	if !ok || !m.running {
+		return nil, false
+	}
+	var cmd tea.Cmd
+	h.spin, cmd = h.spin.Update(tick)
+	return cmd, false
+}
+
+// View is the top bar for the scenario on screen.
+func (h *headerBar) View(m *Model) []string {
+	name, gpus := "", 0
+	if len(m.suite) > 0 {
+		name, gpus = m.suite[m.active].Name, m.suite[m.active].GPUs
+	}
+	spin := h.spin
+	spin.Style = m.styles.Spinner
+	return []string{headerLine(m.styles, headerState{
+		backend: m.name, devices: deviceSummary(m.devs, gpus), short: deviceShort(m.devs, gpus), scenario: name, strategy: m.strategy,
+		running: m.running, spinner: spin.View(), took: m.took, failed: m.failed, rec: m.recIndicator(),
+	}, h.w)}
 }

@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"charm.land/bubbles/v2/key"
+	tea "charm.land/bubbletea/v2"
 	"charm.land/lipgloss/v2"
 
 	"github.com/c3lab/c3lab/backends"
@@ -202,4 +203,78 @@ func glossaryLines(w int) []string {
 func messageLines(st Styles, s status, w int) []string {
 	out := append([]string{st.Title.Render("last message (cut short in the status line)")}, wrapWords(statusText(s), w)...)
 	return append(out, "")
+}
+
+// helpMode is the help overlay as a mode: every key and knob, with each
+// knob's value and what the view keys show, scrolled with its own keys.
+type helpMode struct {
+	size
+	keys helpKeys
+	// top is the first line shown.
+	top int
+}
+
+// helpKeys are the help overlay's keys.
+type helpKeys struct{ up, down, toggle, close, quit key.Binding }
+
+func newHelpMode(k KeyMap) *helpMode {
+	return &helpMode{keys: helpKeys{up: k.Up, down: k.Down, toggle: k.Help, close: k.Close, quit: k.Quit}}
+}
+
+// ShortHelp lists the overlay's keys.
+func (h *helpMode) ShortHelp() []key.Binding {
+	return []key.Binding{h.keys.up, h.keys.down, h.keys.toggle, h.keys.close}
+}
+
+// FullHelp lists the overlay's keys.
+func (h *helpMode) FullHelp() [][]key.Binding { return fullHelp(h) }
+
+// Update scrolls, or closes the overlay; it keeps every other key from
+// the lab but quit.
+func (h *helpMode) Update(m *Model, msg tea.Msg) (tea.Cmd, keyUse) {
+	km, ok := msg.(tea.KeyPressMsg)
+	if !ok {
+		return nil, passed
+	}
+	switch {
+	case key.Matches(km, h.keys.quit):
+		return nil, passed
+	case key.Matches(km, h.keys.toggle, h.keys.close):
+		return nil, closed
+	case key.Matches(km, h.keys.up):
+		h.scroll(m, -1)
+	case key.Matches(km, h.keys.down):
+		h.scroll(m, 1)
+	}
+	return nil, took
+}
+
+// body is the overlay's width, its content and the rows it shows of it:
+// the status message in full when the status line cut it, then the keys
+// and knobs.
+func (h *helpMode) body(m *Model) (w int, body []string, rows int) {
+	// The overlay leaves the header, status and help lines visible.
+	w, maxH := min(h.w-4, 84), h.h-3
+	if statusCut(m.status, h.w) {
+		// The status line cut the message; here it is whole.
+		body = messageLines(m.styles, m.status, w-4)
+	}
+	v := helpView{gpu: m.gpu, n: len(m.gpus()), zoom: m.timeline.zoom}
+	body = append(body, helpOverlayLines(m.styles, helpGroups(m.keys, m.strategy, m.caps, m.name, v), w-4, maxH-2-len(body))...)
+	return w, body, maxH - 2
+}
+
+// scroll moves the first line shown by d, kept where the content allows.
+func (h *helpMode) scroll(m *Model, d int) {
+	_, body, rows := h.body(m)
+	_, h.top = scrollLines(m.styles, body, h.top, rows)
+	_, h.top = scrollLines(m.styles, body, h.top+d, rows)
+}
+
+// View is the overlay's box.
+func (h *helpMode) View(m *Model) []string {
+	w, body, rows := h.body(m)
+	body, _ = scrollLines(m.styles, body, h.top, rows)
+	title := "Help · keys and knobs (" + h.keys.toggle.Help().Key + " or " + h.keys.close.Help().Key + " closes)"
+	return m.overlayBox(title, body, w)
 }

@@ -3,6 +3,9 @@ package tui
 import (
 	"strconv"
 
+	"charm.land/bubbles/v2/key"
+	tea "charm.land/bubbletea/v2"
+
 	"github.com/c3lab/c3lab/profiler"
 	"github.com/c3lab/c3lab/profiler/report"
 	"github.com/c3lab/c3lab/scenarios"
@@ -113,4 +116,59 @@ func midTrunc(s string, w int) string {
 	}
 	head := (w - 1) / 2
 	return s[:head] + "…" + s[len(s)-(w-1-head):]
+}
+
+// listPanel is the scenario list as a component: its cursor and the
+// window of rows it shows; ↑/↓ move the cursor.
+type listPanel struct {
+	size
+	cursor, offset int
+	// note is Config.ListNote: what the list leaves out.
+	note string
+}
+
+// Update moves the cursor on the up and down keys.
+func (l *listPanel) Update(m *Model, msg tea.Msg) (tea.Cmd, bool) {
+	km, ok := msg.(tea.KeyPressMsg)
+	if !ok {
+		return nil, false
+	}
+	switch {
+	case key.Matches(km, m.keys.Up):
+		l.move(-1, len(m.suite))
+	case key.Matches(km, m.keys.Down):
+		l.move(1, len(m.suite))
+	default:
+		return nil, false
+	}
+	return nil, true
+}
+
+// move moves the cursor by d rows in a list of n.
+func (l *listPanel) move(d, n int) {
+	if n == 0 {
+		return
+	}
+	l.cursor = min(max(l.cursor+d, 0), n-1)
+	l.follow(n)
+}
+
+// follow keeps the cursor inside the rows shown of a list of n (a hidden
+// list keeps its window).
+func (l *listPanel) follow(n int) {
+	if l.w <= 0 || l.h <= 0 {
+		return
+	}
+	l.offset = listOffset(l.cursor, l.offset, l.h-2, n)
+}
+
+// View is the list's box: the suite from its window, the cursor and the
+// scenario on screen marked.
+func (l *listPanel) View(m *Model) []string {
+	if l.w <= 0 || l.h <= 0 {
+		return nil
+	}
+	off := listOffset(l.cursor, l.offset, l.h-2, len(m.suite))
+	return box(m.styles, listTitle(l.cursor, len(m.suite), l.note),
+		listLines(m.styles, m.suite, m.sums, l.cursor, m.active, off, l.w-2, l.h-2), l.w, l.h)
 }

@@ -4,6 +4,7 @@ import (
 	"math"
 	"strings"
 
+	tea "charm.land/bubbletea/v2"
 	"github.com/charmbracelet/x/ansi"
 
 	"github.com/c3lab/c3lab/profiler"
@@ -192,3 +193,27 @@ func metricsPanelLines(st Styles, r *profiler.Result, trail []trailPoint, hist [
 }
 
 func ansiWidth(s string) int { return ansi.StringWidth(s) }
+
+// metricsPanel is the paper's figures for the result on screen, with the
+// trail and, when tall enough, the history of the scenario measured.
+type metricsPanel struct {
+	size
+	// history is set when the panel is tall enough for the history chart.
+	history bool
+}
+
+// Update handles no message: the panel shows the lab's result.
+func (p *metricsPanel) Update(*Model, tea.Msg) (tea.Cmd, bool) { return nil, false }
+
+// View is the metrics box.
+func (p *metricsPanel) View(m *Model) []string {
+	if p.w <= 0 || p.h <= 0 {
+		return nil
+	}
+	var name string
+	if len(m.suite) > 0 {
+		name = m.suite[m.active].Name
+	}
+	lines := metricsPanelLines(m.styles, m.result, m.trail[name], m.hist[name], p.w-2, p.h-2, p.history)
+	return box(m.styles, metricsTitle(m.result), lines, p.w, p.h)
+}

@@ -1,10 +1,14 @@
 package tui
 
 import (
+	"fmt"
 	"math"
 	"slices"
 	"strconv"
 	"strings"
+
+	"charm.land/bubbles/v2/key"
+	tea "charm.land/bubbletea/v2"
 
 	"github.com/c3lab/c3lab/backends"
 	"github.com/c3lab/c3lab/profiler"
@@ -242,4 +246,70 @@ func tickUnit(b int64) (unit string, div float64) {
 		return "ms", 1e6
 	}
 	return "s", 1e9
+}
+
+// timelinePanel is the Gantt chart of the GPU shown, with its own zoom and
+// window: the zoom and pan keys are its own.
+type timelinePanel struct {
+	detailFrame
+	// tracks is the number of rows: compute, comm and the copy engines.
+	tracks int
+	// zoom is the zoom and window; a result of another scenario resets it.
+	zoom tlZoom
+}
+
+// Update zooms and pans on the zoom and pan keys, saying in the status
+// line where the window is, or why it cannot move.
+func (t *timelinePanel) Update(m *Model, msg tea.Msg) (tea.Cmd, bool) {
+	km, ok := msg.(tea.KeyPressMsg)
+	k := m.keys
+	if !ok || !key.Matches(km, k.ZoomIn, k.ZoomOut, k.ZoomReset, k.PanLeft, k.PanRight) {
+		return nil, false
+	}
+	end := runEnd(m.result)
+	if end <= 0 {
+		m.status = status{statusInfo, "no timeline yet to zoom"}
+		return nil, true
+	}
+	before := t.zoom
+	var limit string
+	switch {
+	case key.Matches(km, k.ZoomIn):
+		t.zoom = t.zoom.zoomBy(1, end)
+		limit = fmt.Sprintf("%dx is the closest zoom", t.zoom.factor())
+	case key.Matches(km, k.ZoomOut):
+		t.zoom = t.zoom.zoomBy(-1, end)
+		limit = "the timeline shows the whole repetition"
+	case key.Matches(km, k.ZoomReset):
+		t.zoom = tlZoom{}
+		limit = "the timeline shows the whole repetition"
+	case key.Matches(km, k.PanLeft):
+		t.zoom = t.zoom.panBy(-1, end)
+		limit = "the window is at the repetition's start"
+	default:
+		t.zoom = t.zoom.panBy(1, end)
+		limit = "the window is at the repetition's end"
+	}
+	a, b := t.zoom.window(end)
+	ba, _ := before.window(end)
+	switch {
+	case t.zoom.level == 0 && before.level == 0 && !key.Matches(km, k.ZoomOut, k.ZoomReset):
+		m.status = status{statusInfo, fmt.Sprintf("the timeline is not zoomed: %s zooms in, then %s/%s pan",
+			k.ZoomIn.Help().Key, k.PanLeft.Help().Key, k.PanRight.Help().Key)}
+	case t.zoom.level == before.level && a == ba:
+		m.status = status{statusInfo, limit}
+	default:
+		m.status = status{statusInfo, fmt.Sprintf("timeline at %dx: %s to %s", t.zoom.factor(), report.Duration(float64(a)), report.Duration(float64(b)))}
+	}
+	return nil, true
+}
+
+// View is the timeline box.
+func (t *timelinePanel) View(m *Model) []string {
+	if t.w <= 0 || t.h <= 0 {
+		return nil
+	}
+	r := m.result
+	return t.frame(m.styles, timelineTitle(r, m.gpu, len(m.gpus()), t.zoom),
+		timelineLines(m.styles, r, timelineTracks(r, t.tracks-2, m.gpu), t.w-2, m.gpu, t.zoom))
 }

@@ -6,6 +6,8 @@ import (
 	"slices"
 	"strings"
 
+	tea "charm.land/bubbletea/v2"
+
 	"github.com/c3lab/c3lab/backends"
 	"github.com/c3lab/c3lab/profiler"
 	"github.com/c3lab/c3lab/profiler/numfmt"
@@ -169,4 +171,21 @@ func fmtSMs(v float64, ok bool) string {
 		return "n/a"
 	}
 	return numfmt.Fixed(v, 0)
+}
+
+// utilPanel is the utilization of the GPU shown: the result's own
+// telemetry, or live NVML where the result has none.
+type utilPanel struct{ detailFrame }
+
+// Update handles no message: the GPU key is the lab's.
+func (p *utilPanel) Update(*Model, tea.Msg) (tea.Cmd, bool) { return nil, false }
+
+// View is the utilization box.
+func (p *utilPanel) View(m *Model) []string {
+	if p.w <= 0 || p.h <= 0 {
+		return nil
+	}
+	tel := m.tel()
+	return p.frame(m.styles, utilTitle(m.result, tel, m.gpu, len(m.gpus())),
+		utilLinesFor(m.styles, m.result, tel, p.w-2, utilChartRows(p.h-2)))
 }

@@ -86,11 +86,11 @@ func TestUtilLiveWithRunCopyEngines(t *testing.T) {
 		t.Fatal("live telemetry not shown for a result with copy-engine samples only")
 	}
 	m.refreshDevices()
-	title := utilTitle(&r, m.tel, 0, 1)
+	title := utilTitle(&r, m.tel(), 0, 1)
 	if !strings.Contains(title, "live NVML, copy streams from the run") {
 		t.Errorf("title %q", title)
 	}
-	lines := utilLinesFor(DefaultStyles(true), &r, m.tel, 80, 1)
+	lines := utilLinesFor(DefaultStyles(true), &r, m.tel(), 80, 1)
 	var sm, ce string
 	for _, l := range lines {
 		switch l = ansi.Strip(l); {
@@ -130,7 +130,7 @@ func TestUtilNVMLDuringTheMeasurement(t *testing.T) {
 	r.Reps = map[backends.Mode][]backends.Rep{backends.ModeConcurrent: {{Wall: 90e6}, {Wall: 90e6}, {Wall: 90e6}}}
 	m.result = &r
 	smRow := func() string {
-		for _, l := range utilLinesFor(DefaultStyles(true), &r, m.tel, 80, 1) {
+		for _, l := range utilLinesFor(DefaultStyles(true), &r, m.tel(), 80, 1) {
 			if l = ansi.Strip(l); strings.HasPrefix(l, "SMs ") && !strings.HasPrefix(l, "SMs held") {
 				return l
 			}
@@ -148,10 +148,13 @@ func TestUtilNVMLDuringTheMeasurement(t *testing.T) {
 		{"live mode: the whole history", true, 2 * time.Second, 2900 * time.Millisecond, "live NVML:", "16%"},
 		{"a window without samples: the history", false, 2010 * time.Millisecond, 2020 * time.Millisecond, "live NVML:", "16%"},
 	} {
-		m.liveRun = tc.live
+		m.modes = nil
+		if tc.live {
+			m.modes = m.modes.push(newLiveMode(m.keys))
+		}
 		m.measuredFrom, m.measuredTo = epoch.Add(tc.from), epoch.Add(tc.to)
 		m.refreshDevices()
-		if title := utilTitle(&r, m.tel, 0, 1); !strings.Contains(title, tc.title) {
+		if title := utilTitle(&r, m.tel(), 0, 1); !strings.Contains(title, tc.title) {
 			t.Errorf("%s: title %q, want %q", tc.name, title, tc.title)
 		}
 		if row := smRow(); !strings.Contains(row, tc.sm) {

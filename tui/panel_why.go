@@ -3,6 +3,7 @@ package tui
 import (
 	"strings"
 
+	tea "charm.land/bubbletea/v2"
 	"github.com/charmbracelet/x/ansi"
 
 	"github.com/c3lab/c3lab/backends"
@@ -157,4 +158,18 @@ func adviceLines(st Styles, r *profiler.Result, w int, caps backends.Capabilitie
 		}
 	}
 	return out
+}
+
+// whyPanel says what bounded each op of the result, and the advice.
+type whyPanel struct{ detailFrame }
+
+// Update handles no message: the advice key is the lab's.
+func (p *whyPanel) Update(*Model, tea.Msg) (tea.Cmd, bool) { return nil, false }
+
+// View is the why box.
+func (p *whyPanel) View(m *Model) []string {
+	if p.w <= 0 || p.h <= 0 {
+		return nil
+	}
+	return p.frame(m.styles, whyTitle(), whyLines(m.styles, m.result, p.w-2, m.name, m.caps))
 }

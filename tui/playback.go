@@ -6,6 +6,7 @@ import (
 	"sort"
 	"time"
 
+	"charm.land/bubbles/v2/key"
 	tea "charm.land/bubbletea/v2"
 
 	"github.com/c3lab/c3lab/backends"
@@ -54,13 +55,22 @@ type PlayBatch struct {
 // telemetry code works with.
 func playClock(d time.Duration) time.Time { return time.Unix(0, 0).UTC().Add(d) }
 
-// player is the lab's playback state.
+// player is the playback mode: at the bottom of the mode stack of a lab
+// that plays a recording back instead of measuring. It takes the player's
+// keys, lets the keys that only change the view through, and refuses the
+// rest (they would measure).
 type player struct {
+	size
+	keys    playKeys
 	pb      Playback
 	idx     int
 	playing bool
 	speed   float64
 	seq     int // tags ticks, so a stale tick after a seek or pause is dropped
+}
+
+func newPlayer(pb Playback) *player {
+	return &player{pb: pb, speed: 1, keys: defaultPlayKeys()}
 }
 
 // playSpeeds are the playback speeds, slowest first.
@@ -76,8 +86,8 @@ const (
 	maxPlayDelay = 2 * time.Second
 )
 
-// playKeys are the player's keys (fixed: they sit beside the lab's own;
-// speed is on { and }, as + and - zoom the timeline).
+// The player's keys (fixed: they sit beside the lab's own; speed is on {
+// and }, as + and - zoom the timeline).
 const (
 	keyPlayPause = "space"
 	keyStepNext  = "right"
@@ -88,11 +98,44 @@ const (
 	keyEnd       = "end"
 )
 
+// playKeys are the player's key bindings.
+type playKeys struct {
+	playPause, next, prev, faster, slower, start, end key.Binding
+	// step, speed and ends name pairs of the keys above in the hint.
+	step, speed, ends key.Binding
+}
+
+func defaultPlayKeys() playKeys {
+	return playKeys{
+		playPause: key.NewBinding(key.WithKeys(keyPlayPause), key.WithHelp("space", "play/pause")),
+		next:      key.NewBinding(key.WithKeys(keyStepNext)),
+		prev:      key.NewBinding(key.WithKeys(keyStepPrev)),
+		faster:    key.NewBinding(key.WithKeys(keyFaster)),
+		slower:    key.NewBinding(key.WithKeys(keySlower)),
+		start:     key.NewBinding(key.WithKeys(keyStart)),
+		end:       key.NewBinding(key.WithKeys(keyEnd)),
+		step:      key.NewBinding(key.WithKeys(keyStepPrev, keyStepNext), key.WithHelp("←/→", "step")),
+		speed:     key.NewBinding(key.WithKeys(keySlower, keyFaster), key.WithHelp("{/}", "speed")),
+		ends:      key.NewBinding(key.WithKeys(keyStart, keyEnd), key.WithHelp("home/end", "")),
+	}
+}
+
+// ShortHelp lists the player's keys, as the status line shows them.
+func (p *player) ShortHelp() []key.Binding {
+	return []key.Binding{p.keys.playPause, p.keys.step, p.keys.speed, p.keys.ends}
+}
+
+// FullHelp lists the player's keys.
+func (p *player) FullHelp() [][]key.Binding { return fullHelp(p) }
+
+// View draws nothing over the panels: they show the recorded result.
+func (p *player) View(*Model) []string { return nil }
+
 // show puts result idx on screen. Stepping to the next result adds it to
 // the metrics panel's history; any other move rebuilds the history from
 // the results before it, so it holds what playing through would have.
 func (m *Model) show(idx int) {
-	p := m.play
+	p := m.play()
 	prev := p.idx
 	p.idx = max(0, min(idx, len(p.pb.Results)-1))
 	if p.idx != prev+1 || m.result == nil {
@@ -104,14 +147,13 @@ func (m *Model) show(idx int) {
 	r := p.pb.Results[p.idx]
 	for i, sc := range m.suite {
 		if sc.Name == r.Scenario.Name {
-			m.active, m.cursor = i, i
+			m.active, m.list.cursor = i, i
 		}
 	}
 	m.strategy = r.Strategy
 	m.playTelemetry(p.idx)
 	m.setResult(r)
-	m.status = status{statusInfo, m.playStatus()}
-	m.renderAll()
+	m.status = status{statusInfo, p.status()}
 }
 
 // playTelemetry puts the lab's live telemetry where it was when result idx
@@ -119,7 +161,7 @@ func (m *Model) show(idx int) {
 // hands over one sample per metric and device per batch), and the window
 // of the measurement unless it ran back to back.
 func (m *Model) playTelemetry(idx int) {
-	pb := &m.play.pb
+	pb := &m.play().pb
 	if len(pb.Telemetry) == 0 || idx >= len(pb.Times) {
 		return
 	}
@@ -139,9 +181,8 @@ func (m *Model) playTelemetry(idx int) {
 	}
 }
 
-// playStatus is the status line during playback.
-func (m *Model) playStatus() string {
-	p := m.play
+// status is the status line during playback.
+func (p *player) status() string {
 	state := "paused"
 	if p.playing {
 		state = "playing"
@@ -156,12 +197,11 @@ func (m *Model) playStatus() string {
 			notes += " · " + n
 		}
 	}
-	return fmt.Sprintf("replay %d/%d at %s%s · %s · %gx · space play/pause, ←/→ step, {/} speed, home/end", p.idx+1, len(p.pb.Results), at.Round(time.Millisecond), notes, state, p.speed)
+	return fmt.Sprintf("replay %d/%d at %s%s · %s · %gx · %s", p.idx+1, len(p.pb.Results), at.Round(time.Millisecond), notes, state, p.speed, hint(p.ShortHelp(), ", "))
 }
 
 // nextTick schedules the step after the current one at the recorded pace.
-func (m *Model) nextTick() tea.Cmd {
-	p := m.play
+func (p *player) nextTick() tea.Cmd {
 	if !p.playing || p.idx+1 >= len(p.pb.Results) {
 		p.playing = false
 		return nil
@@ -176,60 +216,82 @@ func (m *Model) nextTick() tea.Cmd {
 	return tea.Tick(d, func(time.Time) tea.Msg { return playTickMsg{seq} })
 }
 
-// onPlayTick advances playback by one step.
-func (m Model) onPlayTick(msg playTickMsg) (tea.Model, tea.Cmd) {
-	if m.play == nil || msg.seq != m.play.seq || !m.play.playing {
-		return m, nil
+// Update handles the player's keys and its ticks. The keys that only
+// change the view (the GPU and zoom keys, help, the list cursor, the
+// detail tab) and quit pass to the lab; any other key would measure, and
+// the status line says why it does nothing.
+func (p *player) Update(m *Model, msg tea.Msg) (tea.Cmd, keyUse) {
+	switch msg := msg.(type) {
+	case playTickMsg:
+		return p.onTick(m, msg), took
+	case tea.KeyPressMsg:
+		k := m.keys
+		if key.Matches(msg, k.Quit, k.GPU, k.ZoomIn, k.ZoomOut, k.ZoomReset, k.PanLeft, k.PanRight) {
+			return nil, passed
+		}
+		if cmd, ok := p.onKey(m, msg); ok {
+			return cmd, took
+		}
+		if key.Matches(msg, k.Help, k.Up, k.Down, k.NextPanel) {
+			return nil, passed
+		}
+		m.status = status{statusWarn, "playback shows what was recorded; c3lab replay FILE --lab measures the recorded strategies instead"}
+		return nil, took
 	}
-	m.show(m.play.idx + 1)
-	cmd := m.nextTick()
-	if cmd == nil { // the end: the status says it stopped
-		m.status = status{statusInfo, m.playStatus()}
-		m.renderFooter()
-	}
-	return m, cmd
+	return nil, passed
 }
 
-// onPlayKey handles the player's keys; ok is false for other keys.
-func (m Model) onPlayKey(k string) (tea.Model, tea.Cmd, bool) {
-	p := m.play
-	step := func(idx int) (tea.Model, tea.Cmd, bool) {
+// onTick advances playback by one step.
+func (p *player) onTick(m *Model, msg playTickMsg) tea.Cmd {
+	if msg.seq != p.seq || !p.playing {
+		return nil
+	}
+	m.show(p.idx + 1)
+	cmd := p.nextTick()
+	if cmd == nil { // the end: the status says it stopped
+		m.status = status{statusInfo, p.status()}
+	}
+	return cmd
+}
+
+// onKey handles the player's keys; ok is false for other keys.
+func (p *player) onKey(m *Model, msg tea.KeyPressMsg) (tea.Cmd, bool) {
+	k := p.keys
+	step := func(idx int) (tea.Cmd, bool) {
 		p.seq++
 		p.playing = false
 		m.show(idx)
-		return m, nil, true
+		return nil, true
 	}
-	switch k {
-	case keyPlayPause:
+	switch {
+	case key.Matches(msg, k.playPause):
 		p.seq++
 		p.playing = !p.playing
 		if p.playing && p.idx+1 >= len(p.pb.Results) {
 			m.show(0) // at the end, play from the start
 		}
-		m.status = status{statusInfo, m.playStatus()}
-		m.renderFooter()
-		return m, m.nextTick(), true
-	case keyStepNext:
+		m.status = status{statusInfo, p.status()}
+		return p.nextTick(), true
+	case key.Matches(msg, k.next):
 		return step(p.idx + 1)
-	case keyStepPrev:
+	case key.Matches(msg, k.prev):
 		return step(p.idx - 1)
-	case keyStart:
+	case key.Matches(msg, k.start):
 		return step(0)
-	case keyEnd:
+	case key.Matches(msg, k.end):
 		return step(len(p.pb.Results) - 1)
-	case keyFaster, keySlower:
+	case key.Matches(msg, k.faster, k.slower):
 		speeds := playSpeeds()
 		i := slices.Index(speeds, p.speed)
-		if k == keyFaster {
+		if key.Matches(msg, k.faster) {
 			i = min(i+1, len(speeds)-1)
 		} else {
 			i = max(i-1, 0)
 		}
 		p.speed = speeds[i]
 		p.seq++
-		m.status = status{statusInfo, m.playStatus()}
-		m.renderFooter()
-		return m, m.nextTick(), true
+		m.status = status{statusInfo, p.status()}
+		return p.nextTick(), true
 	}
-	return m, nil, false
+	return nil, false
 }

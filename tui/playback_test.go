@@ -37,21 +37,21 @@ func key1(m Model, code rune, text string) (Model, tea.Cmd) {
 
 func TestPlaybackSteps(t *testing.T) {
 	m := playbackModel(t)
-	if m.running || m.play.idx != 0 || m.result == nil || m.result.Strategy.String() != "baseline" {
-		t.Fatalf("start: running %v, idx %d", m.running, m.play.idx)
+	if m.running || m.play().idx != 0 || m.result == nil || m.result.Strategy.String() != "baseline" {
+		t.Fatalf("start: running %v, idx %d", m.running, m.play().idx)
 	}
 	m, _ = key1(m, tea.KeyRight, "")
-	if m.play.idx != 1 || m.strategy.CommPriority != -5 {
-		t.Errorf("after →: idx %d, strategy %s", m.play.idx, m.strategy)
+	if m.play().idx != 1 || m.strategy.CommPriority != -5 {
+		t.Errorf("after →: idx %d, strategy %s", m.play().idx, m.strategy)
 	}
 	m, _ = key1(m, tea.KeyEnd, "")
 	m, _ = key1(m, tea.KeyLeft, "")
-	if m.play.idx != 1 {
-		t.Errorf("after end, ←: idx %d, want 1", m.play.idx)
+	if m.play().idx != 1 {
+		t.Errorf("after end, ←: idx %d, want 1", m.play().idx)
 	}
 	m, _ = key1(m, tea.KeyHome, "")
-	if m.play.idx != 0 {
-		t.Errorf("after home: idx %d", m.play.idx)
+	if m.play().idx != 0 {
+		t.Errorf("after home: idx %d", m.play().idx)
 	}
 	if !strings.Contains(ansi.Strip(m.View().Content), "replay 1/3") {
 		t.Error("the status line does not show the playback position")
@@ -67,28 +67,28 @@ func TestPlaybackSteps(t *testing.T) {
 func TestPlaybackPlays(t *testing.T) {
 	m := playbackModel(t)
 	m, cmd := key1(m, tea.KeySpace, " ")
-	if !m.play.playing || cmd == nil {
-		t.Fatalf("space: playing %v, cmd %v", m.play.playing, cmd != nil)
+	if !m.play().playing || cmd == nil {
+		t.Fatalf("space: playing %v, cmd %v", m.play().playing, cmd != nil)
 	}
-	seq := m.play.seq
+	seq := m.play().seq
 	m, _ = key1(m, '}', "}")
-	if m.play.speed != 2 {
-		t.Errorf("speed %v after }, want 2", m.play.speed)
+	if m.play().speed != 2 {
+		t.Errorf("speed %v after }, want 2", m.play().speed)
 	}
 	nm, _ := m.Update(playTickMsg{seq}) // stale: the speed change re-armed the timer
 	m = nm.(Model)
-	if m.play.idx != 0 {
-		t.Errorf("a stale tick moved playback to %d", m.play.idx)
+	if m.play().idx != 0 {
+		t.Errorf("a stale tick moved playback to %d", m.play().idx)
 	}
-	nm, cmd = m.Update(playTickMsg{m.play.seq})
+	nm, cmd = m.Update(playTickMsg{m.play().seq})
 	m = nm.(Model)
-	if m.play.idx != 1 || cmd == nil {
-		t.Errorf("a current tick: idx %d, next tick %v", m.play.idx, cmd != nil)
+	if m.play().idx != 1 || cmd == nil {
+		t.Errorf("a current tick: idx %d, next tick %v", m.play().idx, cmd != nil)
 	}
-	nm, cmd = m.Update(playTickMsg{m.play.seq})
+	nm, cmd = m.Update(playTickMsg{m.play().seq})
 	m = nm.(Model)
-	if m.play.idx != 2 || cmd != nil || m.play.playing {
-		t.Errorf("at the end: idx %d, playing %v, next tick %v", m.play.idx, m.play.playing, cmd != nil)
+	if m.play().idx != 2 || cmd != nil || m.play().playing {
+		t.Errorf("at the end: idx %d, playing %v, next tick %v", m.play().idx, m.play().playing, cmd != nil)
 	}
 }
 
@@ -100,8 +100,8 @@ func TestLiveMode(t *testing.T) {
 	m.running = false
 	m.setResult(fixtureResult(m.suite[0], scenarios.Strategy{}))
 	m, cmd := key1(m, 'l', "l")
-	if !m.liveRun || cmd == nil || !m.running {
-		t.Fatalf("l: live %v, cmd %v, running %v", m.liveRun, cmd != nil, m.running)
+	if !m.liveRun() || cmd == nil || !m.running {
+		t.Fatalf("l: live %v, cmd %v, running %v", m.liveRun(), cmd != nil, m.running)
 	}
 	nm, next := m.Update(resultMsg{seq: m.seq, result: fixtureResult(m.suite[0], scenarios.Strategy{}), took: time.Millisecond})
 	m = nm.(Model)
@@ -118,7 +118,7 @@ func TestLiveMode(t *testing.T) {
 	}
 	m.running = false
 	m, _ = key1(m, 'l', "l")
-	if m.liveRun {
+	if m.liveRun() {
 		t.Error("l did not turn live mode off")
 	}
 	if nm, cmd := m.Update(liveTickMsg{m.seq}); cmd != nil || nm.(Model).running {
@@ -136,10 +136,10 @@ func TestSweepGrid(t *testing.T) {
 	nm, _ := m.Update(tea.WindowSizeMsg{Width: 120, Height: 40})
 	m = nm.(Model)
 	m, cmd := key1(m, 's', "s")
-	if m.grid == nil || cmd == nil {
+	if m.grid() == nil || cmd == nil {
 		t.Fatal("s did not open the sweep")
 	}
-	g := m.grid
+	g := m.grid()
 	if len(g.rows) != 4 || len(g.cols) != 4 {
 		t.Fatalf("grid %dx%d, want 4x4 (partitions x setups) on an H200-like backend", len(g.rows), len(g.cols))
 	}
@@ -160,11 +160,11 @@ func TestSweepGrid(t *testing.T) {
 	m, _ = key1(m, tea.KeyRight, "")
 	want := g.strategy(1, 1)
 	m, cmd = key1(m, tea.KeyEnter, "")
-	if m.grid != nil || m.strategy != want || cmd == nil {
-		t.Errorf("enter: grid open %v, strategy %s (want %s), cmd %v", m.grid != nil, m.strategy, want, cmd != nil)
+	if m.grid() != nil || m.strategy != want || cmd == nil {
+		t.Errorf("enter: grid open %v, strategy %s (want %s), cmd %v", m.grid() != nil, m.strategy, want, cmd != nil)
 	}
 	// A late result of a closed grid is dropped.
-	if nm, cmd := m.Update(gridMsg{grid: g, index: 0}); cmd != nil || nm.(Model).grid != nil {
+	if nm, cmd := m.Update(gridMsg{grid: g, index: 0}); cmd != nil || nm.(Model).grid() != nil {
 		t.Error("a closed grid's result reopened or re-armed it")
 	}
 }
@@ -189,34 +189,34 @@ func TestComposer(t *testing.T) {
 	nm, _ := m.Update(tea.WindowSizeMsg{Width: 120, Height: 40})
 	m = nm.(Model)
 	m, _ = key1(m, 'n', "n")
-	if m.comp == nil {
+	if m.comp() == nil {
 		t.Fatal("n did not open the composer")
 	}
 	// Move to "gemm m" and make it invalid.
 	for range 3 {
 		m, _ = key1(m, tea.KeyDown, "")
 	}
-	if m.comp.fields[m.comp.focus].label != "gemm m" {
-		t.Fatalf("focused %q", m.comp.fields[m.comp.focus].label)
+	if m.comp().fields[m.comp().focus].label != "gemm m" {
+		t.Fatalf("focused %q", m.comp().fields[m.comp().focus].label)
 	}
 	m, _ = key1(m, 'x', "x")
-	if _, ok := m.comp.errs["$.compute.m"]; !ok {
-		t.Fatalf("an m of %q gives no error: %v", m.comp.fields[3].value, m.comp.errs)
+	if _, ok := m.comp().errs["$.compute.m"]; !ok {
+		t.Fatalf("an m of %q gives no error: %v", m.comp().fields[3].value, m.comp().errs)
 	}
 	screen := ansi.Strip(m.View().Content)
 	if !strings.Contains(screen, "Compose a scenario") || !strings.Contains(screen, "! ") {
 		t.Errorf("the composer with its error is not on screen:\n%s", screen)
 	}
 	m, _ = key1(m, tea.KeyEnter, "")
-	if m.comp == nil {
+	if m.comp() == nil {
 		t.Fatal("enter closed the composer with an invalid field")
 	}
 	// Fix it: delete the x.
 	m, _ = key1(m, tea.KeyBackspace, "")
 	n := len(m.suite)
 	m, cmd := key1(m, tea.KeyEnter, "")
-	if m.comp != nil || len(m.suite) != n+1 || !strings.HasSuffix(m.suite[m.active].Name, "-custom") || cmd == nil {
-		t.Errorf("enter: composer open %v, suite %d (was %d), active %s, cmd %v", m.comp != nil, len(m.suite), n, m.suite[m.active].Name, cmd != nil)
+	if m.comp() != nil || len(m.suite) != n+1 || !strings.HasSuffix(m.suite[m.active].Name, "-custom") || cmd == nil {
+		t.Errorf("enter: composer open %v, suite %d (was %d), active %s, cmd %v", m.comp() != nil, len(m.suite), n, m.suite[m.active].Name, cmd != nil)
 	}
 }
 
@@ -240,29 +240,29 @@ func TestComposerRefusesWhatDoesNotFit(t *testing.T) {
 			nm, _ := m.Update(tea.WindowSizeMsg{Width: 120, Height: 40})
 			m = nm.(Model)
 			m, _ = key1(m, 'n', "n")
-			for i, f := range m.comp.fields {
+			for i, f := range m.comp().fields {
 				v, ok := tc.fields[f.label]
 				if !ok {
 					continue
 				}
-				for m.comp.focus != i {
+				for m.comp().focus != i {
 					m, _ = key1(m, tea.KeyDown, "")
 				}
-				for range len(m.comp.input.Value()) {
+				for range len(m.comp().input.Value()) {
 					m, _ = key1(m, tea.KeyBackspace, "")
 				}
 				for _, r := range v {
 					m, _ = key1(m, r, string(r))
 				}
 			}
-			msg, ok := m.comp.errs[tc.path]
+			msg, ok := m.comp().errs[tc.path]
 			if !ok || !strings.Contains(msg, "device memory per GPU") || !strings.Contains(msg, "NVIDIA H200 has 141.0 GiB") {
-				t.Fatalf("errors %v, want the device memory at %s", m.comp.errs, tc.path)
+				t.Fatalf("errors %v, want the device memory at %s", m.comp().errs, tc.path)
 			}
 			n := len(m.suite)
 			m, cmd := key1(m, tea.KeyEnter, "")
-			if m.comp == nil || len(m.suite) != n || cmd != nil {
-				t.Errorf("enter measured a scenario that does not fit (composer open %v, suite %d, was %d)", m.comp != nil, len(m.suite), n)
+			if m.comp() == nil || len(m.suite) != n || cmd != nil {
+				t.Errorf("enter measured a scenario that does not fit (composer open %v, suite %d, was %d)", m.comp() != nil, len(m.suite), n)
 			}
 		})
 	}
@@ -278,7 +278,7 @@ func TestComposerSavesYAML(t *testing.T) {
 	res, cmd := m.Update(tea.KeyPressMsg{Code: 's', Mod: tea.ModCtrl})
 	mm := res.(Model)
 	if cmd == nil {
-		t.Fatalf("ctrl+s gave no save command (note %q)", mm.comp.note)
+		t.Fatalf("ctrl+s gave no save command (note %q)", mm.comp().note)
 	}
 	saved := cmd().(composerSavedMsg)
 	if saved.err != nil {
@@ -291,12 +291,12 @@ func TestComposerSavesYAML(t *testing.T) {
 	// Again: the file exists, so the save (off the UI loop) comes back
 	// and it asks; n keeps it.
 	mm = feed(t, mm, tea.KeyPressMsg{Code: 's', Mod: tea.ModCtrl})
-	if !strings.Contains(mm.comp.note, "overwrite it? y/n") {
-		t.Errorf("second save: note %q", mm.comp.note)
+	if !strings.Contains(mm.comp().note, "overwrite it? y/n") {
+		t.Errorf("second save: note %q", mm.comp().note)
 	}
 	mm, _ = key1(mm, 'n', "n")
-	if !strings.Contains(mm.comp.note, "not overwritten") {
-		t.Errorf("after n: %q", mm.comp.note)
+	if !strings.Contains(mm.comp().note, "not overwritten") {
+		t.Errorf("after n: %q", mm.comp().note)
 	}
 }
 
@@ -350,12 +350,12 @@ func TestPlaybackRecordedTelemetry(t *testing.T) {
 		if tc.idx == 0 {
 			m, _ = key1(m, tea.KeyHome, "")
 		}
-		title := utilTitle(m.result, m.tel, m.gpu, len(m.gpus))
+		title := utilTitle(m.result, m.tel(), m.gpu, len(m.gpus()))
 		if !strings.Contains(title, tc.title) || !strings.Contains(title, tc.gpus) {
 			t.Errorf("result %d: title %q, want %q on %s", tc.idx, title, tc.title, tc.gpus)
 		}
 		var sm string
-		for _, l := range utilLinesFor(DefaultStyles(true), m.result, m.tel, 80, 1) {
+		for _, l := range utilLinesFor(DefaultStyles(true), m.result, m.tel(), 80, 1) {
 			if l = ansi.Strip(l); strings.HasPrefix(l, "SMs ") && !strings.HasPrefix(l, "SMs held") {
 				sm = l
 			}

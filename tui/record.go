@@ -139,7 +139,7 @@ func autoName(dir string, t time.Time) string {
 // toggleRecording is the record key: it stops the recording on, or starts
 // one at the --record file if that is not used yet, else at an automatic
 // name.
-func (m Model) toggleRecording() (tea.Model, tea.Cmd) {
+func (m Model) toggleRecording() (Model, tea.Cmd) {
 	r := &m.rec
 	var cmd tea.Cmd
 	switch {
@@ -159,13 +159,12 @@ func (m Model) toggleRecording() (tea.Model, tea.Cmd) {
 		m.status = status{statusInfo, "starting a recording…"}
 		cmd = openRecording(m.gate, r.all, r.open, path, m.activeGPUs())
 	}
-	m.renderFooter()
 	return m, cmd
 }
 
 // activeGPUs is the GPU count of the scenario on screen (0 with none): the
 // devices a recording started now lists in its header.
-func (m *Model) activeGPUs() int {
+func (m *lab) activeGPUs() int {
 	if len(m.suite) == 0 {
 		return 0
 	}
@@ -173,7 +172,7 @@ func (m *Model) activeGPUs() int {
 }
 
 // onRecording handles the recording's messages.
-func (m Model) onRecording(msg tea.Msg) (tea.Model, tea.Cmd) {
+func (m Model) onRecording(msg tea.Msg) (Model, tea.Cmd) {
 	r := &m.rec
 	var cmd tea.Cmd
 	switch msg := msg.(type) {
@@ -204,19 +203,16 @@ func (m Model) onRecording(msg tea.Msg) (tea.Model, tea.Cmd) {
 			// The recorder failed (a full disk, say): stop it, and say so
 			// once it is closed; the lab goes on.
 			r.cur = nil
-			m.renderHeader()
 			return m, closeRecording(msg.rec)
 		}
-		m.renderHeader()
 		return m, recTick(msg.rec)
 	}
-	m.renderFooter()
 	return m, cmd
 }
 
 // beginRecording makes rec the recording on: it records the scenario and
 // strategy, and the result on screen when it is theirs.
-func (m *Model) beginRecording(rec *recordings.Recorder) {
+func (m *lab) beginRecording(rec *recordings.Recorder) {
 	m.rec.cur = rec
 	m.rec.noted = false
 	m.noteSetting()
@@ -227,7 +223,7 @@ func (m *Model) beginRecording(rec *recordings.Recorder) {
 
 // noteSetting records the scenario and the strategy when they changed
 // since they were last recorded.
-func (m *Model) noteSetting() {
+func (m *lab) noteSetting() {
 	r := &m.rec
 	if r.cur == nil || len(m.suite) == 0 {
 		return
@@ -245,7 +241,7 @@ func (m *Model) noteSetting() {
 
 // recIndicator is the top bar's recording indicator, most detailed form
 // first; none when not recording.
-func (m *Model) recIndicator() []string {
+func (m *lab) recIndicator() []string {
 	rec := m.rec.cur
 	if rec == nil {
 		return nil

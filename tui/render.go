@@ -8,138 +8,12 @@ import (
 	"github.com/charmbracelet/x/ansi"
 )
 
-// viewCache holds every panel rendered at its layout size. It is refilled
-// only when its data or the window size changes; View just stitches it.
-type viewCache struct {
-	header, status, help string
-	list, metrics        []string
-	util, timeline, why  []string
-	detail               []string
-	overlay              []string
-	grid                 []string // the sweep heatmap overlay
-	comp                 []string // the composer overlay
-	small                string
-}
-
-// renderAll re-renders every panel (a resize, new data, new styles).
-func (m *Model) renderAll() {
-	if m.width == 0 {
-		return
-	}
-	if m.lay.tooSmall {
-		// Whole words, on as many lines as the terminal has.
-		lines := wrapWords(fmt.Sprintf("terminal %dx%d is too small: c3lab needs %dx%d (%s quits)",
-			m.width, m.height, minWidth, minHeight, m.keys.Quit.Help().Key), m.width)
-		m.view.small = strings.Join(lines[:min(len(lines), max(m.height, 1))], "\n")
-		return
-	}
-	m.renderHeader()
-	m.renderFooter()
-	m.renderList()
-	m.renderResultPanels()
-	if m.showHelp {
-		m.renderOverlay()
-	}
-	m.renderGrid()
-	m.renderComposer()
-}
-
-// renderHeader re-renders the top bar (spinner ticks, strategy changes).
-func (m *Model) renderHeader() {
-	if m.width == 0 || m.lay.tooSmall {
-		return
-	}
-	name, gpus := "", 0
-	if len(m.suite) > 0 {
-		name, gpus = m.suite[m.active].Name, m.suite[m.active].GPUs
-	}
-	m.view.header = headerLine(m.styles, headerState{
-		backend: m.name, devices: deviceSummary(m.devs, gpus), short: deviceShort(m.devs, gpus), scenario: name, strategy: m.strategy,
-		running: m.running, spinner: m.spin.View(), took: m.took, failed: m.failed, rec: m.recIndicator(),
-	}, m.width)
-}
-
-// renderFooter re-renders the status and help lines.
-func (m *Model) renderFooter() {
-	if m.width == 0 || m.lay.tooSmall {
-		return
-	}
-	m.renderHeader()
-	m.view.status = statusLine(m.styles, m.status, m.width, m.keys.Help.Help().Key)
-	m.help.SetWidth(m.width)
-	m.help.Styles.ShortKey = m.styles.Key
-	m.help.Styles.ShortDesc = m.styles.Dim
-	m.view.help = fit(m.help.ShortHelpView(m.keys.ShortHelp()), m.width)
-}
-
-// renderList re-renders the scenario list (cursor moves, new summaries).
-func (m *Model) renderList() {
-	r := m.lay.list
-	if !r.visible() {
-		return
-	}
-	m.offset = listOffset(m.cursor, m.offset, r.H-2, len(m.suite))
-	m.view.list = box(m.styles, listTitle(m.cursor, len(m.suite), m.listNote),
-		listLines(m.styles, m.suite, m.sums, m.cursor, m.active, m.offset, r.W-2, r.H-2), r.W, r.H)
-}
-
-// renderResultPanels re-renders the panels that show the result.
-func (m *Model) renderResultPanels() {
-	st, r, l := m.styles, m.result, m.lay
-	if l.metrics.visible() {
-		name := m.suite[m.active].Name
-		lines := metricsPanelLines(st, r, m.trail[name], m.hist[name], l.metrics.W-2, l.metrics.H-2, l.history)
-		m.view.metrics = box(st, metricsTitle(r), lines, l.metrics.W, l.metrics.H)
-	}
-	if l.tabbed {
-		m.view.detail = m.renderDetail(m.detail, l.detail, true)
-		return
-	}
-	m.view.util = m.renderDetail(detailUtil, l.util, false)
-	m.view.timeline = m.renderDetail(detailTimeline, l.timeline, false)
-	m.view.why = m.renderDetail(detailWhy, l.why, false)
-}
-
-// renderDetail renders one of the lower panels into rect rc; tabbed adds
-// the tab hint to its title.
-func (m *Model) renderDetail(d detail, rc rect, tabbed bool) []string {
-	if !rc.visible() {
-		return nil
-	}
-	st, r, w := m.styles, m.result, rc.W-2
-	var title string
-	var lines []string
-	switch d {
-	case detailUtil:
-		title, lines = utilTitle(r, m.tel, m.gpu, len(m.gpus)), utilLinesFor(st, r, m.tel, w, utilChartRows(rc.H-2))
-	case detailTimeline:
-		title = timelineTitle(r, m.gpu, len(m.gpus), m.zoom)
-		lines = timelineLines(st, r, timelineTracks(r, m.tracks-2, m.gpu), w, m.gpu, m.zoom)
-	default:
-		title, lines = whyTitle(), whyLines(st, r, w, m.name, m.caps)
-	}
-	if tabbed {
-		title = "[tab " + [...]string{"1/3 utilization", "2/3 timeline", "3/3 why"}[d] + "] " + title
-	}
-	return box(st, title, lines, rc.W, rc.H)
-}
-
-// renderOverlay renders the help overlay at its centred size.
-func (m *Model) renderOverlay() {
-	if m.width == 0 || m.lay.tooSmall {
-		return
-	}
-	// The overlay leaves the header, status and help lines visible.
-	w, maxH := min(m.width-4, 84), m.height-3
-	v := helpView{gpu: m.gpu, n: len(m.gpus), zoom: m.zoom}
-	var body []string
-	if statusCut(m.status, m.width) {
-		// The status line cut the message; here it is whole.
-		body = messageLines(m.styles, m.status, w-4)
-	}
-	body = append(body, helpOverlayLines(m.styles, helpGroups(m.keys, m.strategy, m.caps, m.name, v), w-4, maxH-2-len(body))...)
-	body, m.helpTop = scrollLines(m.styles, body, m.helpTop, maxH-2)
-	m.view.overlay = m.overlayBox("Help · keys and knobs (? or esc closes)", body, w)
+// tooSmallScreen is the screen of a terminal too small for the lab: whole
+// words, on as many lines as the terminal has.
+func (m *Model) tooSmallScreen() string {
+	lines := wrapWords(fmt.Sprintf("terminal %dx%d is too small: c3lab needs %dx%d (%s quits)",
+		m.width, m.height, minWidth, minHeight, m.keys.Quit.Help().Key), m.width)
+	return strings.Join(lines[:min(len(lines), max(m.height, 1))], "\n")
 }
 
 // scrollLines shows lines from top in h lines, the last of them saying
@@ -166,24 +40,26 @@ type piece struct {
 	lines []string
 }
 
-// compose stitches the cached panels row by row, then lays the help
-// overlay on top when it is open.
-func (m Model) compose() string {
+// screen draws every panel in its rectangle from the state, row by row,
+// then each mode's overlay over them, bottom of the stack first.
+func (m *Model) screen() string {
 	if m.width == 0 {
 		return "starting c3lab…"
 	}
-	if m.lay.tooSmall {
-		return m.view.small
+	l := m.lay
+	if l.tooSmall {
+		return m.tooSmallScreen()
 	}
-	l, v := m.lay, m.view
+	footer := m.footer.View(m)
 	pieces := []piece{
-		{l.header, []string{v.header}}, {l.status, []string{v.status}}, {l.help, []string{v.help}},
-		{l.list, v.list}, {l.metrics, v.metrics},
+		{l.header, m.header.View(m)}, {l.status, footer[:1]}, {l.help, footer[1:]},
+		{l.list, m.list.View(m)}, {l.metrics, m.metrics.View(m)},
 	}
 	if l.tabbed {
-		pieces = append(pieces, piece{l.detail, v.detail})
+		d := []panel{&m.util, &m.timeline, &m.why}[m.tab]
+		pieces = append(pieces, piece{l.detail, d.View(m)})
 	} else {
-		pieces = append(pieces, piece{l.util, v.util}, piece{l.timeline, v.timeline}, piece{l.why, v.why})
+		pieces = append(pieces, piece{l.util, m.util.View(m)}, piece{l.timeline, m.timeline.View(m)}, piece{l.why, m.why.View(m)})
 	}
 	slices.SortStableFunc(pieces, func(a, b piece) int { return a.r.X - b.r.X })
 	rows := make([]strings.Builder, m.height)
@@ -207,14 +83,8 @@ func (m Model) compose() string {
 	for i := range rows {
 		lines[i] = rows[i].String()
 	}
-	if m.comp != nil {
-		m.placeOverlay(lines, v.comp)
-	}
-	if m.grid != nil {
-		m.placeOverlay(lines, v.grid)
-	}
-	if m.showHelp {
-		m.placeOverlay(lines, v.overlay)
+	for _, md := range m.modes {
+		m.placeOverlay(lines, md.View(m))
 	}
 	return strings.Join(lines, "\n")
 }

@@ -5,11 +5,7 @@ import (
 	"slices"
 	"time"
 
-	"charm.land/bubbles/v2/key"
-	tea "charm.land/bubbletea/v2"
-
 	"github.com/c3lab/c3lab/profiler"
-	"github.com/c3lab/c3lab/profiler/report"
 )
 
 // zoomLevels is the number of timeline zoom levels: 1x, 2x, 4x, 8x, 16x.
@@ -110,34 +106,45 @@ func gpuLabel(dev, n int) string {
 // liveShown reports whether the utilization panel shows live NVML
 // telemetry: while batches arrive, for a result without NVML-type samples
 // of its own (a GPU run's copy-engine samples stay, next to the live rows).
-func (m *Model) liveShown() bool {
+func (m *lab) liveShown() bool {
 	return m.liveOn && m.result != nil && !hasNVMLMetrics(m.result)
 }
 
-// refreshDevices recomputes the devices present and keeps the selection on
-// one of them (the first when the shown one is gone), then the telemetry
-// of the device shown.
-func (m *Model) refreshDevices() {
+// gpus are the devices present: those the result reports, and those of
+// live telemetry while the utilization panel shows it.
+func (m *lab) gpus() []int {
 	var extra []int
 	if m.liveShown() {
 		extra = m.liveDevs
 	}
-	m.gpus = resultDevices(m.result, extra)
-	if len(m.gpus) > 0 && !slices.Contains(m.gpus, m.gpu) {
-		m.gpu = m.gpus[0]
+	return resultDevices(m.result, extra)
+}
+
+// refreshDevices keeps the device shown on one of those present (the
+// first when the one shown is gone).
+func (m *lab) refreshDevices() {
+	if gpus := m.gpus(); len(gpus) > 0 && !slices.Contains(gpus, m.gpu) {
+		m.gpu = gpus[0]
 	}
-	m.tel = newTelemetry(m.result, m.gpu)
-	if m.liveShown() {
-		run := m.tel
-		m.tel = liveTelemetry(m.live, m.gpu, m.nvmlWindow())
-		m.tel.recorded = m.play != nil
-		if m.tel.window {
-			m.tel.busy = busyShare(m.result, m.measuredTo.Sub(m.measuredFrom))
-		}
-		if len(run.series) > 0 {
-			m.tel.run = &run
-		}
+}
+
+// tel is the telemetry of the device shown: the result's own, or live
+// NVML telemetry (with the run's own behind it) while the panel shows it.
+func (m *Model) tel() telemetry {
+	tel := newTelemetry(m.result, m.gpu)
+	if !m.liveShown() {
+		return tel
 	}
+	run := tel
+	tel = liveTelemetry(m.live, m.gpu, m.nvmlWindow())
+	tel.recorded = m.play() != nil
+	if tel.window {
+		tel.busy = busyShare(m.result, m.measuredTo.Sub(m.measuredFrom))
+	}
+	if len(run.series) > 0 {
+		tel.run = &run
+	}
+	return tel
 }
 
 // busyShare is the share of a measurement's wall time its timed
@@ -160,7 +167,7 @@ func busyShare(r *profiler.Result, took time.Duration) float64 {
 // known and a measurement has finished. Live mode shows the rolling
 // history instead.
 func (m *Model) nvmlWindow() (w sampleWindow) {
-	if m.liveRun || m.liveEpoch.IsZero() || m.measuredFrom.IsZero() {
+	if m.liveRun() || m.liveEpoch.IsZero() || m.measuredFrom.IsZero() {
 		return w
 	}
 	return sampleWindow{from: m.measuredFrom.Sub(m.liveEpoch).Nanoseconds(), to: m.measuredTo.Sub(m.liveEpoch).Nanoseconds(), on: true}
@@ -168,7 +175,7 @@ func (m *Model) nvmlWindow() (w sampleWindow) {
 
 // noteLiveDevices remembers the devices of a live batch; it reports
 // whether one was new.
-func (m *Model) noteLiveDevices(devs []int) bool {
+func (m *lab) noteLiveDevices(devs []int) bool {
 	added := false
 	for _, d := range devs {
 		if !slices.Contains(m.liveDevs, d) {
@@ -179,65 +186,18 @@ func (m *Model) noteLiveDevices(devs []int) bool {
 	return added
 }
 
-// viewKey handles the keys that change what the timeline and utilization
-// panels show (GPU, zoom, pan); ok is false for other keys. They act on
-// the main screen only: overlays take their keys first.
-func (m Model) viewKey(msg tea.KeyPressMsg) (Model, bool) {
-	k := m.keys
-	end := runEnd(m.result)
+// cycleGPU is the GPU key: the timeline and utilization panels show the
+// next device the result reports, or the status says why they cannot.
+func (m *Model) cycleGPU() {
+	gpus := m.gpus()
 	switch {
-	case key.Matches(msg, k.GPU):
-		switch {
-		case m.result == nil:
-			m.status = status{statusInfo, "no result yet: the GPU key picks among the devices a result reports"}
-		case len(m.gpus) <= 1:
-			m.status = status{statusInfo, fmt.Sprintf("%s reports one GPU: the timeline and utilization show GPU %d", m.name, m.gpu)}
-		default:
-			i := slices.Index(m.gpus, m.gpu)
-			m.gpu = m.gpus[(i+1)%len(m.gpus)]
-			m.refreshDevices()
-			m.status = status{statusInfo, "timeline and utilization: " + gpuLabel(m.gpu, len(m.gpus))}
-			m.renderResultPanels()
-		}
-	case key.Matches(msg, k.ZoomIn, k.ZoomOut, k.ZoomReset, k.PanLeft, k.PanRight):
-		if end <= 0 {
-			m.status = status{statusInfo, "no timeline yet to zoom"}
-			break
-		}
-		before := m.zoom
-		var limit string
-		switch {
-		case key.Matches(msg, k.ZoomIn):
-			m.zoom = m.zoom.zoomBy(1, end)
-			limit = fmt.Sprintf("%dx is the closest zoom", m.zoom.factor())
-		case key.Matches(msg, k.ZoomOut):
-			m.zoom = m.zoom.zoomBy(-1, end)
-			limit = "the timeline shows the whole repetition"
-		case key.Matches(msg, k.ZoomReset):
-			m.zoom = tlZoom{}
-			limit = "the timeline shows the whole repetition"
-		case key.Matches(msg, k.PanLeft):
-			m.zoom = m.zoom.panBy(-1, end)
-			limit = "the window is at the repetition's start"
-		default:
-			m.zoom = m.zoom.panBy(1, end)
-			limit = "the window is at the repetition's end"
-		}
-		a, b := m.zoom.window(end)
-		ba, _ := before.window(end)
-		switch {
-		case m.zoom.level == 0 && before.level == 0 && !key.Matches(msg, k.ZoomOut, k.ZoomReset):
-			m.status = status{statusInfo, fmt.Sprintf("the timeline is not zoomed: %s zooms in, then %s/%s pan",
-				k.ZoomIn.Help().Key, k.PanLeft.Help().Key, k.PanRight.Help().Key)}
-		case m.zoom.level == before.level && a == ba:
-			m.status = status{statusInfo, limit}
-		default:
-			m.status = status{statusInfo, fmt.Sprintf("timeline at %dx: %s to %s", m.zoom.factor(), report.Duration(float64(a)), report.Duration(float64(b)))}
-		}
-		m.renderResultPanels()
+	case m.result == nil:
+		m.status = status{statusInfo, "no result yet: the GPU key picks among the devices a result reports"}
+	case len(gpus) <= 1:
+		m.status = status{statusInfo, fmt.Sprintf("%s reports one GPU: the timeline and utilization show GPU %d", m.name, m.gpu)}
 	default:
-		return m, false
+		i := slices.Index(gpus, m.gpu)
+		m.gpu = gpus[(i+1)%len(gpus)]
+		m.status = status{statusInfo, "timeline and utilization: " + gpuLabel(m.gpu, len(gpus))}
 	}
-	m.renderFooter()
-	return m, true
 }

@@ -132,8 +132,8 @@ func TestTimelineZoomCutsSpans(t *testing.T) {
 // window; a new scenario resets the zoom.
 func TestGPUAndZoomKeys(t *testing.T) {
 	m := fixedModel(t, 160, 50, dmaStrategy())
-	if !slices.Equal(m.gpus, []int{0, 1}) || m.gpu != 0 {
-		t.Fatalf("devices %v, showing %d", m.gpus, m.gpu)
+	if !slices.Equal(m.gpus(), []int{0, 1}) || m.gpu != 0 {
+		t.Fatalf("devices %v, showing %d", m.gpus(), m.gpu)
 	}
 	m = press(m, "g")
 	screen := ansi.Strip(m.View().Content)
@@ -146,32 +146,32 @@ func TestGPUAndZoomKeys(t *testing.T) {
 	for _, k := range []string{"+", "="} {
 		m = press(m, k)
 	}
-	if m.zoom.level != 2 || !strings.Contains(ansi.Strip(m.View().Content), "zoom 4x") {
-		t.Errorf("+ and = zoom to level %d, status %q", m.zoom.level, m.status.text)
+	if m.timeline.zoom.level != 2 || !strings.Contains(ansi.Strip(m.View().Content), "zoom 4x") {
+		t.Errorf("+ and = zoom to level %d, status %q", m.timeline.zoom.level, m.status.text)
 	}
 	for range 5 {
 		m = press(m, "+")
 	}
-	if m.zoom.level != zoomLevels-1 || !strings.Contains(m.status.text, "16x is the closest zoom") {
-		t.Errorf("zoom level %d, status %q", m.zoom.level, m.status.text)
+	if m.timeline.zoom.level != zoomLevels-1 || !strings.Contains(m.status.text, "16x is the closest zoom") {
+		t.Errorf("zoom level %d, status %q", m.timeline.zoom.level, m.status.text)
 	}
 	m = press(m, "-")
-	if m.zoom.level != zoomLevels-2 {
-		t.Errorf("- leaves level %d", m.zoom.level)
+	if m.timeline.zoom.level != zoomLevels-2 {
+		t.Errorf("- leaves level %d", m.timeline.zoom.level)
 	}
 	for range 40 {
 		m = press(m, "<")
 	}
-	if a, _ := m.zoom.window(runEnd(m.result)); a != 0 || !strings.Contains(m.status.text, "start") {
+	if a, _ := m.timeline.zoom.window(runEnd(m.result)); a != 0 || !strings.Contains(m.status.text, "start") {
 		t.Errorf("panning left ends at %d, status %q", a, m.status.text)
 	}
 	m = press(m, ">")
-	if a, _ := m.zoom.window(runEnd(m.result)); a == 0 {
+	if a, _ := m.timeline.zoom.window(runEnd(m.result)); a == 0 {
 		t.Errorf("> did not pan")
 	}
 	m = press(m, "0")
-	if m.zoom != (tlZoom{}) || strings.Contains(ansi.Strip(m.View().Content), "· zoom ") {
-		t.Errorf("0 leaves zoom %+v", m.zoom)
+	if m.timeline.zoom != (tlZoom{}) || strings.Contains(ansi.Strip(m.View().Content), "· zoom ") {
+		t.Errorf("0 leaves zoom %+v", m.timeline.zoom)
 	}
 	m = press(m, ">")
 	if !strings.Contains(m.status.text, "not zoomed") {
@@ -180,12 +180,12 @@ func TestGPUAndZoomKeys(t *testing.T) {
 
 	m = press(m, "+")
 	m.setResult(fixtureResult(m.suite[0], scenarios.Strategy{}))
-	if m.zoom.level != 1 {
+	if m.timeline.zoom.level != 1 {
 		t.Errorf("a new result of the same scenario reset the zoom")
 	}
 	m.setResult(fixtureResult(m.suite[1], scenarios.Strategy{}))
-	if m.zoom != (tlZoom{}) {
-		t.Errorf("a new scenario kept zoom %+v", m.zoom)
+	if m.timeline.zoom != (tlZoom{}) {
+		t.Errorf("a new scenario kept zoom %+v", m.timeline.zoom)
 	}
 }
 
@@ -194,25 +194,25 @@ func TestGPUAndZoomKeys(t *testing.T) {
 // { and }.
 func TestViewKeysOnlyOnTheMainScreen(t *testing.T) {
 	m := fixedModel(t, 160, 50, scenarios.Strategy{})
-	if h := press(press(m, "?"), "+"); h.zoom.level != 0 {
+	if h := press(press(m, "?"), "+"); h.timeline.zoom.level != 0 {
 		t.Errorf("+ under the help overlay zoomed")
 	}
-	if c := press(press(m, "n"), "g"); c.gpu != 0 || c.comp == nil {
+	if c := press(press(m, "n"), "g"); c.gpu != 0 || c.comp() == nil {
 		t.Errorf("g in the composer switched the GPU")
 	}
 	s := press(m, "s")
-	defer s.grid.cancel()
-	if s = press(s, "+"); s.zoom.level != 0 || s.grid == nil {
+	defer s.grid().cancel()
+	if s = press(s, "+"); s.timeline.zoom.level != 0 || s.grid() == nil {
 		t.Errorf("+ in the sweep zoomed")
 	}
 
 	p := playbackModel(t)
 	p = press(press(p, "+"), "g")
-	if p.zoom.level != 1 || p.gpu != 1 || p.play.speed != 1 {
-		t.Errorf("playback: zoom %d, GPU %d, speed %v", p.zoom.level, p.gpu, p.play.speed)
+	if p.timeline.zoom.level != 1 || p.gpu != 1 || p.play().speed != 1 {
+		t.Errorf("playback: zoom %d, GPU %d, speed %v", p.timeline.zoom.level, p.gpu, p.play().speed)
 	}
-	if p = press(p, "}"); p.play.speed != 2 {
-		t.Errorf("} in playback: speed %v", p.play.speed)
+	if p = press(p, "}"); p.play().speed != 2 {
+		t.Errorf("} in playback: speed %v", p.play().speed)
 	}
 }
 
@@ -250,12 +250,12 @@ func TestLiveDevices(t *testing.T) {
 		{Device: 2, Metric: backends.MetricSMUtil, Time: 1, Value: 0.7},
 	}}})
 	m = nm.(Model)
-	if !slices.Equal(m.gpus, []int{0, 1, 2}) {
-		t.Fatalf("devices %v", m.gpus)
+	if !slices.Equal(m.gpus(), []int{0, 1, 2}) {
+		t.Fatalf("devices %v", m.gpus())
 	}
 	m = press(press(m, "g"), "g")
-	if m.gpu != 2 || !m.tel.live || !strings.Contains(ansi.Strip(m.View().Content), "Utilization · GPU 2 of 3 · live NVML") {
-		t.Errorf("GPU %d, live %v", m.gpu, m.tel.live)
+	if m.gpu != 2 || !m.tel().live || !strings.Contains(ansi.Strip(m.View().Content), "Utilization · GPU 2 of 3 · live NVML") {
+		t.Errorf("GPU %d, live %v", m.gpu, m.tel().live)
 	}
 }
 
@@ -266,7 +266,6 @@ func TestGPUKeyOneDevice(t *testing.T) {
 	r.Timeline = slices.DeleteFunc(slices.Clone(r.Timeline), func(s backends.Span) bool { return s.Device != 0 })
 	r.Samples = slices.DeleteFunc(slices.Clone(r.Samples), func(s backends.Sample) bool { return s.Device != 0 })
 	m.setResult(r)
-	m.renderAll()
 	m = press(m, "g")
 	if m.gpu != 0 || m.status.text != "fake reports one GPU: the timeline and utilization show GPU 0" {
 		t.Errorf("GPU %d, status %q", m.gpu, m.status.text)
