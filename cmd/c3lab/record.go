@@ -63,16 +63,12 @@ func (r *recordFlags) open(b backends.Backend, gpus int) (*recordings.Recorder, 
 	if gpus > 0 && gpus < len(devs) {
 		devs = devs[:gpus]
 	}
-	h := recordings.Header{Version: version, Backend: b.Name(), Devices: recordings.DevicesFromInfo(devs), Telemetry: telemetry.Units()}
-	if b.Name() == "sim" {
-		h.Profile = "h200"
-	}
-	if b.Name() == "cuda" {
+	caps := b.Capabilities()
+	h := recordings.Header{Version: version, Backend: b.Name(), Devices: recordings.DevicesFromInfo(devs), Telemetry: telemetry.Units(),
+		Profile: caps.Profile}
+	if caps.LocalGPUs {
 		probe, nv := cuda.Probe(), profiler.ProbeNVML()
-		libs := map[string]string{"cuda": probe.CUDA}
-		for _, l := range probe.Libraries {
-			libs[l.Name] = l.Version
-		}
+		libs := probe.LibraryVersions()
 		for i := range h.Devices {
 			h.Devices[i].Libraries = libs
 			h.Devices[i].Driver = nv.Driver
@@ -114,10 +110,10 @@ func closeRecorder(rec *recordings.Recorder, w io.Writer) error {
 // function that stops sampling; without a recording, on another backend or
 // without NVML it samples nothing (and says why in the recording).
 func recordTelemetry(ctx context.Context, b backends.Backend, rec *recordings.Recorder) (stop func()) {
-	if rec == nil || b.Name() != "cuda" {
+	if rec == nil || !b.Capabilities().LocalGPUs {
 		return func() {}
 	}
-	batches, stopSampling, err := sampleNVML(ctx, 16)
+	batches, stopSampling, err := sampleNVML(ctx, b, 16)
 	if err != nil {
 		rec.Marker("telemetry off: " + err.Error())
 		return func() {}
@@ -136,10 +132,15 @@ func recordTelemetry(ctx context.Context, b backends.Backend, rec *recordings.Re
 }
 
 // sampleNVML starts sampling every GPU's NVML telemetry into a channel of
-// the given capacity, closed when sampling stops. stop ends sampling,
-// waits for the sampler and frees it.
-func sampleNVML(ctx context.Context, capacity int) (batches <-chan telemetry.Batch, stop func(), err error) {
-	sampler, err := telemetry.Open(nvml.New(), telemetry.Config{})
+// the given capacity, closed when sampling stops; link utilization is a
+// share of the NVLink bandwidth b reports for each device. stop ends
+// sampling, waits for the sampler and frees it.
+func sampleNVML(ctx context.Context, b backends.Backend, capacity int) (batches <-chan telemetry.Batch, stop func(), err error) {
+	cfg := telemetry.Config{LinkBandwidth: map[int]float64{}}
+	for _, d := range b.Devices() {
+		cfg.LinkBandwidth[d.Index] = d.LinkBandwidth
+	}
+	sampler, err := telemetry.Open(nvml.New(), cfg)
 	if err != nil {
 		return nil, nil, err
 	}
