@@ -213,3 +213,27 @@ func TestKnobKeysAreTheKeyMapDefaults(t *testing.T) {
 		}
 	}
 }
+
+// The SM keys step by the device's partition step, and the help says so;
+// where the step is unknown the help does not make one up.
+func TestSMKeysFollowTheDevicesStep(t *testing.T) {
+	caps := h200Caps()
+	caps.Limits.SMs, caps.Limits.SMStep = 108, 4
+	st, _, err := turn(knobSMsUp, scenarios.Strategy{}, scenarios.AllGather, caps, "fake")
+	if err != nil || st.CommSMs != 4 {
+		t.Errorf("] on a 4-SM step: %s, %v", st, err)
+	}
+	for _, tc := range []struct {
+		step int
+		want string
+	}{{4, "comm SM partition +4 SMs"}, {8, "comm SM partition +8 SMs"}, {0, "comm SM partition +a step"}} {
+		caps.Limits.SMStep = tc.step
+		found := false
+		for _, r := range knobRows(scenarios.StrategyKnobs(), DefaultKeyMap(), scenarios.Strategy{}, caps, "fake") {
+			found = found || r.desc == tc.want
+		}
+		if !found {
+			t.Errorf("step %d: no help row %q", tc.step, tc.want)
+		}
+	}
+}
