@@ -191,7 +191,8 @@ func (k Knob) Copy(dst *Strategy, src Strategy) {
 }
 
 // Example returns the strategy that sets the knob to its i-th example on
-// top of Base (the zero strategy when the example does not parse).
+// top of Base, or an error when there is no such example or it does not
+// parse.
 func (k Knob) Example(i int) (Strategy, error) {
 	st := k.Base
 	if i < 0 || i >= len(k.Examples) {

@@ -1,6 +1,7 @@
 // Package scenarios holds c3lab's domain types: a Scenario (a compute op next
-// to a communication op on N GPUs), the Strategy knobs a user flips, their
-// YAML form with line-numbered validation errors, and the built-in suite.
+// to a communication op on N GPUs), the Strategy knobs a user flips and the
+// one table that describes them (StrategyKnobs), their YAML form with
+// line-numbered validation errors, and the built-in suite.
 //
 // It imports no backend: device-specific limits arrive as a Limits value
 // from whoever knows the device.
