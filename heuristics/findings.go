@@ -60,7 +60,8 @@ func loadFindings() ([]Findings, error) {
 	return out, nil
 }
 
-// allFindings reads the embedded files once; they never change.
+// allFindings reads the embedded files once (they never change): a parse
+// takes about 0.3 ms, and the lab's why panel advises on every render.
 var allFindings = sync.OnceValues(loadFindings)
 
 // FindingsFor returns the findings the advice quotes on device: its own
