@@ -3,12 +3,15 @@
 // timings and stream events (spans and telemetry samples) to a sink.
 //
 // Implementations live in sub-packages: backends/sim (the calibrated
-// simulator, the default without a GPU), later backends/cuda and
-// backends/replay. Nothing here knows about the TUI.
+// simulator, the default without a GPU), backends/cuda and
+// backends/replay. What c3lab knows of a device model beyond what the
+// driver reports (measured bandwidths) is in the device table here
+// (DeviceFacts). Nothing here knows about the TUI.
 package backends
 
 import (
 	"context"
+	"slices"
 
 	"github.com/c3lab/c3lab/scenarios"
 )
@@ -40,7 +43,9 @@ type EffectChecker interface {
 	NoEffect(sc scenarios.Scenario, from, to scenarios.Strategy) string
 }
 
-// DeviceInfo describes one device.
+// DeviceInfo describes one device: what the driver reports and what
+// c3lab knows of the device model (DeviceFacts). A recording keeps it, so a
+// replay knows the device as the run did.
 type DeviceInfo struct {
 	Index int    `json:"index"`
 	Name  string `json:"name"`
@@ -52,28 +57,76 @@ type DeviceInfo struct {
 	CopyEngines int `json:"copy_engines"`
 	// Simulated is true when the device is a model, not hardware.
 	Simulated bool `json:"simulated"`
+	// SMStep is the SM partition granularity; 0 when the device cannot
+	// be partitioned or it is unknown.
+	SMStep int `json:"sm_step,omitempty"`
+	// HighestPriority is the most urgent stream priority (CUDA's
+	// convention: negative is higher; 0 when there is only one).
+	HighestPriority int `json:"highest_priority,omitempty"`
+	// HBMBandwidth is the HBM bandwidth c3lab's stream op reaches (read +
+	// write, bytes/s); LinkBandwidth is the GPU's NVLink bandwidth per
+	// direction over all its links; PCIeLinkBandwidth the PCIe link's raw
+	// rate per direction. 0 is unknown (or no such link).
+	HBMBandwidth      float64 `json:"hbm_bandwidth,omitempty"`
+	LinkBandwidth     float64 `json:"link_bandwidth,omitempty"`
+	PCIeLinkBandwidth float64 `json:"pcie_link_bandwidth,omitempty"`
 }
 
 // Capabilities lists what a backend can do.
 type Capabilities struct {
 	// Limits are the device limits scenarios are validated against.
 	Limits scenarios.Limits
-	// Knobs that the backend really applies; a strategy that sets one it
-	// lacks is refused, never silently ignored.
-	Priority       bool
-	SMPartition    bool
-	CommCTACap     bool
-	GEMMSMTarget   bool
-	DMA            bool
-	DMAReductions  bool
-	NCCLCopyEngine bool // NCCL's own copy-engine collectives (comm_engine nccl-ce)
-	Explains       bool // reports which resource bounded each op
-	Deterministic  bool // identical runs give identical numbers
+	// knobs holds what the backend can do to apply strategy knobs
+	// (scenarios.Capability); With adds to it. A strategy that needs one
+	// it lacks is refused, naming the knob, never silently ignored.
+	knobs []scenarios.Capability
+	// DMAReductions is true when the backend runs reductions
+	// (reduce-scatter, all-reduce) on copy engines too, not only pure
+	// copies.
+	DMAReductions bool
+	Explains      bool // reports which resource bounded each op
+	Deterministic bool // identical runs give identical numbers
+	// TelemetryNames lists the metrics the backend reports.
 	TelemetryNames []string
 	// HBMBandwidth is the device's measured HBM bandwidth in bytes/s, for
 	// the bound metric; 0 when unknown (the bound is then not reported).
 	HBMBandwidth float64
+	// LocalGPUs is true when the devices are this node's GPUs in the
+	// driver's numbering: the driver's report and NVML's telemetry
+	// describe them.
+	LocalGPUs bool
+	// Profile names the device profile the backend simulates ("h200");
+	// empty when its devices are real or recorded.
+	Profile string
 }
+
+// Has reports whether the backend can do c; everything can do "" (a knob
+// at its default needs nothing).
+func (c Capabilities) Has(k scenarios.Capability) bool {
+	return k == "" || slices.Contains(c.knobs, k)
+}
+
+// With returns c that can also do ks. c itself is left as it was.
+func (c Capabilities) With(ks ...scenarios.Capability) Capabilities {
+	out := slices.Clone(c.knobs)
+	for _, k := range ks {
+		if k != "" && !slices.Contains(out, k) {
+			out = append(out, k)
+		}
+	}
+	slices.Sort(out)
+	c.knobs = out
+	return c
+}
+
+// Without returns c that cannot do ks. c itself is left as it was.
+func (c Capabilities) Without(ks ...scenarios.Capability) Capabilities {
+	c.knobs = slices.DeleteFunc(slices.Clone(c.knobs), func(k scenarios.Capability) bool { return slices.Contains(ks, k) })
+	return c
+}
+
+// Knobs lists what the backend can do to apply strategy knobs, sorted.
+func (c Capabilities) Knobs() []scenarios.Capability { return slices.Clone(c.knobs) }
 
 // Mode selects which ops an experiment runs.
 type Mode string

@@ -257,7 +257,7 @@ func TestLeaveSMs(t *testing.T) {
 func TestAdviseHostCopy(t *testing.T) {
 	caps := sim.New(sim.H200()).Capabilities()
 	noCE := caps
-	noCE.DMA = false
+	noCE = noCE.Without(scenarios.CapDMA)
 	for _, tc := range []struct {
 		name    string
 		coll    scenarios.Collective

@@ -10,7 +10,7 @@ import (
 )
 
 func TestLiveReusesBaselinesAndFollowsChanges(t *testing.T) {
-	fb := &fakeBackend{caps: backends.Capabilities{Limits: limits(), Priority: true, DMA: true}}
+	fb := &fakeBackend{caps: backends.Capabilities{Limits: limits()}.With(scenarios.CapPriority, scenarios.CapDMA)}
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	changes := make(chan Change, 4)

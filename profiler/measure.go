@@ -28,6 +28,10 @@ type Options struct {
 	// form, stands in for the isolated runs: only the concurrent run is
 	// made (what live mode does between strategy changes).
 	Baseline *Baseline
+	// Knobs is the knob table the strategy is validated and checked
+	// against (what the backend must be able to do); nil is
+	// scenarios.StrategyKnobs().
+	Knobs scenarios.Knobs
 }
 
 // Baseline is the isolated half of a measurement, reusable while the
@@ -137,10 +141,14 @@ func (r Result) Fraction() (float64, bool) {
 func Measure(ctx context.Context, b backends.Backend, sc scenarios.Scenario, st scenarios.Strategy, opt Options) (Result, error) {
 	st = st.Normalize()
 	caps := b.Capabilities()
-	if err := scenarios.Validate(withStrategy(sc, st), caps.Limits); err != nil {
+	knobs := opt.Knobs
+	if knobs == nil {
+		knobs = scenarios.StrategyKnobs()
+	}
+	if err := knobs.Validate(withStrategy(sc, st), caps.Limits); err != nil {
 		return Result{}, err
 	}
-	if err := checkKnobs(st, caps); err != nil {
+	if err := CheckKnobs(knobs, st, caps, b.Name()); err != nil {
 		return Result{}, err
 	}
 	reps := opt.Reps
@@ -297,54 +305,27 @@ func withStrategy(sc scenarios.Scenario, st scenarios.Strategy) scenarios.Scenar
 	return sc
 }
 
-// knob is one strategy knob: whether a strategy sets it, and the
-// capability that says a backend applies it.
-type knob struct {
-	name string
-	set  func(scenarios.Strategy) bool
-	can  func(*backends.Capabilities) *bool
-}
-
-// knobs lists every strategy knob a backend may lack. checkKnobs and
-// KnobsOf both read it, so what Measure refuses and what a replay declares
-// cannot drift apart.
-func knobs() []knob {
-	return []knob{
-		{"comm stream priority", func(s scenarios.Strategy) bool { return s.CommPriority != 0 },
-			func(c *backends.Capabilities) *bool { return &c.Priority }},
-		{"SM partitioning", func(s scenarios.Strategy) bool { return s.CommSMs != 0 || s.ComputeSMs != 0 },
-			func(c *backends.Capabilities) *bool { return &c.SMPartition }},
-		{"comm CTA cap", func(s scenarios.Strategy) bool { return s.CommCTAs != 0 },
-			func(c *backends.Capabilities) *bool { return &c.CommCTACap }},
-		{"GEMM SM target", func(s scenarios.Strategy) bool { return s.GEMMSMTarget != 0 },
-			func(c *backends.Capabilities) *bool { return &c.GEMMSMTarget }},
-		{"DMA (copy-engine) collectives", func(s scenarios.Strategy) bool { return s.CommEngine == scenarios.EngineDMA },
-			func(c *backends.Capabilities) *bool { return &c.DMA }},
-		{"NCCL's copy-engine collectives", func(s scenarios.Strategy) bool { return s.CommEngine == scenarios.EngineNCCLCE },
-			func(c *backends.Capabilities) *bool { return &c.NCCLCopyEngine }},
-	}
-}
-
-// checkKnobs refuses a strategy that sets a knob the backend cannot apply.
-func checkKnobs(st scenarios.Strategy, c backends.Capabilities) error {
-	for _, k := range knobs() {
-		if k.set(st) && !*k.can(&c) {
-			return fmt.Errorf("this backend cannot apply %s; leave it unset or pick another backend", k.name)
+// CheckKnobs refuses a strategy that needs something the backend (named
+// backend, for the message) cannot do, naming the knob and its setting.
+func CheckKnobs(ks scenarios.Knobs, st scenarios.Strategy, c backends.Capabilities, backend string) error {
+	for _, n := range ks.Needs(st) {
+		if !c.Has(n.Cap) {
+			return fmt.Errorf("the %s backend cannot %s, which %s %s asks for; leave %s unset or pick another backend",
+				backend, n.Cap, n.Knob.Key, n.Knob.Text(st.Normalize()), n.Knob.Key)
 		}
 	}
 	return nil
 }
 
-// KnobsOf returns the capabilities the strategies need: the flag of every
-// knob any of them sets, and nothing else. Measure accepts each of them on
-// a backend that has at least these.
+// KnobsOf returns the capabilities the strategies need (under c3lab's
+// knob table): what any of them asks of a backend, and nothing else.
+// Measure accepts each of them on a backend that has at least these.
 func KnobsOf(sts ...scenarios.Strategy) backends.Capabilities {
 	var c backends.Capabilities
+	ks := scenarios.StrategyKnobs()
 	for _, st := range sts {
-		for _, k := range knobs() {
-			if k.set(st) {
-				*k.can(&c) = true
-			}
+		for _, n := range ks.Needs(st) {
+			c = c.With(n.Cap)
 		}
 	}
 	return c

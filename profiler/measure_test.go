@@ -71,7 +71,7 @@ func scenario() scenarios.Scenario {
 }
 
 func TestMeasureProtocol(t *testing.T) {
-	fb := &fakeBackend{caps: backends.Capabilities{Limits: limits(), Priority: true, SMPartition: true}}
+	fb := &fakeBackend{caps: backends.Capabilities{Limits: limits()}.With(scenarios.CapPriority, scenarios.CapSMPartition)}
 	st := scenarios.Strategy{CommPriority: -5, CommSMs: 16}
 	r, err := Measure(context.Background(), fb, scenario(), st, Options{Reps: 10, Warmup: 2, Rounds: 3})
 	if err != nil {
@@ -125,9 +125,10 @@ func TestMeasureRefusesWhatTheBackendCannotDo(t *testing.T) {
 		st   scenarios.Strategy
 		want string
 	}{
-		{"priority", scenarios.Strategy{CommPriority: -1}, "priority"},
-		{"partition", scenarios.Strategy{CommSMs: 8}, "SM partitioning"},
-		{"dma", scenarios.Strategy{CommEngine: scenarios.EngineDMA}, "copy-engine"},
+		// A refusal names the backend, what it cannot do and the knob.
+		{"priority", scenarios.Strategy{CommPriority: -1}, "the fake backend cannot set stream priorities, which comm_priority -1 asks for"},
+		{"partition", scenarios.Strategy{CommSMs: 8}, "cannot partition SMs, which comm_sms 8 asks for"},
+		{"dma", scenarios.Strategy{CommEngine: scenarios.EngineDMA}, "cannot run collectives on copy engines, which comm_engine dma asks for"},
 		{"invalid", scenarios.Strategy{CommSMs: 9}, "steps of 8"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

@@ -16,12 +16,13 @@ type NamedStrategy struct {
 	Strategy scenarios.Strategy `json:"strategy"`
 }
 
-// DefaultGrid is the sweep's default strategy grid: plain C3, schedule
-// prioritization, three SM partitions for the collective, two CTA caps.
-func DefaultGrid() []NamedStrategy {
+// DefaultGrid is the sweep's default strategy grid on a device of limits
+// lim: plain C3, schedule prioritization (at the device's highest
+// priority), three SM partitions for the collective, two CTA caps.
+func DefaultGrid(lim scenarios.Limits) []NamedStrategy {
 	return []NamedStrategy{
 		{"baseline", scenarios.Strategy{}},
-		{"comm-first+prio", scenarios.Strategy{Launch: scenarios.CommFirst, CommPriority: -5}},
+		{"comm-first+prio", scenarios.Strategy{Launch: scenarios.CommFirst, CommPriority: lim.HighestPriority}},
 		{"comm-sms-16", scenarios.Strategy{CommSMs: 16}},
 		{"comm-sms-32", scenarios.Strategy{CommSMs: 32}},
 		{"comm-sms-64", scenarios.Strategy{CommSMs: 64}},
@@ -31,9 +32,17 @@ func DefaultGrid() []NamedStrategy {
 }
 
 // CopyEngineGrid holds named copy-engine strategies a sweep can ask for by
-// name (not part of the default grid: backends without copy-engine
-// reductions refuse them for reduce-scatter and all-reduce).
-func CopyEngineGrid() []NamedStrategy {
+// name on a device of limits lim (not part of the default grid: backends
+// without copy-engine reductions refuse them for reduce-scatter and
+// all-reduce).
+//
+// The SM counts in the names of the dma-gemm strategies are their values
+// on the device the grid was first swept on (132 SMs in steps of 8, whose
+// results are committed under those names); on any device the values come
+// from its limits (GEMMPartitions), and the names stay.
+func CopyEngineGrid(lim scenarios.Limits) []NamedStrategy {
+	top := lim.HighestPriority
+	wide, split := GEMMPartitions(lim)
 	return []NamedStrategy{
 		{"dma", scenarios.Strategy{CommEngine: scenarios.EngineDMA}},
 		{"dma-1ce", scenarios.Strategy{CommEngine: scenarios.EngineDMA, CopyEngines: 1}},
@@ -42,19 +51,39 @@ func CopyEngineGrid() []NamedStrategy {
 		// For copy-engine reductions, whose reduction kernel needs SMs: at
 		// the highest priority, or on a partition of its own (8 or 16 SMs;
 		// there the add is pipelined with the copies).
-		{"dma-prio", scenarios.Strategy{CommEngine: scenarios.EngineDMA, Launch: scenarios.CommFirst, CommPriority: -5}},
+		{"dma-prio", scenarios.Strategy{CommEngine: scenarios.EngineDMA, Launch: scenarios.CommFirst, CommPriority: top}},
 		{"dma-comm-sms-8", scenarios.Strategy{CommEngine: scenarios.EngineDMA, Launch: scenarios.CommFirst, CommSMs: 8}},
 		{"dma-comm-sms-16", scenarios.Strategy{CommEngine: scenarios.EngineDMA, Launch: scenarios.CommFirst, CommSMs: 16}},
-		// The GEMM confined to 120 SMs leaves 12 free for the reduction kernel.
-		{"dma-gemm-120", scenarios.Strategy{CommEngine: scenarios.EngineDMA, Launch: scenarios.CommFirst, CommPriority: -5, ComputeSMs: 120}},
-		// 20 SMs for the reduction kernel, which starts on them as soon as
-		// the copies land (FINDINGS.md section 4).
-		{"dma-gemm-112", scenarios.Strategy{CommEngine: scenarios.EngineDMA, Launch: scenarios.CommFirst, CommPriority: -5, ComputeSMs: 112}},
-		// The same split, with the add pipelined with the copies on the 20
+		// The GEMM on the widest partition that leaves a step of SMs free
+		// for the reduction kernel.
+		{"dma-gemm-120", scenarios.Strategy{CommEngine: scenarios.EngineDMA, Launch: scenarios.CommFirst, CommPriority: top, ComputeSMs: wide}},
+		// About 15 % of the SMs for the reduction kernel, which starts on
+		// them as soon as the copies land (FINDINGS.md section 4).
+		{"dma-gemm-112", scenarios.Strategy{CommEngine: scenarios.EngineDMA, Launch: scenarios.CommFirst, CommPriority: top, ComputeSMs: split}},
+		// The same split, with the add pipelined with the copies on the
 		// SMs the GEMM leaves (the GEMM keeps the aligned partition).
-		{"dma-gemm-112-pipe", scenarios.Strategy{CommEngine: scenarios.EngineDMA, Launch: scenarios.CommFirst, ComputeSMs: 112, CommSMs: 20}},
+		{"dma-gemm-112-pipe", scenarios.Strategy{CommEngine: scenarios.EngineDMA, Launch: scenarios.CommFirst, ComputeSMs: split, CommSMs: lim.SMs - split}},
 		{"nccl-ce", scenarios.Strategy{CommEngine: scenarios.EngineNCCLCE}},
 	}
+}
+
+// GEMMPartitions are the two GEMM partitions a copy-engine reduction's add
+// kernel is measured beside, on a device of limits lim: wide, the most
+// SMs that leave one partition step free (120 of 132 in steps of 8), and
+// split, the SMs that leave about 15 % of the GPU free (112 of 132),
+// both rounded down to the step. Either is 0 when the GPU is too small to
+// spare any.
+func GEMMPartitions(lim scenarios.Limits) (wide, split int) {
+	step := max(lim.SMStep, 1)
+	wide = (lim.SMs - step) / step * step
+	split = (lim.SMs * 85 / 100) / step * step
+	if wide <= 0 || wide >= lim.SMs {
+		wide = 0
+	}
+	if split <= 0 || split >= lim.SMs {
+		split = 0
+	}
+	return wide, split
 }
 
 // SweepEntry is one (scenario, strategy) measurement. Err is set instead of
@@ -184,24 +213,42 @@ func SummarizeSweep(entries []SweepEntry, grid []NamedStrategy) []StrategySummar
 	return out
 }
 
-// ParseGrid picks named strategies from DefaultGrid and CopyEngineGrid,
-// in the given order; no names means DefaultGrid.
-func ParseGrid(names []string) ([]NamedStrategy, error) {
-	if len(names) == 0 {
-		return DefaultGrid(), nil
+// ParseGrid picks named strategies from DefaultGrid and CopyEngineGrid on
+// a device of limits lim, in the given order; no names means DefaultGrid.
+func ParseGrid(names []string, lim scenarios.Limits) ([]NamedStrategy, error) {
+	if err := CheckGridNames(names); err != nil {
+		return nil, err
 	}
-	all := append(DefaultGrid(), CopyEngineGrid()...)
+	if len(names) == 0 {
+		return DefaultGrid(lim), nil
+	}
+	all := append(DefaultGrid(lim), CopyEngineGrid(lim)...)
 	var out []NamedStrategy
 	for _, n := range names {
 		i := slices.IndexFunc(all, func(ns NamedStrategy) bool { return ns.Name == n })
-		if i < 0 {
-			var known []string
-			for _, ns := range all {
-				known = append(known, ns.Name)
-			}
-			return nil, fmt.Errorf("unknown strategy %q; known: %v", n, known)
-		}
 		out = append(out, all[i])
 	}
 	return out, nil
+}
+
+// CheckGridNames refuses a name ParseGrid does not know, before any
+// backend (whose limits give the values) is open.
+func CheckGridNames(names []string) error {
+	known := GridNames()
+	for _, n := range names {
+		if !slices.Contains(known, n) {
+			return fmt.Errorf("unknown strategy %q; known: %v", n, known)
+		}
+	}
+	return nil
+}
+
+// GridNames lists the names ParseGrid knows, the default grid first; they
+// are the same on every device.
+func GridNames() []string {
+	var names []string
+	for _, ns := range append(DefaultGrid(scenarios.Limits{}), CopyEngineGrid(scenarios.Limits{})...) {
+		names = append(names, ns.Name)
+	}
+	return names
 }

@@ -88,13 +88,19 @@ func Load(path string, lim Limits) (Scenario, error) {
 // at once in a *FileError, each at the line and column of the offending
 // node (for a missing field, of its nearest parent).
 func Parse(data []byte, filename string, lim Limits) (Scenario, error) {
+	return StrategyKnobs().Parse(data, filename, lim)
+}
+
+// Parse is the package's Parse with the strategy's fields read and
+// checked through this knob table.
+func (ks Knobs) Parse(data []byte, filename string, lim Limits) (Scenario, error) {
 	if filename == "" {
 		filename = "<input>"
 	}
-	d := &decoder{}
+	d := &decoder{knobs: ks}
 	sc, ok := d.decode(data)
 	if ok {
-		if err := Validate(sc, lim); err != nil {
+		if err := ks.Validate(sc, lim); err != nil {
 			var ve *ValidationError
 			if !errors.As(err, &ve) {
 				d.add(1, 1, "$", err.Error())
@@ -205,6 +211,8 @@ func unquoteN(out []byte) []byte {
 // decoder turns the AST of one scenario file into a Scenario, collecting
 // problems instead of stopping at the first.
 type decoder struct {
+	// knobs reads the strategy's fields.
+	knobs    Knobs
 	problems []Problem
 	// failed holds the paths of fields whose value could not be decoded, so
 	// that Validate's complaints about their zero value are not reported too.
@@ -320,7 +328,7 @@ func (d *decoder) decode(data []byte) (sc Scenario, ok bool) {
 		// everything wrong at once; goccy's strict decoder runs as well as a
 		// safety net for anything the walk might let through.
 		var strict Scenario
-		if err := nodeToValue(d.body, &strict, yaml.Strict()); err != nil {
+		if err := nodeToValue(d.body, &strict, yaml.Strict(), d.strictStrategy()); err != nil {
 			tk, msg := yamlErrorParts(err)
 			d.fail(tk, "$", msg+"; check the field against the scenario format")
 		}
@@ -533,6 +541,62 @@ func (d *decoder) decodeStruct(n ast.Node, dst reflect.Value, path string) {
 	}
 }
 
+// decodeStrategy fills st from the mapping node n, a field per knob of
+// the decoder's table.
+func (d *decoder) decodeStrategy(n ast.Node, st *Strategy, path string) {
+	m, isMap := n.(ast.MapNode)
+	if !isMap {
+		return
+	}
+	it := m.MapRange()
+	for it.Next() {
+		keyNode := it.Key()
+		key := keyText(keyNode)
+		keyTok := nodeToken(keyNode)
+		if _, isMerge := keyNode.(*ast.MergeKeyNode); isMerge || key == "<<" {
+			d.fail(keyTok, path, "merge keys (<<) are not supported in scenario files; write the fields out")
+			continue
+		}
+		k, known := d.knobs.Find(key)
+		if !known {
+			d.addAt(keyTok, joinPath(path, key), unknownFieldMsg(key, path, d.knobs.Keys()))
+			continue
+		}
+		d.decodeField(keyTok, it.Value(), reflect.ValueOf(k.Value(st)).Elem(), joinPath(path, key))
+	}
+}
+
+// strictStrategy makes the strict safety-net decode read a strategy
+// through the decoder's knob table: a key the table lacks is an error, and
+// the fields of Strategy are decoded strictly.
+func (d *decoder) strictStrategy() yaml.DecodeOption {
+	return yaml.CustomUnmarshaler[Strategy](func(st *Strategy, data []byte) error {
+		var raw yaml.MapSlice
+		if err := yaml.UnmarshalWithOptions(data, &raw, yaml.UseOrderedMap()); err != nil {
+			return err
+		}
+		fields := fieldNames(reflect.TypeFor[Strategy]())
+		var own yaml.MapSlice
+		for _, item := range raw {
+			key := fmt.Sprint(item.Key)
+			if _, known := d.knobs.Find(key); !known {
+				return fmt.Errorf("unknown field %q in strategy; allowed %s", clip(key), strings.Join(d.knobs.Keys(), ", "))
+			}
+			if slices.Contains(fields, key) {
+				own = append(own, item)
+			}
+		}
+		if len(own) == 0 {
+			return nil
+		}
+		b, err := yaml.Marshal(own)
+		if err != nil {
+			return err
+		}
+		return yaml.UnmarshalWithOptions(b, st, yaml.Strict())
+	})
+}
+
 func joinPath(path, key string) string { return path + "." + key }
 
 func unknownFieldMsg(key, path string, allowed []string) string {
@@ -569,6 +633,12 @@ func (d *decoder) decodeField(keyTok *token.Token, v ast.Node, dst reflect.Value
 		return
 	}
 	switch {
+	case t == reflect.TypeFor[Strategy]():
+		if _, isMap := n.(ast.MapNode); !isMap {
+			d.fail(keyTok, path, fmt.Sprintf("%s is %s, not a mapping; want a mapping of %s", label(path), describeNode(n), strings.Join(d.knobs.Keys(), ", ")))
+			return
+		}
+		d.decodeStrategy(n, dst.Addr().Interface().(*Strategy), path)
 	case t.Kind() == reflect.Struct:
 		if _, isMap := n.(ast.MapNode); !isMap {
 			d.fail(keyTok, path, fmt.Sprintf("%s is %s, not a mapping; want a mapping of %s", label(path), describeNode(n), strings.Join(fieldNames(t), ", ")))

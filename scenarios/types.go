@@ -1,6 +1,7 @@
 // Package scenarios holds c3lab's domain types: a Scenario (a compute op next
-// to a communication op on N GPUs), the Strategy knobs a user flips, their
-// YAML form with line-numbered validation errors, and the built-in suite.
+// to a communication op on N GPUs), the Strategy knobs a user flips and the
+// one table that describes them (StrategyKnobs), their YAML form with
+// line-numbered validation errors, and the built-in suite.
 //
 // It imports no backend: device-specific limits arrive as a Limits value
 // from whoever knows the device.
@@ -314,48 +315,9 @@ func (s Strategy) Normalize() Strategy {
 }
 
 // String is a compact one-line summary listing only knobs that differ from
-// plain C3, or "baseline" when none do.
-func (s Strategy) String() string {
-	s = s.Normalize()
-	out := ""
-	add := func(f string, a ...any) {
-		if out != "" {
-			out += " "
-		}
-		out += fmt.Sprintf(f, a...)
-	}
-	if s.Launch != ComputeFirst {
-		add("%s", s.Launch)
-	}
-	if s.CommPriority != 0 {
-		add("prio=%d", s.CommPriority)
-	}
-	if s.CommSMs != 0 {
-		add("comm_sms=%d", s.CommSMs)
-	}
-	if s.ComputeSMs != 0 {
-		add("compute_sms=%d", s.ComputeSMs)
-	}
-	if s.CommCTAs != 0 {
-		add("ctas=%d", s.CommCTAs)
-	}
-	if s.GEMMSMTarget != 0 {
-		add("gemm_sm_target=%d", s.GEMMSMTarget)
-	}
-	if s.CommEngine != EngineSM {
-		add("%s", s.CommEngine)
-		if s.CopyEngines != 0 {
-			add("ces=%d", s.CopyEngines)
-		}
-		if s.ChunkBytes != 0 {
-			add("chunk=%s", s.ChunkBytes)
-		}
-	}
-	if out == "" {
-		return "baseline"
-	}
-	return out
-}
+// plain C3, or "baseline" when none do, each as its knob prints it
+// (StrategyKnobs).
+func (s Strategy) String() string { return StrategyKnobs().Format(s) }
 
 // Scenario is one C3 experiment: a compute op and a collective running at
 // the same time on separate streams on every one of GPUs devices.

@@ -46,8 +46,13 @@ const maxDim = 1 << 20
 const maxBytes = 1 << 40
 
 // Validate checks a scenario against the device limits and returns nil or a
-// *ValidationError listing every problem with its field path.
-func Validate(sc Scenario, lim Limits) error {
+// *ValidationError listing every problem with its field path. Its strategy
+// is checked knob by knob (StrategyKnobs).
+func Validate(sc Scenario, lim Limits) error { return StrategyKnobs().Validate(sc, lim) }
+
+// Validate is the package's Validate with the strategy checked against
+// this knob table.
+func (ks Knobs) Validate(sc Scenario, lim Limits) error {
 	var errs []FieldError
 	add := func(path, format string, a ...any) {
 		errs = append(errs, FieldError{Path: path, Msg: fmt.Sprintf(format, a...)})
@@ -90,7 +95,7 @@ func Validate(sc Scenario, lim Limits) error {
 	if sc.Strategy.CommEngine == EngineNCCLCE && !sc.Comm.Collective.NCCLCopyEngineCovers() && sc.Comm.Collective != "" {
 		errs = append(errs, FieldError{"$.strategy.comm_engine", fmt.Sprintf("NCCL's copy-engine path covers all-gather and all-to-all, not %s; allowed sm or dma", sc.Comm.Collective)})
 	}
-	for _, e := range ValidateStrategy(sc.Strategy, lim) {
+	for _, e := range ks.ValidateStrategy(sc.Strategy, lim) {
 		e.Path = "$.strategy" + strings.TrimPrefix(e.Path, "$")
 		errs = append(errs, e)
 	}
@@ -170,78 +175,10 @@ func validateComm(c CommOp, gpus int) []FieldError {
 	return errs
 }
 
-// ValidateStrategy checks a strategy against the device limits. Paths are relative to the strategy ("$.comm_sms").
+// ValidateStrategy checks a strategy against the device limits, knob by
+// knob (StrategyKnobs). Paths are relative to the strategy ("$.comm_sms").
 func ValidateStrategy(s Strategy, lim Limits) []FieldError {
-	var errs []FieldError
-	add := func(path, format string, a ...any) {
-		errs = append(errs, FieldError{Path: path, Msg: fmt.Sprintf(format, a...)})
-	}
-	s = s.Normalize()
-	if s.Launch != ComputeFirst && s.Launch != CommFirst {
-		add("$.launch", "launch %q is unknown; allowed compute-first, comm-first", s.Launch)
-	}
-	if s.CommPriority > 0 || s.CommPriority < lim.HighestPriority {
-		add("$.comm_priority", "comm_priority is %d; allowed %d (highest) .. 0 (lowest) on %s", s.CommPriority, lim.HighestPriority, lim.Device)
-	}
-	step := max(lim.SMStep, 1)
-	checkSMs := func(path, name string, v int) {
-		switch {
-		case v < 0:
-			add(path, "%s is %d; allowed 0 (no partition) or %d..%d in steps of %d", name, v, step, lim.SMs-step, step)
-		case v > 0 && v%step != 0:
-			// Suggest only the neighbouring steps that are themselves allowed.
-			var try []string
-			for _, t := range []int{v / step * step, (v/step + 1) * step} {
-				if t >= step && t <= lim.SMs-step {
-					try = append(try, fmt.Sprint(t))
-				}
-			}
-			hint := ""
-			if len(try) > 0 {
-				hint = " (try " + strings.Join(try, " or ") + ")"
-			}
-			add(path, "%s is %d; SM partitions on %s come in steps of %d%s", name, v, lim.Device, step, hint)
-		case v > 0 && v > lim.SMs-step:
-			add(path, "%s is %d but %s has %d SMs and the other op needs at least %d; allowed up to %d", name, v, lim.Device, lim.SMs, step, lim.SMs-step)
-		}
-	}
-	// comm_sms may also be exactly what compute_sms leaves: the compute op
-	// then gets an aligned partition and the collective the rest of the
-	// split, whatever its size.
-	if !(s.ComputeSMs > 0 && s.CommSMs > 0 && s.CommSMs+s.ComputeSMs == lim.SMs) {
-		checkSMs("$.comm_sms", "comm_sms", s.CommSMs)
-	}
-	checkSMs("$.compute_sms", "compute_sms", s.ComputeSMs)
-	if s.CommSMs > 0 && s.ComputeSMs > 0 && s.CommSMs+s.ComputeSMs > lim.SMs {
-		add("$.compute_sms", "comm_sms + compute_sms is %d but %s has %d SMs; allowed a sum up to %d", s.CommSMs+s.ComputeSMs, lim.Device, lim.SMs, lim.SMs)
-	}
-	if s.CommCTAs < 0 || s.CommCTAs > 64 {
-		add("$.comm_ctas", "comm_ctas is %d; allowed 0 (library default) or 1..64", s.CommCTAs)
-	}
-	if s.GEMMSMTarget < 0 || s.GEMMSMTarget > lim.SMs {
-		add("$.gemm_sm_target", "gemm_sm_target is %d; allowed 0 (off) or 1..%d", s.GEMMSMTarget, lim.SMs)
-	}
-	switch s.CommEngine {
-	case EngineSM, EngineNCCLCE:
-		// Report at the field that is set, which is in the file; comm_engine
-		// may well be absent (sm is the default).
-		if s.CopyEngines != 0 {
-			add("$.copy_engines", "copy_engines applies only with comm_engine: dma; set comm_engine: dma or remove copy_engines")
-		}
-		if s.ChunkBytes != 0 {
-			add("$.chunk_bytes", "chunk_bytes applies only with comm_engine: dma; set comm_engine: dma or remove chunk_bytes")
-		}
-	case EngineDMA:
-		if s.CopyEngines < 0 || s.CopyEngines > lim.CopyEngines {
-			add("$.copy_engines", "copy_engines is %d; allowed 0 (all) or 1..%d on %s", s.CopyEngines, lim.CopyEngines, lim.Device)
-		}
-		if s.ChunkBytes < 0 || (s.ChunkBytes > 0 && s.ChunkBytes < 64<<10) {
-			add("$.chunk_bytes", "chunk_bytes is %d; allowed 0 (no chunking) or at least 64KiB", int64(s.ChunkBytes))
-		}
-	default:
-		add("$.comm_engine", "comm_engine %q is unknown; allowed sm, dma, nccl-ce", s.CommEngine)
-	}
-	return errs
+	return StrategyKnobs().ValidateStrategy(s, lim)
 }
 
 // controlRune returns the first rune of s that a terminal could act on

@@ -30,12 +30,11 @@ func h200Caps() backends.Capabilities {
 			Device: "NVIDIA H200", SMs: 132, SMStep: 8, MaxGPUs: 8, CopyEngines: 3,
 			HighestPriority: -5, DTypes: scenarios.DTypes, MemoryBytes: 141 << 30,
 		},
-		Priority: true, SMPartition: true, CommCTACap: true, DMA: true,
 		Explains: true, Deterministic: true,
 		TelemetryNames: []string{backends.MetricSMUtil, backends.MetricTensorUtil, backends.MetricHBMUtil,
 			backends.MetricLinkTXUtil, backends.MetricLinkRXUtil, backends.MetricCopyStreamsBusy,
 			backends.MetricSMsCompute, backends.MetricSMsComm},
-	}
+	}.With(scenarios.CapPriority, scenarios.CapSMPartition, scenarios.CapCommCTACap, scenarios.CapDMA)
 }
 
 // fakeBackend is a tiny deterministic backend whose concurrent time depends
@@ -284,6 +283,7 @@ func fixtureResult(sc scenarios.Scenario, st scenarios.Strategy) profiler.Result
 // backends0Caps is a backend that can turn no knob (a replay, say).
 func backends0Caps() backends.Capabilities {
 	c := h200Caps()
-	c.Priority, c.SMPartition, c.CommCTACap, c.DMA, c.Explains = false, false, false, false, false
+	c = c.Without(scenarios.CapPriority, scenarios.CapSMPartition, scenarios.CapCommCTACap, scenarios.CapDMA)
+	c.Explains = false
 	return c
 }

@@ -85,7 +85,7 @@ type gridMsg struct {
 // collective on them.
 func newGrid(ctx context.Context, sc scenarios.Scenario, c backends.Capabilities) *sweepGrid {
 	g := &sweepGrid{scenario: sc, rows: []int{0}, keys: defaultGridKeys()}
-	if c.SMPartition {
+	if c.Has(scenarios.CapSMPartition) {
 		for _, n := range []int{16, 32, 64} {
 			if n <= c.Limits.SMs-c.Limits.SMStep {
 				g.rows = append(g.rows, n)
@@ -93,11 +93,11 @@ func newGrid(ctx context.Context, sc scenarios.Scenario, c backends.Capabilities
 		}
 	}
 	first := scenarios.Strategy{Launch: scenarios.CommFirst}
-	if c.Priority {
+	if c.Has(scenarios.CapPriority) {
 		first.CommPriority = c.Limits.HighestPriority
 	}
 	g.cols = []gridCol{{"plain", scenarios.Strategy{}}, {"comm first", first}}
-	if c.DMA && (sc.Comm.Collective.IsPureCopy() || c.DMAReductions) {
+	if c.Has(scenarios.CapDMA) && (sc.Comm.Collective.IsPureCopy() || c.DMAReductions) {
 		dma := scenarios.Strategy{CommEngine: scenarios.EngineDMA}
 		dmaFirst := first
 		dmaFirst.CommEngine = scenarios.EngineDMA

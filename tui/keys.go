@@ -6,6 +6,7 @@ import (
 	"charm.land/bubbles/v2/key"
 
 	"github.com/c3lab/c3lab/backends"
+	"github.com/c3lab/c3lab/scenarios"
 )
 
 // KeyMap holds every key binding of the lab; the short help line and the
@@ -79,19 +80,15 @@ func DefaultKeyMap() KeyMap {
 
 // withCapabilities marks the bindings of knobs the backend cannot apply
 // "n/a" in their help. They stay bound, so pressing one says why in the
-// status line instead of doing nothing.
+// status line instead of doing nothing. Which key needs what comes from
+// the knob table.
 func (k KeyMap) withCapabilities(c backends.Capabilities) KeyMap {
-	mark := func(b *key.Binding, ok bool) {
-		if !ok {
+	bindings := k.bindingsByAction()
+	for _, kk := range knobKeys(scenarios.StrategyKnobs()) {
+		if b, ok := bindings[kk.key.Action]; ok && !kk.usable(c) {
 			b.SetHelp(b.Help().Key, b.Help().Desc+" n/a")
 		}
 	}
-	mark(&k.Priority, c.Priority && c.Limits.HighestPriority < 0)
-	mark(&k.SMsDown, c.SMPartition)
-	mark(&k.SMsUp, c.SMPartition)
-	mark(&k.CTAs, c.CommCTACap)
-	mark(&k.DMA, c.DMA)
-	mark(&k.CEs, c.DMA && c.Limits.CopyEngines > 1)
 	return k
 }
 

@@ -3,140 +3,235 @@ package tui
 import (
 	"fmt"
 
+	"charm.land/bubbles/v2/key"
+	tea "charm.land/bubbletea/v2"
+
 	"github.com/c3lab/c3lab/backends"
 	"github.com/c3lab/c3lab/heuristics"
 	"github.com/c3lab/c3lab/scenarios"
 )
 
-// knob names a strategy change a key asks for.
-type knob int
+// knob names a strategy change a key asks for: the key file's action of
+// one of the knob table's keys (scenarios.KnobKey).
+type knob string
 
-// The knobs a key can turn.
+// The knobs a key of c3lab's knob table turns.
 const (
-	knobLaunch knob = iota
-	knobPriority
-	knobSMsDown
-	knobSMsUp
-	knobCTAs
-	knobDMA
-	knobCEs
+	knobLaunch   knob = "launch"
+	knobPriority knob = "priority"
+	knobSMsDown  knob = "sms_down"
+	knobSMsUp    knob = "sms_up"
+	knobCTAs     knob = "ctas"
+	knobDMA      knob = "dma"
+	knobCEs      knob = "copy_engines"
 )
 
 // ctaSteps is the cycle of the comm CTA cap key (0 is the library default).
 func ctaSteps() [4]int { return [4]int{0, 8, 16, 32} }
 
-// turn applies one knob to st for collective coll on a backend with caps c.
-// It returns the new strategy and a one-line note saying what changed, or
-// an error saying why the knob cannot move (the backend lacks it, or it is
-// at a limit); st is then returned unchanged.
+// knobKey is one key of a knob table, with its knob.
+type knobKey struct {
+	knob scenarios.Knob
+	key  scenarios.KnobKey
+}
+
+// knobKeys lists every key of a knob table, in table order: the lab's
+// knob keys and the help's knob rows.
+func knobKeys(ks scenarios.Knobs) []knobKey {
+	var out []knobKey
+	for _, k := range ks {
+		for _, kk := range k.Keys {
+			out = append(out, knobKey{k, kk})
+		}
+	}
+	return out
+}
+
+// usable reports whether a backend of capabilities c can turn the key's
+// knob on, and the device leaves it something to turn.
+func (k knobKey) usable(c backends.Capabilities) bool {
+	return c.Has(k.key.Needs) && (k.key.Usable == nil || k.key.Usable(c.Limits))
+}
+
+// binding is the key's binding in km, or its default key when km has no
+// binding for its action (a knob added after the key map).
+func (k knobKey) binding(km KeyMap) key.Binding {
+	if b, ok := km.bindingsByAction()[k.key.Action]; ok {
+		return *b
+	}
+	return key.NewBinding(key.WithKeys(k.key.Key), key.WithHelp(k.key.Key, k.key.Action))
+}
+
+// keyKnob maps a key press to the knob key of table ks it matches in the
+// key map km.
+func keyKnob(ks scenarios.Knobs, km KeyMap, msg tea.KeyPressMsg) (knob, bool) {
+	for _, kk := range knobKeys(ks) {
+		if key.Matches(msg, kk.binding(km)) {
+			return knob(kk.key.Action), true
+		}
+	}
+	return "", false
+}
+
+// turning is what a turner needs: the strategy, the scenario's
+// collective, the backend (its capabilities, its name and its device's)
+// and lacks, the error saying the backend cannot do what the key needs
+// (nil when it can).
+type turning struct {
+	st           scenarios.Strategy
+	coll         scenarios.Collective
+	c            backends.Capabilities
+	backend, dev string
+	lacks        error
+}
+
+// turners holds what each knob key of the lab does to a strategy. A key
+// of the table without one can only say that the backend lacks its knob.
+func turners() map[knob]func(t turning) (scenarios.Strategy, string, error) {
+	return map[knob]func(t turning) (scenarios.Strategy, string, error){
+		knobLaunch: func(t turning) (scenarios.Strategy, string, error) {
+			st := t.st
+			if st.Launch == scenarios.CommFirst {
+				st.Launch = scenarios.ComputeFirst
+			} else {
+				st.Launch = scenarios.CommFirst
+			}
+			return st, "launch order: " + string(st.Launch), nil
+		},
+		knobPriority: func(t turning) (scenarios.Strategy, string, error) {
+			st, lim := t.st, t.c.Limits
+			if t.lacks != nil {
+				return st, "", t.lacks
+			}
+			if lim.HighestPriority >= 0 {
+				return st, "", fmt.Errorf("p: %s has a single stream priority", t.dev)
+			}
+			if st.CommPriority != 0 {
+				st.CommPriority = 0
+				return st, "comm priority: 0 (same as compute)", nil
+			}
+			st.CommPriority = lim.HighestPriority
+			return st, fmt.Sprintf("comm priority: %d (highest)", st.CommPriority), nil
+		},
+		knobSMsDown: func(t turning) (scenarios.Strategy, string, error) { return turnSMs(t, -1) },
+		knobSMsUp:   func(t turning) (scenarios.Strategy, string, error) { return turnSMs(t, +1) },
+		knobCTAs: func(t turning) (scenarios.Strategy, string, error) {
+			st := t.st
+			if t.lacks != nil {
+				return st, "", t.lacks
+			}
+			next := 0
+			for _, v := range ctaSteps() {
+				if v > st.CommCTAs {
+					next = v
+					break
+				}
+			}
+			st.CommCTAs = next
+			if next == 0 {
+				return st, "comm CTAs: library default", nil
+			}
+			return st, fmt.Sprintf("comm CTAs: at most %d", next), nil
+		},
+		knobDMA: func(t turning) (scenarios.Strategy, string, error) {
+			st := t.st
+			if st.CommEngine == scenarios.EngineDMA {
+				st.CommEngine, st.CopyEngines, st.ChunkBytes = scenarios.EngineSM, 0, 0
+				return st, "comm engine: sm (kernels on the SMs)", nil
+			}
+			if t.lacks != nil {
+				return st, "", t.lacks
+			}
+			if !t.coll.IsPureCopy() && !t.c.DMAReductions {
+				return st, "", fmt.Errorf("d: a %s needs a reduction, and the %s backend has no DMA reductions", t.coll, t.backend)
+			}
+			st.CommEngine = scenarios.EngineDMA
+			return st, "comm engine: dma (copy engines, no SMs)", nil
+		},
+		knobCEs: func(t turning) (scenarios.Strategy, string, error) {
+			st := t.st
+			if t.lacks != nil {
+				return st, "", t.lacks
+			}
+			if st.CommEngine != scenarios.EngineDMA {
+				return st, "", fmt.Errorf("e: copy engines apply only with DMA offload; press d first")
+			}
+			n := t.c.Limits.CopyEngines
+			if n <= 1 {
+				return st, "", fmt.Errorf("e: %s has %d copy engine(s), nothing to choose", t.dev, n)
+			}
+			st.CopyEngines++
+			if st.CopyEngines >= n {
+				st.CopyEngines = 0
+				return st, fmt.Sprintf("copy engines: all %d", n), nil
+			}
+			return st, fmt.Sprintf("copy engines: %d of %d", st.CopyEngines, n), nil
+		},
+	}
+}
+
+// turnSMs moves the comm SM partition one step down (dir -1) or up (+1).
+func turnSMs(t turning, dir int) (scenarios.Strategy, string, error) {
+	st, lim := t.st, t.c.Limits
+	if t.lacks != nil {
+		return st, "", t.lacks
+	}
+	step := max(lim.SMStep, 1)
+	hi := lim.SMs - step
+	if hi < step {
+		return st, "", fmt.Errorf("[ ]: %s has too few SMs (%d) to partition", t.dev, lim.SMs)
+	}
+	if dir < 0 {
+		if st.CommSMs <= 0 {
+			return st, "", fmt.Errorf("[: comm SMs already 0 (no partition)")
+		}
+		st.CommSMs = max(st.CommSMs-step, 0)
+	} else {
+		if st.CommSMs >= hi {
+			return st, "", fmt.Errorf("]: comm SMs already %d, the most %s allows (%d SMs, compute keeps %d)", st.CommSMs, t.dev, lim.SMs, step)
+		}
+		st.CommSMs = min(st.CommSMs+step, hi)
+	}
+	if st.CommSMs == 0 {
+		return st, "comm SMs: no partition", nil
+	}
+	return st, fmt.Sprintf("comm SMs: %d of %d (compute gets the other %d)", st.CommSMs, lim.SMs, lim.SMs-st.CommSMs), nil
+}
+
+// turn applies one knob key of c3lab's knob table to st for collective
+// coll on a backend with caps c (named backend, for messages).
 func turn(k knob, st scenarios.Strategy, coll scenarios.Collective, c backends.Capabilities, backend string) (scenarios.Strategy, string, error) {
+	return turnWith(scenarios.StrategyKnobs(), k, st, coll, c, backend)
+}
+
+// turnWith applies one knob key of table ks to st. It returns the new
+// strategy and a one-line note saying what changed, or an error saying why
+// the knob cannot move (the backend cannot do what the key needs, or the
+// knob is at a limit); st is then returned unchanged.
+func turnWith(ks scenarios.Knobs, k knob, st scenarios.Strategy, coll scenarios.Collective, c backends.Capabilities, backend string) (scenarios.Strategy, string, error) {
 	st = st.Normalize()
-	lim := c.Limits
-	dev := lim.Device
+	dev := c.Limits.Device
 	if dev == "" {
 		dev = "this device"
 	}
-	switch k {
-	case knobLaunch:
-		if st.Launch == scenarios.CommFirst {
-			st.Launch = scenarios.ComputeFirst
-		} else {
-			st.Launch = scenarios.CommFirst
+	for _, kk := range knobKeys(ks) {
+		if knob(kk.key.Action) != k {
+			continue
 		}
-		return st, "launch order: " + string(st.Launch), nil
-
-	case knobPriority:
-		if !c.Priority {
-			return st, "", fmt.Errorf("p: the %s backend cannot set stream priorities", backend)
+		t := turning{st: st, coll: coll, c: c, backend: backend, dev: dev}
+		if !c.Has(kk.key.Needs) {
+			t.lacks = fmt.Errorf("%s: the %s backend cannot %s", kk.key.Key, backend, kk.key.Needs)
 		}
-		if lim.HighestPriority >= 0 {
-			return st, "", fmt.Errorf("p: %s has a single stream priority", dev)
+		f, ok := turners()[k]
+		switch {
+		case ok:
+			return f(t)
+		case t.lacks != nil:
+			return st, "", t.lacks
 		}
-		if st.CommPriority != 0 {
-			st.CommPriority = 0
-			return st, "comm priority: 0 (same as compute)", nil
-		}
-		st.CommPriority = lim.HighestPriority
-		return st, fmt.Sprintf("comm priority: %d (highest)", st.CommPriority), nil
-
-	case knobSMsDown, knobSMsUp:
-		if !c.SMPartition {
-			return st, "", fmt.Errorf("[ ]: the %s backend cannot partition SMs", backend)
-		}
-		step := lim.SMStep
-		if step <= 0 {
-			step = 8
-		}
-		hi := lim.SMs - step
-		if hi < step {
-			return st, "", fmt.Errorf("[ ]: %s has too few SMs (%d) to partition", dev, lim.SMs)
-		}
-		if k == knobSMsDown {
-			if st.CommSMs <= 0 {
-				return st, "", fmt.Errorf("[: comm SMs already 0 (no partition)")
-			}
-			st.CommSMs = max(st.CommSMs-step, 0)
-		} else {
-			if st.CommSMs >= hi {
-				return st, "", fmt.Errorf("]: comm SMs already %d, the most %s allows (%d SMs, compute keeps %d)", st.CommSMs, dev, lim.SMs, step)
-			}
-			st.CommSMs = min(st.CommSMs+step, hi)
-		}
-		if st.CommSMs == 0 {
-			return st, "comm SMs: no partition", nil
-		}
-		return st, fmt.Sprintf("comm SMs: %d of %d (compute gets the other %d)", st.CommSMs, lim.SMs, lim.SMs-st.CommSMs), nil
-
-	case knobCTAs:
-		if !c.CommCTACap {
-			return st, "", fmt.Errorf("c: the %s backend cannot cap the collective's CTAs", backend)
-		}
-		next := 0
-		for _, v := range ctaSteps() {
-			if v > st.CommCTAs {
-				next = v
-				break
-			}
-		}
-		st.CommCTAs = next
-		if next == 0 {
-			return st, "comm CTAs: library default", nil
-		}
-		return st, fmt.Sprintf("comm CTAs: at most %d", next), nil
-
-	case knobDMA:
-		if st.CommEngine == scenarios.EngineDMA {
-			st.CommEngine, st.CopyEngines, st.ChunkBytes = scenarios.EngineSM, 0, 0
-			return st, "comm engine: sm (kernels on the SMs)", nil
-		}
-		if !c.DMA {
-			return st, "", fmt.Errorf("d: the %s backend cannot run collectives on copy engines", backend)
-		}
-		if !coll.IsPureCopy() && !c.DMAReductions {
-			return st, "", fmt.Errorf("d: a %s needs a reduction, and the %s backend has no DMA reductions", coll, backend)
-		}
-		st.CommEngine = scenarios.EngineDMA
-		return st, "comm engine: dma (copy engines, no SMs)", nil
-
-	case knobCEs:
-		if !c.DMA {
-			return st, "", fmt.Errorf("e: the %s backend cannot run collectives on copy engines", backend)
-		}
-		if st.CommEngine != scenarios.EngineDMA {
-			return st, "", fmt.Errorf("e: copy engines apply only with DMA offload; press d first")
-		}
-		n := lim.CopyEngines
-		if n <= 1 {
-			return st, "", fmt.Errorf("e: %s has %d copy engine(s), nothing to choose", dev, n)
-		}
-		st.CopyEngines++
-		if st.CopyEngines >= n {
-			st.CopyEngines = 0
-			return st, fmt.Sprintf("copy engines: all %d", n), nil
-		}
-		return st, fmt.Sprintf("copy engines: %d of %d", st.CopyEngines, n), nil
+		return st, "", fmt.Errorf("%s: the lab cannot turn %s yet; set it in the scenario file or with --%s", kk.key.Key, kk.knob.Key, kk.knob.Flag)
 	}
-	return st, "", fmt.Errorf("unknown knob %d", k)
+	return st, "", fmt.Errorf("unknown knob %q", k)
 }
 
 // fitStrategy adapts st to a newly picked scenario: DMA is switched off for
@@ -144,7 +239,7 @@ func turn(k knob, st scenarios.Strategy, coll scenarios.Collective, c backends.C
 // says what changed ("" when nothing did).
 func fitStrategy(st scenarios.Strategy, coll scenarios.Collective, c backends.Capabilities, backend string) (scenarios.Strategy, string) {
 	st = st.Normalize()
-	if st.CommEngine == scenarios.EngineNCCLCE && (!coll.NCCLCopyEngineCovers() || !c.NCCLCopyEngine) {
+	if st.CommEngine == scenarios.EngineNCCLCE && (!coll.NCCLCopyEngineCovers() || !c.Has(scenarios.CapNCCLCopyEngine)) {
 		st.CommEngine = scenarios.EngineSM
 		return st, fmt.Sprintf("nccl-ce off: NCCL's copy-engine path covers all-gather and all-to-all on backends that have it, not a %s on %s", coll, backend)
 	}

@@ -11,6 +11,7 @@ import (
 	"github.com/c3lab/c3lab/heuristics"
 	nvtel "github.com/c3lab/c3lab/profiler/telemetry"
 	"github.com/c3lab/c3lab/scenarios"
+	"github.com/c3lab/c3lab/scenarios/knobtest"
 )
 
 func TestTurn(t *testing.T) {
@@ -72,7 +73,7 @@ func TestTurnWithoutCapabilities(t *testing.T) {
 	bare := backends0Caps()
 	for _, k := range []knob{knobPriority, knobSMsDown, knobSMsUp, knobCTAs, knobDMA, knobCEs} {
 		if _, _, err := turn(k, scenarios.Strategy{}, scenarios.AllGather, bare, "replay"); err == nil || !strings.Contains(err.Error(), "replay") {
-			t.Errorf("knob %d: err %v, want one naming the backend", k, err)
+			t.Errorf("knob %s: err %v, want one naming the backend", k, err)
 		}
 	}
 	if _, _, err := turn(knobLaunch, scenarios.Strategy{}, scenarios.AllGather, bare, "replay"); err != nil {
@@ -144,5 +145,95 @@ func TestLiveTelemetry(t *testing.T) {
 	m.setResult(fixtureResult(m.suite[0], scenarios.Strategy{}))
 	if m.tel().live {
 		t.Error("live telemetry replaced a result's own")
+	}
+}
+
+// A knob added to a copy of the table reaches the lab: its key is a knob
+// key, the help lists it with its key, what it does and, where the
+// backend lacks it, n/a, and pressing it says the backend cannot.
+func TestDummyKnobReachesTheLab(t *testing.T) {
+	ks, depth := knobtest.Table()
+	*depth = 2
+	caps := h200Caps()
+	k, ok := keyKnob(ks, DefaultKeyMap(), tea.KeyPressMsg{Code: 'x', Text: knobtest.KeyName})
+	if !ok || k != knobtest.Action {
+		t.Fatalf("the dummy's key turns %q (%v), want %q", k, ok, knobtest.Action)
+	}
+	if k, ok := keyKnob(scenarios.StrategyKnobs(), DefaultKeyMap(), tea.KeyPressMsg{Code: 'x', Text: knobtest.KeyName}); ok {
+		t.Errorf("the stock table turns %q on x", k)
+	}
+	rows := knobRows(ks, DefaultKeyMap(), scenarios.Strategy{}, caps, "sim")
+	last := rows[len(rows)-1]
+	if last.b.Help().Key != knobtest.KeyName || last.desc != "dummy pipeline depth" || last.ok || last.state != "n/a on sim" {
+		t.Errorf("the dummy's help row: key %q, %q, %q, ok %v", last.b.Help().Key, last.desc, last.state, last.ok)
+	}
+	if len(rows) != len(knobRows(scenarios.StrategyKnobs(), DefaultKeyMap(), scenarios.Strategy{}, caps, "sim"))+1 {
+		t.Errorf("%d knob rows with the dummy", len(rows))
+	}
+	groups := []helpGroup{{"strategy knobs", rows}}
+	shown := ansi.Strip(strings.Join(helpOverlayLines(DefaultStyles(true), groups, 100, 40), "\n"))
+	if !strings.Contains(shown, "dummy pipeline depth") || !strings.Contains(shown, "n/a on sim") {
+		t.Errorf("the help overlay lacks the dummy:\n%s", shown)
+	}
+	// A backend that can: the row shows its setting.
+	can := caps.With(knobtest.Need)
+	rows = knobRows(ks, DefaultKeyMap(), scenarios.Strategy{}, can, "sim")
+	if last := rows[len(rows)-1]; !last.ok || last.state != "2 stages" {
+		t.Errorf("on a backend that has it the dummy's row is %q, ok %v", last.state, last.ok)
+	}
+
+	_, _, err := turnWith(ks, knobtest.Action, scenarios.Strategy{}, scenarios.AllGather, caps, "sim")
+	if err == nil || err.Error() != "x: the sim backend cannot "+string(knobtest.Need) {
+		t.Errorf("pressing the dummy's key: %v", err)
+	}
+	_, _, err = turnWith(ks, knobtest.Action, scenarios.Strategy{}, scenarios.AllGather, can, "sim")
+	if err == nil || !strings.Contains(err.Error(), "--"+knobtest.Flag) {
+		t.Errorf("a knob with no key behaviour in the lab: %v", err)
+	}
+}
+
+// Every key of the knob table is bound by default to the key the table
+// names, under its action, so the table's key and help reach the lab's
+// key file and its short help.
+func TestKnobKeysAreTheKeyMapDefaults(t *testing.T) {
+	km := DefaultKeyMap()
+	bindings := km.bindingsByAction()
+	turns := turners()
+	for _, kk := range knobKeys(scenarios.StrategyKnobs()) {
+		b, ok := bindings[kk.key.Action]
+		if !ok {
+			t.Errorf("knob key %s (%s) is not in the key map", kk.key.Action, kk.knob.Key)
+			continue
+		}
+		if b.Keys()[0] != kk.key.Key {
+			t.Errorf("action %s: default key %q, the knob table says %q", kk.key.Action, b.Keys()[0], kk.key.Key)
+		}
+		if _, ok := turns[knob(kk.key.Action)]; !ok {
+			t.Errorf("action %s turns nothing in the lab", kk.key.Action)
+		}
+	}
+}
+
+// The SM keys step by the device's partition step, and the help says so;
+// where the step is unknown the help does not make one up.
+func TestSMKeysFollowTheDevicesStep(t *testing.T) {
+	caps := h200Caps()
+	caps.Limits.SMs, caps.Limits.SMStep = 108, 4
+	st, _, err := turn(knobSMsUp, scenarios.Strategy{}, scenarios.AllGather, caps, "fake")
+	if err != nil || st.CommSMs != 4 {
+		t.Errorf("] on a 4-SM step: %s, %v", st, err)
+	}
+	for _, tc := range []struct {
+		step int
+		want string
+	}{{4, "comm SM partition +4 SMs"}, {8, "comm SM partition +8 SMs"}, {0, "comm SM partition +a step"}} {
+		caps.Limits.SMStep = tc.step
+		found := false
+		for _, r := range knobRows(scenarios.StrategyKnobs(), DefaultKeyMap(), scenarios.Strategy{}, caps, "fake") {
+			found = found || r.desc == tc.want
+		}
+		if !found {
+			t.Errorf("step %d: no help row %q", tc.step, tc.want)
+		}
 	}
 }

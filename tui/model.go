@@ -619,19 +619,7 @@ func (m Model) labKey(msg tea.KeyPressMsg) (Model, tea.Cmd) {
 
 // knobFor maps a key to the knob it turns.
 func (m Model) knobFor(msg tea.KeyPressMsg) (knob, bool) {
-	k := m.keys
-	for _, x := range []struct {
-		b  key.Binding
-		kn knob
-	}{
-		{k.Launch, knobLaunch}, {k.Priority, knobPriority}, {k.SMsDown, knobSMsDown},
-		{k.SMsUp, knobSMsUp}, {k.CTAs, knobCTAs}, {k.DMA, knobDMA}, {k.CEs, knobCEs},
-	} {
-		if key.Matches(msg, x.b) {
-			return x.kn, true
-		}
-	}
-	return 0, false
+	return keyKnob(scenarios.StrategyKnobs(), m.keys, msg)
 }
 
 // turnKnob changes the strategy and measures again, or says why it cannot.

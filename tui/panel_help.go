@@ -26,6 +26,23 @@ type helpGroup struct {
 	entries []helpEntry
 }
 
+// knobRows are the help's rows of the knob keys of table ks: each key of
+// each knob as k binds it, what it does on this device, the knob's value
+// in s, and "n/a on BACKEND" where the backend cannot turn it.
+func knobRows(ks scenarios.Knobs, k KeyMap, s scenarios.Strategy, c backends.Capabilities, backend string) []helpEntry {
+	s = s.Normalize()
+	var rows []helpEntry
+	for _, kk := range knobKeys(ks) {
+		ok := kk.usable(c)
+		state := "n/a on " + backend
+		if ok {
+			state = kk.knob.Setting(s, c.Limits)
+		}
+		rows = append(rows, helpEntry{kk.binding(k), kk.key.Help(c.Limits), state, ok})
+	}
+	return rows
+}
+
 // helpView is what the view keys currently show: the device (of n
 // present) and the timeline's zoom.
 type helpView struct {
@@ -37,35 +54,6 @@ type helpView struct {
 // knob's current value and whether the backend can apply it, and what the
 // view keys show (v).
 func helpGroups(k KeyMap, s scenarios.Strategy, c backends.Capabilities, backend string, v helpView) []helpGroup {
-	s = s.Normalize()
-	lim := c.Limits
-	na := "n/a on " + backend
-	or := func(ok bool, v string) string {
-		if ok {
-			return v
-		}
-		return na
-	}
-	step := lim.SMStep
-	if step <= 0 {
-		step = 8
-	}
-	sms := "none"
-	if s.CommSMs > 0 {
-		sms = fmt.Sprintf("%d of %d", s.CommSMs, lim.SMs)
-	}
-	ctas := "library default"
-	if s.CommCTAs > 0 {
-		ctas = fmt.Sprintf("at most %d", s.CommCTAs)
-	}
-	ces := fmt.Sprintf("all %d", lim.CopyEngines)
-	if s.CopyEngines > 0 {
-		ces = fmt.Sprintf("%d of %d", s.CopyEngines, lim.CopyEngines)
-	}
-	if s.CommEngine != scenarios.EngineDMA {
-		ces += " (with dma only)"
-	}
-	prioOK := c.Priority && lim.HighestPriority < 0
 	return []helpGroup{
 		{"scenarios", []helpEntry{
 			{k.Up, "move up", "", true},
@@ -73,15 +61,7 @@ func helpGroups(k KeyMap, s scenarios.Strategy, c backends.Capabilities, backend
 			{k.Pick, "measure the scenario under the cursor", "", true},
 			{k.NextPanel, "next detail panel (small screens)", "", true},
 		}},
-		{"strategy knobs (each change measures again)", []helpEntry{
-			{k.Launch, "launch order: compute-first / comm-first", string(s.Launch), true},
-			{k.Priority, fmt.Sprintf("comm stream priority: 0 / %d", lim.HighestPriority), or(prioOK, fmt.Sprint(s.CommPriority)), prioOK},
-			{k.SMsDown, fmt.Sprintf("comm SM partition -%d SMs", step), or(c.SMPartition, sms), c.SMPartition},
-			{k.SMsUp, fmt.Sprintf("comm SM partition +%d SMs", step), or(c.SMPartition, sms), c.SMPartition},
-			{k.CTAs, "comm CTA cap: default, 8, 16, 32", or(c.CommCTACap, ctas), c.CommCTACap},
-			{k.DMA, "DMA offload: collective on copy engines", or(c.DMA, string(s.CommEngine)), c.DMA},
-			{k.CEs, "copy engines used by a dma collective", or(c.DMA, ces), c.DMA},
-		}},
+		{"strategy knobs (each change measures again)", knobRows(scenarios.StrategyKnobs(), k, s, c, backend)},
 		{"view (timeline and utilization panels)", []helpEntry{
 			{k.GPU, "GPU shown: cycles the result's devices", gpuLabel(v.gpu, v.n), true},
 			{pair(k.ZoomIn, k.ZoomOut, ""), "zoom the timeline in / out, 1x to 16x", fmt.Sprintf("%dx", v.zoom.factor()), true},

@@ -190,14 +190,25 @@ func (b *Backend) do(f func()) error {
 
 func (b *Backend) stop() { b.once.Do(func() { close(b.quit); <-b.done }) }
 
-// Name implements backends.Backend.
-func (b *Backend) Name() string { return "cuda" }
+// Name is the cuda backend's short name, what --backend takes.
+const Name = "cuda"
 
-// Devices implements backends.Backend.
+// Name implements backends.Backend.
+func (b *Backend) Name() string { return Name }
+
+// Devices implements backends.Backend: what the driver reports, and the
+// bandwidths of the device model from backends.FactsOf.
 func (b *Backend) Devices() []backends.DeviceInfo {
 	out := make([]backends.DeviceInfo, len(b.devs))
 	for i, d := range b.devs {
-		out[i] = backends.DeviceInfo{Index: i, Name: d.Name, SMs: d.SMs, MemoryBytes: d.MemoryBytes, CopyEngines: d.CopyEngines}
+		out[i] = backends.DeviceInfo{Index: i, Name: d.Name, SMs: d.SMs, MemoryBytes: d.MemoryBytes, CopyEngines: d.CopyEngines,
+			HighestPriority: d.PriorityGreatest}
+		if d.Green {
+			out[i].SMStep = d.SMStep
+		}
+		if f, ok := backends.FactsOf(d.Name); ok {
+			out[i] = f.Apply(out[i])
+		}
 	}
 	return out
 }
@@ -214,28 +225,26 @@ func (b *Backend) Capabilities() backends.Capabilities {
 	for _, o := range b.devs {
 		mem = min(mem, o.MemoryBytes)
 	}
-	return backends.Capabilities{
+	c := backends.Capabilities{
 		Limits: scenarios.Limits{
 			Device: d.Name, SMs: d.SMs, SMStep: d.SMStep, MaxGPUs: len(b.devs),
 			CopyEngines: d.CopyEngines, HighestPriority: d.PriorityGreatest, DTypes: dtypes,
 			MemoryBytes: mem,
 		},
-		Priority: true, SMPartition: d.Green, CommCTACap: true, GEMMSMTarget: true,
-		DMA:            d.CopyEngines > 0,
-		DMAReductions:  d.CopyEngines > 0, // copies plus c3lab's reduction kernel
-		NCCLCopyEngine: b.ncclCE,
-		HBMBandwidth:   measuredHBM(d.Name),
+		DMAReductions: d.CopyEngines > 0, // copies plus c3lab's reduction kernel
+		HBMBandwidth:  b.Devices()[0].HBMBandwidth,
+		LocalGPUs:     true,
+	}.With(scenarios.CapPriority, scenarios.CapCommCTACap, scenarios.CapGEMMSMTarget)
+	if d.Green {
+		c = c.With(scenarios.CapSMPartition)
 	}
-}
-
-// measuredHBM is the HBM bandwidth c3lab's stream op reached on a device
-// model (read + write, bytes/s), for the bound metric; 0 when not measured.
-// H200: 3.92-4.04 TB/s on 2026-11-30 (results/2026-11-30-h200x2, NOTES.md).
-func measuredHBM(device string) float64 {
-	if device == "NVIDIA H200" {
-		return 4.0e12
+	if d.CopyEngines > 0 {
+		c = c.With(scenarios.CapDMA)
 	}
-	return 0
+	if b.ncclCE {
+		c = c.With(scenarios.CapNCCLCopyEngine)
+	}
+	return c
 }
 
 // Close implements backends.Backend: it waits for the GPUs, frees every

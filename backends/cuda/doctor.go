@@ -218,3 +218,13 @@ func IsMissingDriverReason(r Report) bool {
 	}
 	return !r.Usable && r.Reason == "the CUDA driver sees no GPU"
 }
+
+// LibraryVersions maps each library found, and the CUDA driver API, to its
+// version, as a recording's header lists them ("cuda": "13.0").
+func (r Report) LibraryVersions() map[string]string {
+	libs := map[string]string{Name: r.CUDA}
+	for _, l := range r.Libraries {
+		libs[l.Name] = l.Version
+	}
+	return libs
+}

@@ -41,7 +41,7 @@ type devInfo struct {
 	PriorityLeast, PriorityGreatest int
 	// Green is whether SM partitions (green contexts) are available.
 	Green bool
-	// SMStep is the partition granularity (8 on Hopper).
+	// SMStep is the partition granularity (smPartitionStep).
 	SMStep int
 	// Peers lists the GPUs whose memory this one maps directly (peer
 	// access enabled); copy-engine collectives need every pair.
@@ -199,3 +199,20 @@ func doneWord(sources int, c, chunks int64) int64 {
 // syncWords is how many words a reduction of that many sources and chunks
 // uses.
 func syncWords(sources int, chunks int64) int64 { return doneWord(sources, chunks, chunks) }
+
+// smPartitionStep is the SM granularity of a green-context partition on a
+// GPU of compute capability major.x, as the driver API documents it for
+// cuDevSmResourceSplitByCount: groups of at least 8 SMs, in multiples of
+// 8, from 9.0 (Hopper) on; 4 in multiples of 2 on 8.x; 2 on 7.x; 1 before.
+// A step of 4 on 8.x keeps every partition a valid size.
+func smPartitionStep(major int) int {
+	switch {
+	case major >= 9:
+		return 8
+	case major == 8:
+		return 4
+	case major == 7:
+		return 2
+	}
+	return 1
+}

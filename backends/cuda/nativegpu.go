@@ -162,7 +162,7 @@ func (g *nativeGPU) openDevice(i int) (*device, error) {
 	d.info.CCMajor, d.info.CCMinor = attr(native.AttrComputeCapMajor), attr(native.AttrComputeCapMinor)
 	d.info.MemoryBytes, _ = drv.TotalMemory(h)
 	d.info.Green = drv.HasGreenContexts() && d.info.CCMajor >= 9
-	d.info.SMStep = 8
+	d.info.SMStep = smPartitionStep(d.info.CCMajor)
 	if d.ctx, err = drv.PrimaryContext(h); err != nil {
 		return nil, err
 	}

@@ -98,8 +98,10 @@ func (b *Backend) Devices() []backends.DeviceInfo {
 // Capabilities implements backends.Backend, derived from what the
 // recording holds: the knobs its runs used (profiler.KnobsOf, the table
 // Measure checks strategies against, so the two cannot drift apart) and
-// no other, and limits that admit every recorded run. Run says so when the
-// recording holds no run under a strategy asked for.
+// no other, and limits that admit every recorded run. The device's facts
+// (partition step, priorities, bandwidths) are the recorded devices'; a
+// recording made before devices carried them gives what its runs show.
+// Run says so when the recording holds no run under a strategy asked for.
 func (b *Backend) Capabilities() backends.Capabilities {
 	strategies := make([]scenarios.Strategy, len(b.results))
 	for i, r := range b.results {
@@ -111,7 +113,9 @@ func (b *Backend) Capabilities() backends.Capabilities {
 	lim.Device = "recorded device"
 	devs := b.Devices()
 	if len(devs) > 0 {
-		lim.Device, lim.SMs, lim.CopyEngines = devs[0].Name, devs[0].SMs, devs[0].CopyEngines
+		d := devs[0]
+		lim.Device, lim.SMs, lim.CopyEngines = d.Name, d.SMs, d.CopyEngines
+		lim.SMStep, lim.HighestPriority, c.HBMBandwidth = d.SMStep, d.HighestPriority, d.HBMBandwidth
 	}
 	lim.MaxGPUs = len(devs)
 	for _, r := range b.results {
@@ -119,8 +123,10 @@ func (b *Backend) Capabilities() backends.Capabilities {
 		lim.MaxGPUs = max(lim.MaxGPUs, r.Scenario.GPUs)
 		lim.HighestPriority = min(lim.HighestPriority, st.CommPriority)
 		lim.CopyEngines = max(lim.CopyEngines, st.CopyEngines)
-		for _, sms := range []int{st.CommSMs, st.ComputeSMs} {
-			lim.SMStep = gcd(lim.SMStep, sms)
+		if len(devs) == 0 || devs[0].SMStep == 0 {
+			for _, sms := range []int{st.CommSMs, st.ComputeSMs} {
+				lim.SMStep = gcd(lim.SMStep, sms)
+			}
 		}
 		if st.CommEngine == scenarios.EngineDMA && !r.Scenario.Comm.Collective.IsPureCopy() {
 			c.DMAReductions = true
@@ -128,7 +134,7 @@ func (b *Backend) Capabilities() backends.Capabilities {
 		if len(r.Explain) > 0 {
 			c.Explains = true
 		}
-		if r.Bound != nil {
+		if r.Bound != nil && c.HBMBandwidth == 0 {
 			c.HBMBandwidth = r.Bound.HBMBandwidth
 		}
 	}

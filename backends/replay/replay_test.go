@@ -93,7 +93,7 @@ func TestReplaySaysWhatIsNotRecorded(t *testing.T) {
 	}
 	// A knob the recording never used is not a capability of its replay.
 	_, err = profiler.Measure(context.Background(), b, want[0].Scenario, scenarios.Strategy{CommSMs: 32}, profiler.Options{Reps: 7})
-	if err == nil || !strings.Contains(err.Error(), "SM partitioning") {
+	if err == nil || !strings.Contains(err.Error(), "the replay backend cannot partition SMs, which comm_sms 32 asks for") {
 		t.Errorf("error %v", err)
 	}
 	other, _ := scenarios.Find(scenarios.Names()[1])
@@ -135,19 +135,10 @@ func TestReplayMeasuresEveryRecordedRun(t *testing.T) {
 				if n := len(got.Reps[backends.ModeConcurrent]); n != RecordedReps(r) {
 					t.Errorf("%s under %s: %d repetitions, recorded %d", r.Scenario.Name, r.Strategy, n, RecordedReps(r))
 				}
-				k := profiler.KnobsOf(r.Strategy)
-				used.Priority = used.Priority || k.Priority
-				used.SMPartition = used.SMPartition || k.SMPartition
-				used.CommCTACap = used.CommCTACap || k.CommCTACap
-				used.GEMMSMTarget = used.GEMMSMTarget || k.GEMMSMTarget
-				used.DMA = used.DMA || k.DMA
-				used.NCCLCopyEngine = used.NCCLCopyEngine || k.NCCLCopyEngine
+				used = used.With(profiler.KnobsOf(r.Strategy).Knobs()...)
 			}
-			knobs := func(c backends.Capabilities) [6]bool {
-				return [6]bool{c.Priority, c.SMPartition, c.CommCTACap, c.GEMMSMTarget, c.DMA, c.NCCLCopyEngine}
-			}
-			if knobs(caps) != knobs(used) {
-				t.Errorf("capabilities %v, the recording uses %v (priority, partition, CTA cap, GEMM SM target, dma, nccl-ce)", knobs(caps), knobs(used))
+			if !slices.Equal(caps.Knobs(), used.Knobs()) {
+				t.Errorf("capabilities %q, the recording uses %q", caps.Knobs(), used.Knobs())
 			}
 			for _, sc := range b.Scenarios() {
 				var st scenarios.Strategy

@@ -15,7 +15,10 @@
 // Profile. The model is deterministic.
 package sim
 
-import "github.com/c3lab/c3lab/scenarios"
+import (
+	"github.com/c3lab/c3lab/backends"
+	"github.com/c3lab/c3lab/scenarios"
+)
 
 // Profile is a device model: every constant the simulator uses, named and
 // documented. Bandwidths are bytes per second, rates FLOP per second, times
@@ -218,11 +221,13 @@ type Profile struct {
 }
 
 // H200 returns the profile of an NVIDIA H200 SXM (141 GB), the node c3lab is
-// first built for.
+// first built for. Its HBM, NVLink and PCIe figures are
+// backends.H200Facts', the ones the cuda backend reports for the device.
 func H200() Profile {
+	f := backends.H200Facts()
 	return Profile{
-		Name:            "h200",
-		Device:          "NVIDIA H200",
+		Name:            f.Profile,
+		Device:          f.Name,
 		SMs:             132,
 		SMStep:          8,
 		MaxGPUs:         8,
@@ -242,13 +247,13 @@ func H200() Profile {
 		},
 		GEMMMemoryStall: 0.05,
 
-		HBMBandwidth:   4.0e12,
+		HBMBandwidth:   f.HBMBandwidth,
 		SMHBMBandwidth: 64e9,
 		HBMContention:  0.20,
 		L2Bytes:        60e6,
 		L2Interference: 0.5,
 
-		LinkBandwidth: 18 * 26.5625e9,
+		LinkBandwidth: f.LinkBandwidth,
 		LinkEfficiencySM: map[scenarios.Collective]float64{
 			scenarios.AllGather:     0.576,
 			scenarios.ReduceScatter: 0.550,
@@ -307,7 +312,7 @@ func H200() Profile {
 
 		PCIeBandwidth:                 55.3e9,
 		PCIeDuplexBandwidth:           100e9,
-		PCIeLinkBandwidth:             16 * 32e9 / 8 * 128 / 130,
+		PCIeLinkBandwidth:             f.PCIeLinkBandwidth,
 		HostCopySetup:                 15e-6,
 		HostCopyCTAs:                  32,
 		HostCopyCTABandwidth:          12.8e9,
@@ -327,6 +332,10 @@ func (p Profile) gemmEfficiency(d scenarios.DType) float64 {
 	}
 	return p.GEMMEfficiency[scenarios.BF16]
 }
+
+// DefaultProfile is the profile the simulator runs when none is named:
+// the node c3lab is first built for.
+func DefaultProfile() Profile { return H200() }
 
 // Profiles returns every built-in profile by name.
 func Profiles() map[string]Profile {

@@ -23,8 +23,11 @@ func New(p Profile) *Backend { return &Backend{p: p} }
 // Profile returns the device profile the simulator uses.
 func (b *Backend) Profile() Profile { return b.p }
 
+// Name is the simulator backend's short name, what --backend takes.
+const Name = "sim"
+
 // Name implements backends.Backend.
-func (b *Backend) Name() string { return "sim" }
+func (b *Backend) Name() string { return Name }
 
 // Devices implements backends.Backend: a node of MaxGPUs simulated devices
 // (a run uses the first Scenario.GPUs of them).
@@ -34,25 +37,30 @@ func (b *Backend) Devices() []backends.DeviceInfo {
 		out[i] = backends.DeviceInfo{
 			Index: i, Name: b.p.Device, SMs: b.p.SMs, MemoryBytes: b.p.MemoryBytes,
 			CopyEngines: b.p.CopyEngines, Simulated: true,
+			SMStep: b.p.SMStep, HighestPriority: b.p.HighestPriority,
+			HBMBandwidth: b.p.HBMBandwidth, LinkBandwidth: b.p.LinkBandwidth, PCIeLinkBandwidth: b.p.PCIeLinkBandwidth,
 		}
 	}
 	return out
 }
 
-// Capabilities implements backends.Backend: the simulator models every knob.
+// Capabilities implements backends.Backend: the simulator models every
+// knob of the table it was built with; a knob added since is refused
+// until the model applies it.
 func (b *Backend) Capabilities() backends.Capabilities {
 	return backends.Capabilities{
-		Limits:   b.p.Limits(),
-		Priority: true, SMPartition: true, CommCTACap: true, GEMMSMTarget: true,
-		DMA: true, DMAReductions: true, NCCLCopyEngine: true, Explains: true, Deterministic: true,
+		Limits:        b.p.Limits(),
+		DMAReductions: true, Explains: true, Deterministic: true,
 		HBMBandwidth: b.p.HBMBandwidth,
+		Profile:      b.p.Name,
 		TelemetryNames: []string{
 			backends.MetricSMUtil, backends.MetricSMsCompute, backends.MetricSMsComm,
 			backends.MetricTensorUtil, backends.MetricHBMUtil,
 			backends.MetricLinkTXUtil, backends.MetricLinkRXUtil, backends.MetricCopyStreamsBusy,
 			backends.MetricPCIeTXUtil, backends.MetricPCIeRXUtil,
 		},
-	}
+	}.With(scenarios.CapPriority, scenarios.CapSMPartition, scenarios.CapCommCTACap, scenarios.CapGEMMSMTarget,
+		scenarios.CapDMA, scenarios.CapNCCLCopyEngine)
 }
 
 // Close implements backends.Backend.

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"strings"
 
 	"github.com/c3lab/c3lab/backends"
 	"github.com/c3lab/c3lab/backends/cuda"
@@ -26,7 +27,7 @@ func (b *backendFlag) register(fs *flag.FlagSet) {
 
 // simulator is the simulator of the node --sim-gpus asks for.
 func (b *backendFlag) simulator() (*sim.Backend, error) {
-	p := sim.H200()
+	p := sim.DefaultProfile()
 	switch {
 	case b.simGPUs < 0 || b.simGPUs > p.MaxGPUs:
 		return nil, badInput("--sim-gpus is %d; allowed 1..%d, or 0 for %d", b.simGPUs, p.MaxGPUs, p.MaxGPUs)
@@ -56,10 +57,10 @@ func (b *backendFlag) open() (backends.Backend, string, error) {
 		if !cuda.IsMissingDriver(err) {
 			why = "the GPUs are not usable: " + err.Error()
 		}
-		return simulated, why + "; using the simulator (H200 profile)", nil
-	case "sim":
+		return simulated, why + "; using the simulator (" + simProfileName(simulated) + " profile)", nil
+	case sim.Name:
 		return simulated, "", nil
-	case "cuda":
+	case cuda.Name:
 		if b.simGPUs != 0 {
 			return nil, "", badInput("--sim-gpus sizes the simulator; it has no effect with --backend cuda")
 		}
@@ -71,6 +72,9 @@ func (b *backendFlag) open() (backends.Backend, string, error) {
 	}
 	return nil, "", badInput("unknown backend %q; allowed auto, cuda, sim", b.name)
 }
+
+// simProfileName names the simulator's device profile for messages ("H200").
+func simProfileName(s *sim.Backend) string { return strings.ToUpper(s.Profile().Name) }
 
 // cudaOptions reads the cuda backend's switches from the environment:
 // C3LAB_CUDA_GATE=0 turns the start gate off (cuda.Options.Ungated), and

@@ -9,6 +9,7 @@ import (
 	"github.com/NVIDIA/go-nvml/pkg/nvml"
 
 	"github.com/c3lab/c3lab/backends/cuda"
+	"github.com/c3lab/c3lab/backends/sim"
 	"github.com/c3lab/c3lab/profiler/doctor"
 )
 
@@ -26,9 +27,9 @@ func runDoctor(_ context.Context, args []string, s stdio) error {
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
-	r := doctorReport{CUDA: cuda.Probe(), NVML: doctor.ProbeNVML(nvml.New()), Backend: "cuda"}
+	r := doctorReport{CUDA: cuda.Probe(), NVML: doctor.ProbeNVML(nvml.New()), Backend: cuda.Name}
 	if !r.CUDA.Usable {
-		r.Backend = "sim"
+		r.Backend = sim.Name
 	}
 	r.Note = doctorNote(r.CUDA)
 	if *asJSON {
@@ -98,7 +99,7 @@ func doctorNote(r cuda.Report) string {
 	n := len(r.Devices)
 	switch {
 	case !r.Usable:
-		return "no usable GPU (" + r.Reason + "): c3lab uses the simulator (H200 profile)"
+		return "no usable GPU (" + r.Reason + "): c3lab uses the simulator (" + strings.ToUpper(sim.DefaultProfile().Name) + " profile)"
 	case n == 1:
 		return "c3lab runs on this one GPU (--backend cuda) the C3 one GPU has: GEMMs and stream ops next to host<->device copies (the h2d, d2h and swap scenarios; c3lab scenarios marks them); collectives need 2 GPUs, --backend sim runs them on a simulated node"
 	}

@@ -12,39 +12,53 @@ import (
 	"github.com/c3lab/c3lab/scenarios"
 )
 
-// strategyFlags are the knobs a user can set on the command line. Only the
+// strategyFlags are the knobs a user can set on the command line, one
+// flag per knob of the knob table (scenarios.StrategyKnobs). Only the
 // flags given override the scenario's own strategy.
 type strategyFlags struct {
 	fs  *flag.FlagSet
 	val scenarios.Strategy
+	// knobs is the knob table the flags come from; nil is c3lab's.
+	knobs scenarios.Knobs
+}
+
+// table is the knob table in use.
+func (s *strategyFlags) table() scenarios.Knobs {
+	if s.knobs == nil {
+		return scenarios.StrategyKnobs()
+	}
+	return s.knobs
 }
 
 func (s *strategyFlags) register(fs *flag.FlagSet) {
 	s.fs = fs
-	v := &s.val
-	fs.Func("launch", "launch order: compute-first (plain C3) or comm-first", func(x string) error {
-		v.Launch = scenarios.LaunchOrder(x)
-		return nil
-	})
-	fs.IntVar(&v.CommPriority, "comm-priority", 0, "comm stream priority, CUDA convention: 0 lowest .. -5 highest on H200")
-	fs.IntVar(&v.CommSMs, "comm-sms", 0, "confine the collective to an SM partition of this size (steps of 8); 0 = none")
-	fs.IntVar(&v.ComputeSMs, "compute-sms", 0, "confine the compute op to an SM partition of this size; 0 = the rest")
-	fs.IntVar(&v.CommCTAs, "comm-ctas", 0, "cap the collective's CTAs (NCCL channels); 0 = library default")
-	fs.IntVar(&v.GEMMSMTarget, "gemm-sm-target", 0, "size the GEMM for this many SMs (cuBLASLt SM count target); 0 = off")
-	fs.Func("comm-engine", "what carries the collective: sm (NCCL kernels), dma (c3lab's copy-engine collectives) or nccl-ce (NCCL 2.28's copy-engine path; all-gather, all-to-all)", func(x string) error {
-		v.CommEngine = scenarios.CommEngine(x)
-		return nil
-	})
-	fs.IntVar(&v.CopyEngines, "copy-engines", 0, "copy engines a dma collective uses; 0 = all")
-	fs.Var(&v.ChunkBytes, "chunk", "split dma transfers into chunks of this size, e.g. 4MiB; 0 = one piece per engine")
+	for _, k := range s.table() {
+		switch p := k.Value(&s.val).(type) {
+		case *int:
+			fs.IntVar(p, k.Flag, 0, k.Usage)
+		case flag.Value:
+			fs.Var(p, k.Flag, k.Usage)
+		default:
+			fs.Func(k.Flag, k.Usage, func(x string) error { return k.Set(&s.val, x) })
+		}
+	}
+}
+
+// knob returns the knob that flag name sets.
+func (s *strategyFlags) knob(name string) (scenarios.Knob, bool) {
+	for _, k := range s.table() {
+		if k.Flag == name {
+			return k, true
+		}
+	}
+	return scenarios.Knob{}, false
 }
 
 // given lists the strategy flags set on the command line, in order.
 func (s *strategyFlags) given() []string {
 	var names []string
 	s.fs.Visit(func(f *flag.Flag) {
-		switch f.Name {
-		case "launch", "comm-priority", "comm-sms", "compute-sms", "comm-ctas", "gemm-sm-target", "comm-engine", "copy-engines", "chunk":
+		if _, ok := s.knob(f.Name); ok {
 			names = append(names, f.Name)
 		}
 	})
@@ -54,25 +68,8 @@ func (s *strategyFlags) given() []string {
 // apply overrides base with the flags the user set.
 func (s *strategyFlags) apply(base scenarios.Strategy) scenarios.Strategy {
 	s.fs.Visit(func(f *flag.Flag) {
-		switch f.Name {
-		case "launch":
-			base.Launch = s.val.Launch
-		case "comm-priority":
-			base.CommPriority = s.val.CommPriority
-		case "comm-sms":
-			base.CommSMs = s.val.CommSMs
-		case "compute-sms":
-			base.ComputeSMs = s.val.ComputeSMs
-		case "comm-ctas":
-			base.CommCTAs = s.val.CommCTAs
-		case "gemm-sm-target":
-			base.GEMMSMTarget = s.val.GEMMSMTarget
-		case "comm-engine":
-			base.CommEngine = s.val.CommEngine
-		case "copy-engines":
-			base.CopyEngines = s.val.CopyEngines
-		case "chunk":
-			base.ChunkBytes = s.val.ChunkBytes
+		if k, ok := s.knob(f.Name); ok {
+			k.Copy(&base, s.val)
 		}
 	})
 	return base
@@ -86,7 +83,7 @@ func (s *strategyFlags) experiment(scenarioArg string, lim scenarios.Limits) (sc
 		return sc, scenarios.Strategy{}, err
 	}
 	st := s.apply(sc.Strategy)
-	if errs := scenarios.ValidateStrategy(st, lim); len(errs) > 0 {
+	if errs := s.table().ValidateStrategy(st, lim); len(errs) > 0 {
 		return sc, st, badInput("strategy: %s", fieldErrors(errs))
 	}
 	// Knobs that depend on the scenario (the collective) are checked too,
@@ -96,7 +93,7 @@ func (s *strategyFlags) experiment(scenarioArg string, lim scenarios.Limits) (sc
 	withSt := sc
 	withSt.Strategy = st
 	var ve *scenarios.ValidationError
-	if err := scenarios.Validate(withSt, lim); errors.As(err, &ve) {
+	if err := s.table().Validate(withSt, lim); errors.As(err, &ve) {
 		for _, f := range ve.Fields {
 			if !strings.HasPrefix(f.Path, "$.strategy") {
 				return sc, st, badInput("scenario %s cannot run here: %s", sc.Name, f.Msg)

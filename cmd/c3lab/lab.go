@@ -56,10 +56,10 @@ func runLab(ctx context.Context, args []string, s stdio) error {
 	}
 	recs := &labRecordings{flags: ef.record, b: b}
 	cfg := tui.Config{Backend: b, Suite: suite, Start: sc.Name, Strategy: st, Keys: &keys, Recorder: recs.open, RecordPath: ef.record.path, Note: left, ListNote: listNote}
-	if b.Name() == "cuda" {
+	if b.Capabilities().LocalGPUs {
 		// Live engine telemetry from NVML while the lab runs on the GPUs;
 		// after the lab, sampling stops and the sampler is freed.
-		live, stop, err := sampleNVML(ctx, 4)
+		live, stop, err := sampleNVML(ctx, b, 4)
 		if err != nil {
 			cfg.Note = strings.TrimPrefix(cfg.Note+"; live telemetry off: "+err.Error(), "; ")
 		} else {

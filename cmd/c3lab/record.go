@@ -64,16 +64,12 @@ func (r *recordFlags) open(b backends.Backend, gpus int) (*recordings.Recorder, 
 	if gpus > 0 && gpus < len(devs) {
 		devs = devs[:gpus]
 	}
-	h := recordings.Header{Version: version, Backend: b.Name(), Devices: recordings.DevicesFromInfo(devs), Telemetry: telemetry.Units()}
-	if b.Name() == "sim" {
-		h.Profile = "h200"
-	}
-	if b.Name() == "cuda" {
+	caps := b.Capabilities()
+	h := recordings.Header{Version: version, Backend: b.Name(), Devices: recordings.DevicesFromInfo(devs), Telemetry: telemetry.Units(),
+		Profile: caps.Profile}
+	if caps.LocalGPUs {
 		probe, nv := cuda.Probe(), doctor.ProbeNVML(nvml.New())
-		libs := map[string]string{"cuda": probe.CUDA}
-		for _, l := range probe.Libraries {
-			libs[l.Name] = l.Version
-		}
+		libs := probe.LibraryVersions()
 		for i := range h.Devices {
 			h.Devices[i].Libraries = libs
 			h.Devices[i].Driver = nv.Driver

@@ -131,7 +131,7 @@ func runnableSuite(b backends.Backend) (runs []scenarios.Scenario, note string) 
 		return runs, ""
 	}
 	where := "--backend sim runs them on a simulated node"
-	if b.Name() == "sim" {
+	if b.Capabilities().Profile != "" { // the simulator, which --sim-gpus sizes
 		where = "--sim-gpus 2 or more (0 for the default 8) runs those that need more GPUs"
 	}
 	return runs, fmt.Sprintf("%d of the %d built-in scenarios cannot run here: %s; %s",

@@ -87,8 +87,7 @@ func runSweep(ctx context.Context, args []string, s stdio) error {
 	if dup, ok := repeated(names); ok {
 		return badInput("--strategies names %q twice; list each strategy once", dup)
 	}
-	grid, err := profiler.ParseGrid(names)
-	if err != nil {
+	if err := profiler.CheckGridNames(names); err != nil {
 		return usageError{err}
 	}
 	keep := map[scenarios.Collective]bool{}
@@ -108,6 +107,10 @@ func runSweep(ctx context.Context, args []string, s stdio) error {
 	}
 	defer b.Close()
 	lim := b.Capabilities().Limits
+	grid, err := profiler.ParseGrid(names, lim)
+	if err != nil {
+		return usageError{err}
+	}
 	asked := splitList(*only)
 	list, err := sweepScenarios(asked, lim)
 	if err != nil {
@@ -170,7 +173,7 @@ func runSweep(ctx context.Context, args []string, s stdio) error {
 		Summary: profiler.SummarizeSweep(entries, grid), Results: entries, Skipped: skipped,
 	}
 	f.Host, _ = os.Hostname()
-	if b.Name() == "cuda" {
+	if b.Capabilities().LocalGPUs {
 		r, n := cuda.Probe(), doctor.ProbeNVML(nvml.New())
 		f.CUDA, f.NVML = &r, &n
 	}
@@ -277,10 +280,11 @@ func splitList(s string) []string {
 // grid, then the copy-engine ones.
 func strategyNames() string {
 	var grid, ce []string
-	for _, n := range profiler.DefaultGrid() {
+	// The names are the same on every device; only the values follow it.
+	for _, n := range profiler.DefaultGrid(scenarios.Limits{}) {
 		grid = append(grid, n.Name)
 	}
-	for _, n := range profiler.CopyEngineGrid() {
+	for _, n := range profiler.CopyEngineGrid(scenarios.Limits{}) {
 		ce = append(ce, n.Name)
 	}
 	return strings.Join(grid, ", ") + " (the default grid), " + strings.Join(ce, ", ")

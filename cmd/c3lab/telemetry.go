@@ -15,10 +15,10 @@ import (
 // function that stops sampling; without a recording, on another backend or
 // without NVML it samples nothing (and says why in the recording).
 func recordTelemetry(ctx context.Context, b backends.Backend, rec *recordings.Recorder) (stop func()) {
-	if rec == nil || b.Name() != "cuda" {
+	if rec == nil || !b.Capabilities().LocalGPUs {
 		return func() {}
 	}
-	batches, stopSampling, err := sampleNVML(ctx, 16)
+	batches, stopSampling, err := sampleNVML(ctx, b, 16)
 	if err != nil {
 		rec.Marker("telemetry off: " + err.Error())
 		return func() {}
@@ -37,10 +37,15 @@ func recordTelemetry(ctx context.Context, b backends.Backend, rec *recordings.Re
 }
 
 // sampleNVML starts sampling every GPU's NVML telemetry into a channel of
-// the given capacity, closed when sampling stops. stop ends sampling,
-// waits for the sampler and frees it.
-func sampleNVML(ctx context.Context, capacity int) (batches <-chan telemetry.Batch, stop func(), err error) {
-	sampler, err := telemetry.Open(nvml.New(), telemetry.Config{})
+// the given capacity, closed when sampling stops; link utilization is a
+// share of the NVLink bandwidth b reports for each device. stop ends
+// sampling, waits for the sampler and frees it.
+func sampleNVML(ctx context.Context, b backends.Backend, capacity int) (batches <-chan telemetry.Batch, stop func(), err error) {
+	cfg := telemetry.Config{LinkBandwidth: map[int]float64{}}
+	for _, d := range b.Devices() {
+		cfg.LinkBandwidth[d.Index] = d.LinkBandwidth
+	}
+	sampler, err := telemetry.Open(nvml.New(), cfg)
 	if err != nil {
 		return nil, nil, err
 	}

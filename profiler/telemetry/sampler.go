@@ -67,9 +67,6 @@ func gpmMetrics() []gpmMetric {
 	}
 }
 
-// nvlinkLaneBytes is one NVLink 4 link's bandwidth per direction (H100, H200).
-const nvlinkLaneBytes = 26.5625e9
-
 // pcieLaneBytes is one PCIe lane's bandwidth per direction by generation,
 // after line coding (8b/10b up to Gen 2, 128b/130b from Gen 3): Gen 5 x16
 // carries 63 GB/s each way.
@@ -105,6 +102,12 @@ type Config struct {
 	Interval time.Duration
 	// Devices to sample (NVML indices); empty means all.
 	Devices []int
+	// LinkBandwidth is each device's NVLink bandwidth per direction over
+	// all its links, bytes/s, by NVML index, as the backend reports it
+	// (backends.DeviceInfo.LinkBandwidth): NVLink utilization is a share
+	// of it. A device without one reports its link traffic in bytes/s
+	// only, and says why not as a share.
+	LinkBandwidth map[int]float64
 }
 
 // DefaultInterval is the sampling period.
@@ -123,7 +126,8 @@ type device struct {
 	prev     nvml.GpmSample
 	cur      nvml.GpmSample
 	havePrev bool
-	links    int                     // active NVLink links, for utilization
+	links    int                     // active NVLink links
+	link     float64                 // NVLink bandwidth per direction, bytes/s; 0 when unknown
 	pcie     float64                 // the PCIe link's bandwidth per direction, bytes/s; 0 when unknown
 	req      *nvml.GpmMetricsGetType // reused: the struct holds 477 metric slots
 }
@@ -169,7 +173,7 @@ func Open(lib nvml.Interface, cfg Config) (*Sampler, error) {
 			s.Close()
 			return nil, fmt.Errorf("NVML handle of GPU %d: %v", i, ret)
 		}
-		d := &device{index: i, h: h}
+		d := &device{index: i, h: h, link: cfg.LinkBandwidth[i]}
 		s.probe(d)
 		s.devs = append(s.devs, d)
 	}
@@ -207,11 +211,15 @@ func (s *Sampler) probe(d *device) {
 		}
 	}
 	linkReason := gpmReason
-	if d.gpm && d.links == 0 {
+	switch {
+	case d.gpm && d.links == 0:
 		linkReason = "no active NVLink"
+	case d.gpm && d.link <= 0:
+		linkReason = "the device's NVLink bandwidth is unknown to c3lab"
 	}
-	mark(backends.MetricLinkTXUtil, d.gpm && d.links > 0, linkReason)
-	mark(backends.MetricLinkRXUtil, d.gpm && d.links > 0, linkReason)
+	linkOK := d.gpm && d.links > 0 && d.link > 0
+	mark(backends.MetricLinkTXUtil, linkOK, linkReason)
+	mark(backends.MetricLinkRXUtil, linkOK, linkReason)
 	// The link's most, not its current, generation and width: an idle GPU
 	// trains its link down to save power.
 	gen, r1 := d.h.GetMaxPcieLinkGeneration()
@@ -301,10 +309,10 @@ func (s *Sampler) gpm(d *device, add func(int, string, float64)) {
 				}
 				add(d.index, m.name, v)
 				switch {
-				case d.links > 0 && m.name == MetricLinkTXBytes:
-					add(d.index, backends.MetricLinkTXUtil, v/(float64(d.links)*nvlinkLaneBytes))
-				case d.links > 0 && m.name == MetricLinkRXBytes:
-					add(d.index, backends.MetricLinkRXUtil, v/(float64(d.links)*nvlinkLaneBytes))
+				case d.links > 0 && d.link > 0 && m.name == MetricLinkTXBytes:
+					add(d.index, backends.MetricLinkTXUtil, v/d.link)
+				case d.links > 0 && d.link > 0 && m.name == MetricLinkRXBytes:
+					add(d.index, backends.MetricLinkRXUtil, v/d.link)
 				case d.pcie > 0 && m.name == MetricPCIeTXBytes:
 					add(d.index, backends.MetricPCIeTXUtil, v/d.pcie)
 				case d.pcie > 0 && m.name == MetricPCIeRXBytes:

@@ -85,9 +85,12 @@ func values(b Batch) map[string]float64 {
 	return out
 }
 
+// linkBW is an H200's NVLink bandwidth per direction: 18 NVLink 4 links.
+const linkBW = 18 * 26.5625e9
+
 func TestSamplerOnHopper(t *testing.T) {
 	lib, freed := node(2, true, 18)
-	s, err := Open(lib, Config{})
+	s, err := Open(lib, Config{LinkBandwidth: map[int]float64{0: linkBW, 1: linkBW}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -107,7 +110,7 @@ func TestSamplerOnHopper(t *testing.T) {
 	if want := 100_000.0 * (1 << 20); v[MetricLinkTXBytes] != want {
 		t.Errorf("link tx %v bytes/s, want %v", v[MetricLinkTXBytes], want)
 	}
-	if want := 100_000.0 * (1 << 20) / (18 * nvlinkLaneBytes); math.Abs(v[backends.MetricLinkTXUtil]-want) > 1e-12 {
+	if want := 100_000.0 * (1 << 20) / linkBW; math.Abs(v[backends.MetricLinkTXUtil]-want) > 1e-12 {
 		t.Errorf("link tx util %v, want %v", v[backends.MetricLinkTXUtil], want)
 	}
 	if _, ok := v[MetricPCIeRXBytes]; ok {
@@ -136,6 +139,31 @@ func TestSamplerOnHopper(t *testing.T) {
 	}
 	if err := s.Close(); err != nil || *freed != 4 {
 		t.Errorf("close: %v, %d GPM samples freed, want 4", err, *freed)
+	}
+}
+
+// NVLink utilization is a share of the link bandwidth the backend
+// reports for the device: without one the sampler reports the traffic in
+// bytes/s only, and says why there is no share.
+func TestSamplerLinkShareNeedsTheDevicesBandwidth(t *testing.T) {
+	lib, _ := node(2, true, 18)
+	s, err := Open(lib, Config{LinkBandwidth: map[int]float64{1: linkBW}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	s.Tick(time.Unix(100, 0))
+	v := values(s.Tick(time.Unix(100, 0).Add(100 * time.Millisecond)))
+	if _, ok := v[backends.MetricLinkTXUtil]; ok || v[MetricLinkTXBytes] == 0 {
+		t.Errorf("device 0, bandwidth unknown: link util %v (want none), bytes/s %v (want some)", v[backends.MetricLinkTXUtil], v[MetricLinkTXBytes])
+	}
+	for _, st := range s.Status() {
+		if st.Metric != backends.MetricLinkTXUtil {
+			continue
+		}
+		if want := st.Device == 1; st.Supported != want || (!want && !strings.Contains(st.Reason, "bandwidth is unknown")) {
+			t.Errorf("link util status %+v", st)
+		}
 	}
 }
 

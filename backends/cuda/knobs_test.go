@@ -1,0 +1,68 @@
+package cuda
+
+import (
+	"context"
+	"strings"
+	"testing"
+
+	"github.com/c3lab/c3lab/backends/backendtest"
+	"github.com/c3lab/c3lab/profiler"
+	"github.com/c3lab/c3lab/scenarios"
+	"github.com/c3lab/c3lab/scenarios/knobtest"
+)
+
+// knobScenarios are a small GEMM next to an all-gather on 4 GPUs (where
+// copy engines have peers to share) and next to a host copy large enough
+// to chunk, on the fake's first GPU.
+func knobScenarios() []scenarios.Scenario {
+	ag := smallGEMM(scenarios.AllGather)
+	ag.GPUs = 4
+	h2d := smallGEMM(scenarios.HostToDevice)
+	h2d.Name, h2d.GPUs, h2d.Comm.Bytes = "h2d", 1, 16<<20
+	return []scenarios.Scenario{ag, h2d}
+}
+
+// observe measures on a backend over fresh fake GPUs under table ks and
+// returns every call the backend made to them.
+func observe(t *testing.T, ks scenarios.Knobs) backendtest.Observe {
+	return func(sc scenarios.Scenario, st scenarios.Strategy) (string, error) {
+		f := newFakeGPU(4)
+		b := fakeBackend(t, f, Options{})
+		_, err := profiler.Measure(context.Background(), b, sc, st, profiler.Options{Reps: 2, Warmup: -1, Rounds: 1, Knobs: ks})
+		return strings.Join(f.log, "\n"), err
+	}
+}
+
+// The cuda backend applies every knob it claims, so that the GPU calls
+// differ, and refuses the rest naming them: on the fake, whose NCCL has no
+// copy-engine path, nccl-ce.
+func TestEveryKnobAppliedOrRefused(t *testing.T) {
+	caps := fakeBackend(t, newFakeGPU(4), Options{}).Capabilities()
+	for _, o := range backendtest.WalkKnobs(t, scenarios.StrategyKnobs(), caps, knobScenarios(), observe(t, nil)) {
+		wantRefused := o.Knob.Key == "comm_engine" && o.Example == string(scenarios.EngineNCCLCE)
+		if o.Applied() == wantRefused {
+			t.Errorf("%s %s: applied %v, want %v (%v)", o.Knob.Key, o.Example, o.Applied(), !wantRefused, o.Err)
+		}
+	}
+}
+
+// A knob added to the table that the backend does not apply is refused,
+// naming it, before any GPU call.
+func TestNewKnobRefused(t *testing.T) {
+	ks, depth := knobtest.Table()
+	f := newFakeGPU(2)
+	b := fakeBackend(t, f, Options{})
+	*depth = 3
+	_, err := profiler.Measure(context.Background(), b, smallGEMM(scenarios.AllGather), scenarios.Strategy{}, profiler.Options{Reps: 2, Knobs: ks})
+	if err == nil || !strings.Contains(err.Error(), "the cuda backend cannot "+string(knobtest.Need)+", which "+knobtest.Key+" 3 asks for") {
+		t.Errorf("the dummy knob: %v", err)
+	}
+	if len(f.log) != 0 {
+		t.Errorf("the refused run reached the GPUs:\n%s", strings.Join(f.log, "\n"))
+	}
+	*depth = knobtest.Max + 1
+	_, err = profiler.Measure(context.Background(), b, smallGEMM(scenarios.AllGather), scenarios.Strategy{}, profiler.Options{Reps: 2, Knobs: ks})
+	if err == nil || !strings.Contains(err.Error(), knobtest.Key) || !strings.Contains(err.Error(), "allowed 0 (off)") {
+		t.Errorf("an invalid dummy setting: %v", err)
+	}
+}
