@@ -4,6 +4,7 @@
 // its own thread).
 #include <dlfcn.h>
 #include <pthread.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -42,20 +43,43 @@ static void on_requested(uint8_t **buffer, size_t *size, size_t *max_records) {
 }
 
 // The prefix of every CUpti_ActivityMemcpy and CUpti_ActivityMemcpyPtoP
-// version: kind (4 bytes), copyKind, srcKind, dstKind, flags (1 byte each),
-// bytes, start, end (8 bytes each), deviceId, contextId, streamId (4 bytes
-// each). Peer-to-peer copies come only as MEMCPY2 records.
+// version (ABI-NOTES 5): kind (4 bytes), copyKind, srcKind, dstKind, flags
+// (1 byte each), bytes, start, end (8 bytes each), deviceId, contextId,
+// streamId, correlationId (4 bytes each). Only its offsets are used: a
+// record is read byte by byte. Peer-to-peer copies come only as MEMCPY2
+// records.
+typedef struct {
+	uint32_t kind;
+	uint8_t copyKind, srcKind, dstKind, flags;
+	uint64_t bytes, start, end;
+	uint32_t deviceId, contextId, streamId;
+	uint32_t correlationId; // srcDeviceId in a MEMCPY2 record
+} memcpy_prefix;
+_Static_assert(offsetof(memcpy_prefix, kind) == 0, "memcpy record: kind at 0 (ABI-NOTES 5)");
+_Static_assert(offsetof(memcpy_prefix, copyKind) == 4, "memcpy record: copyKind at 4 (ABI-NOTES 5)");
+_Static_assert(offsetof(memcpy_prefix, srcKind) == 5 && offsetof(memcpy_prefix, flags) == 7,
+               "memcpy record: srcKind, dstKind, flags at 5, 6, 7 (ABI-NOTES 5)");
+_Static_assert(offsetof(memcpy_prefix, bytes) == 8, "memcpy record: bytes at 8 (ABI-NOTES 5)");
+_Static_assert(offsetof(memcpy_prefix, start) == 16, "memcpy record: start at 16 (ABI-NOTES 5)");
+_Static_assert(offsetof(memcpy_prefix, end) == 24, "memcpy record: end at 24 (ABI-NOTES 5)");
+_Static_assert(offsetof(memcpy_prefix, deviceId) == 32, "memcpy record: deviceId at 32 (ABI-NOTES 5)");
+_Static_assert(offsetof(memcpy_prefix, contextId) == 36, "memcpy record: contextId at 36 (ABI-NOTES 5)");
+_Static_assert(offsetof(memcpy_prefix, streamId) == 40, "memcpy record: streamId at 40 (ABI-NOTES 5)");
+_Static_assert(offsetof(memcpy_prefix, correlationId) == 44, "memcpy record: correlationId at 44 (ABI-NOTES 5)");
+
+#define FIELD(r, f) ((r) + offsetof(memcpy_prefix, f))
+
 static void take_record(const uint8_t *r) {
 	uint32_t kind;
-	memcpy(&kind, r, 4);
+	memcpy(&kind, FIELD(r, kind), 4);
 	if (kind != KIND_MEMCPY && kind != KIND_MEMCPY_P2P) return;
 	c3_copy_record c;
-	c.copy_kind = r[4];
-	memcpy(&c.bytes, r + 8, 8);
-	memcpy(&c.start, r + 16, 8);
-	memcpy(&c.end, r + 24, 8);
-	memcpy(&c.device, r + 32, 4);
-	memcpy(&c.stream, r + 40, 4);
+	c.copy_kind = *FIELD(r, copyKind);
+	memcpy(&c.bytes, FIELD(r, bytes), 8);
+	memcpy(&c.start, FIELD(r, start), 8);
+	memcpy(&c.end, FIELD(r, end), 8);
+	memcpy(&c.device, FIELD(r, deviceId), 4);
+	memcpy(&c.stream, FIELD(r, streamId), 4);
 	pthread_mutex_lock(&cupti.mu);
 	if (cupti.count == QUEUE_RECORDS) {
 		cupti.dropped++;

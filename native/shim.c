@@ -17,8 +17,6 @@ void *c3_open_first(const char *const *names, char *err, size_t errlen) {
 	return NULL;
 }
 
-_Static_assert(sizeof(CUmemcpyAttributes) == 24, "CUmemcpyAttributes is 24 bytes (ABI-NOTES 1.5)");
-
 int c3_cuda_has_batch_copy(const c3_cuda *t) { return t->cuMemcpyBatchAsync_v2 || t->cuMemcpyBatchAsync_v1; }
 
 CUresult c3_copy_on_copy_engine(const c3_cuda *t, CUdeviceptr dst, CUdeviceptr src, size_t n, int dev, CUstream s) {

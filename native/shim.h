@@ -23,6 +23,12 @@ typedef void *CUfunction;
 typedef void *CUgreenCtx;
 typedef void *CUdevResourceDesc;
 typedef struct { char bytes[16]; } CUuuid;
+// Sizes and offsets from ABI-NOTES (section numbers in the messages): a
+// layout that drifts from them fails the build.
+_Static_assert(sizeof(CUresult) == 4, "CUresult and every enum are 4-byte ints (ABI-NOTES 1.1)");
+_Static_assert(sizeof(CUdevice) == 4, "CUdevice is 4 bytes (ABI-NOTES 1.1)");
+_Static_assert(sizeof(CUdeviceptr) == 8, "CUdeviceptr is 8 bytes (ABI-NOTES 1.1)");
+_Static_assert(sizeof(CUuuid) == 16 && _Alignof(CUuuid) == 1, "CUuuid is 16 bytes, align 1 (ABI-NOTES 1.1)");
 // CUmemLocation and CUmemcpyAttributes (12.8 through 13.0; 24 bytes).
 typedef struct { int type; int id; } CUmemLocation;
 typedef struct {
@@ -31,6 +37,13 @@ typedef struct {
 	CUmemLocation dstLocHint;
 	unsigned flags;
 } CUmemcpyAttributes;
+_Static_assert(sizeof(CUmemLocation) == 8, "CUmemLocation is 8 bytes (ABI-NOTES 1.5)");
+_Static_assert(sizeof(CUmemcpyAttributes) == 24 && _Alignof(CUmemcpyAttributes) == 4,
+               "CUmemcpyAttributes is 24 bytes, align 4 (ABI-NOTES 1.5)");
+_Static_assert(offsetof(CUmemcpyAttributes, srcAccessOrder) == 0, "CUmemcpyAttributes.srcAccessOrder at 0 (ABI-NOTES 1.5)");
+_Static_assert(offsetof(CUmemcpyAttributes, srcLocHint) == 4, "CUmemcpyAttributes.srcLocHint at 4 (ABI-NOTES 1.5)");
+_Static_assert(offsetof(CUmemcpyAttributes, dstLocHint) == 12, "CUmemcpyAttributes.dstLocHint at 12 (ABI-NOTES 1.5)");
+_Static_assert(offsetof(CUmemcpyAttributes, flags) == 20, "CUmemcpyAttributes.flags at 20 (ABI-NOTES 1.5)");
 // CUdevResource: 144 bytes from 12.4 through 13.0; the SM count is the first
 // field of the union at offset 96.
 typedef struct {
@@ -41,6 +54,19 @@ typedef struct {
 		unsigned char oversize[48];
 	} u;
 } CUdevResource;
+_Static_assert(sizeof(CUdevResource) == 144 && _Alignof(CUdevResource) == 4,
+               "CUdevResource is 144 bytes, align 4, 12.4 through 13.0 (ABI-NOTES 1.6)");
+_Static_assert(offsetof(CUdevResource, type) == 0, "CUdevResource.type at 0 (ABI-NOTES 1.6)");
+_Static_assert(offsetof(CUdevResource, pad) == 4 && sizeof(((CUdevResource *)0)->pad) == 92,
+               "CUdevResource._internal_padding: 92 bytes at 4 (ABI-NOTES 1.6)");
+_Static_assert(offsetof(CUdevResource, u) == 96 && sizeof(((CUdevResource *)0)->u) == 48,
+               "CUdevResource's union: 48 bytes at 96 (ABI-NOTES 1.6)");
+_Static_assert(sizeof(((CUdevResource *)0)->u.sm) == 12, "CUdevSmResource is 12 bytes in 13.0 (ABI-NOTES 1.6)");
+_Static_assert(offsetof(CUdevResource, u.sm.smCount) == 96 + 0, "CUdevSmResource.smCount at 0 (ABI-NOTES 1.6)");
+_Static_assert(offsetof(CUdevResource, u.sm.minSmPartitionSize) == 96 + 4,
+               "CUdevSmResource.minSmPartitionSize at 4 (ABI-NOTES 1.6)");
+_Static_assert(offsetof(CUdevResource, u.sm.smCoscheduledAlignment) == 96 + 8,
+               "CUdevSmResource.smCoscheduledAlignment at 8 (ABI-NOTES 1.6)");
 
 // ---- cuBLASLt (libcublasLt.so.13 / .12) ----
 typedef void *cublasLtHandle_t;
@@ -55,10 +81,22 @@ typedef struct {
 	float wavesCount;
 	int reserved[4];
 } cublasLtMatmulHeuristicResult_t;
+_Static_assert(sizeof(cublasLtMatmulAlgo_t) == 64 && _Alignof(cublasLtMatmulAlgo_t) == 8,
+               "cublasLtMatmulAlgo_t is 64 bytes, align 8 (ABI-NOTES 2.3)");
+_Static_assert(sizeof(cublasLtMatmulHeuristicResult_t) == 96 && _Alignof(cublasLtMatmulHeuristicResult_t) == 8,
+               "cublasLtMatmulHeuristicResult_t is 96 bytes, align 8 (ABI-NOTES 2.3)");
+_Static_assert(offsetof(cublasLtMatmulHeuristicResult_t, algo) == 0, "HeuristicResult.algo at 0 (ABI-NOTES 2.3)");
+_Static_assert(offsetof(cublasLtMatmulHeuristicResult_t, workspaceSize) == 64,
+               "HeuristicResult.workspaceSize at 64 (ABI-NOTES 2.3)");
+_Static_assert(offsetof(cublasLtMatmulHeuristicResult_t, state) == 72, "HeuristicResult.state at 72 (ABI-NOTES 2.3)");
+_Static_assert(offsetof(cublasLtMatmulHeuristicResult_t, wavesCount) == 76,
+               "HeuristicResult.wavesCount at 76 (ABI-NOTES 2.3)");
+_Static_assert(offsetof(cublasLtMatmulHeuristicResult_t, reserved) == 80, "HeuristicResult.reserved at 80 (ABI-NOTES 2.3)");
 
 // ---- NCCL (libnccl.so.2), 2.28 ABI ----
 typedef void *ncclComm_t;
 typedef struct { char internal[128]; } ncclUniqueId;
+_Static_assert(sizeof(ncclUniqueId) == 128, "ncclUniqueId is 128 bytes (ABI-NOTES 3.1)");
 typedef struct {
 	size_t size;
 	unsigned magic, version;
@@ -68,6 +106,27 @@ typedef struct {
 	const char *commName;
 	int collnetEnable, CTAPolicy, shrinkShare, nvlsCTAs, nChannelsPerNetPeer, nvlinkCentricSched;
 } ncclConfig_t;
+_Static_assert(sizeof(ncclConfig_t) == 80 && _Alignof(ncclConfig_t) == 8, "ncclConfig_t is 80 bytes, align 8 (ABI-NOTES 3.3)");
+#define C3_NCCL_CONFIG_AT(field, off) \
+	_Static_assert(offsetof(ncclConfig_t, field) == off, "ncclConfig_t." #field " at " #off " (ABI-NOTES 3.3)")
+C3_NCCL_CONFIG_AT(size, 0);
+C3_NCCL_CONFIG_AT(magic, 8);
+C3_NCCL_CONFIG_AT(version, 12);
+C3_NCCL_CONFIG_AT(blocking, 16);
+C3_NCCL_CONFIG_AT(cgaClusterSize, 20);
+C3_NCCL_CONFIG_AT(minCTAs, 24);
+C3_NCCL_CONFIG_AT(maxCTAs, 28);
+C3_NCCL_CONFIG_AT(netName, 32);
+C3_NCCL_CONFIG_AT(splitShare, 40);
+C3_NCCL_CONFIG_AT(trafficClass, 44);
+C3_NCCL_CONFIG_AT(commName, 48);
+C3_NCCL_CONFIG_AT(collnetEnable, 56);
+C3_NCCL_CONFIG_AT(CTAPolicy, 60);
+C3_NCCL_CONFIG_AT(shrinkShare, 64);
+C3_NCCL_CONFIG_AT(nvlsCTAs, 68);
+C3_NCCL_CONFIG_AT(nChannelsPerNetPeer, 72); // where 2.27's 72-byte ncclConfig_v22700 ends
+C3_NCCL_CONFIG_AT(nvlinkCentricSched, 76);
+#undef C3_NCCL_CONFIG_AT
 
 // ---- NVRTC (libnvrtc.so.13 / .12) ----
 typedef void *nvrtcProgram;
