@@ -114,9 +114,7 @@ int c3_gemm_run(const c3_cublaslt *t, cublasLtHandle_t h, const c3_gemm_plan *p,
 #define NCCL_UNDEF_INT ((int)0x80000000)
 
 int c3_nccl_init_rank(const c3_nccl *t, ncclComm_t *comm, int nranks, const ncclUniqueId *id, int rank,
-                      int minCTAs, int maxCTAs, int ctaPolicy) {
-	int version = 0;
-	t->ncclGetVersion(&version);
+                      int version, int minCTAs, int maxCTAs, int ctaPolicy) {
 	ncclConfig_t cfg;
 	memset(&cfg, 0, sizeof cfg);
 	// NCCL reads size, magic and version first. 2.28 has the 80-byte layout;

@@ -163,8 +163,10 @@ int c3_gemm_run(const c3_cublaslt *t, cublasLtHandle_t h, const c3_gemm_plan *p,
                 CUdeviceptr d, CUdeviceptr ws, CUstream s);
 
 // ---- NCCL helpers ----
+// c3_nccl_init_rank makes one rank of a communicator with a config for
+// NCCL version (ncclGetVersion's code, which fixes the config's layout).
 int c3_nccl_init_rank(const c3_nccl *t, ncclComm_t *comm, int nranks, const ncclUniqueId *id, int rank,
-                      int minCTAs, int maxCTAs, int ctaPolicy);
+                      int version, int minCTAs, int maxCTAs, int ctaPolicy);
 static inline int c3n_has_windows(const c3_nccl *t) {
 	return t->ncclMemAlloc && t->ncclMemFree && t->ncclCommWindowRegister && t->ncclCommWindowDeregister;
 }

@@ -122,7 +122,13 @@ func Open(opts Options) (*Backend, error) {
 			return
 		}
 		b.attach(g)
-		b.ncclCE = l.nccl.HasWindows() && l.nccl.Version() >= 22800
+		version, verr := l.nccl.Version()
+		if verr != nil {
+			err = fmt.Errorf("NCCL does not report its version, so its communicators cannot be configured: %w", verr)
+			g.Close()
+			return
+		}
+		b.ncclCE = l.nccl.HasWindows() && version >= 22800
 		if opts.CUPTI {
 			c, cerr := native.StartCUPTI()
 			if cerr != nil {
