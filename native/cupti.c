@@ -93,14 +93,28 @@ static void take_record(const uint8_t *r) {
 static void on_completed(void *ctx, uint32_t stream, uint8_t *buffer, size_t size, size_t valid) {
 	(void)ctx, (void)stream, (void)size;
 	void *record = NULL;
-	while (cupti.next_record(buffer, valid, &record) == CUPTI_SUCCESS) take_record(record);
+	while (cupti.next_record && cupti.next_record(buffer, valid, &record) == CUPTI_SUCCESS) take_record(record);
 	free(buffer);
 }
 
 static const char *const cupti_names[] = {"libcupti.so.13", "libcupti.so.12", "libcupti.so", NULL};
 
-int c3_cupti_start(char *err, size_t errlen) {
-	if (cupti.handle) return 0;
+// unload closes a half-loaded libcupti and clears every pointer into it, so
+// none stays usable and the next start loads each symbol afresh (SYM skips
+// a field that is already set).
+static void unload(void) {
+	if (cupti.handle) dlclose(cupti.handle);
+	cupti.handle = NULL;
+	cupti.enable = NULL;
+	cupti.disable = NULL;
+	cupti.register_callbacks = NULL;
+	cupti.flush_all = NULL;
+	cupti.next_record = NULL;
+	cupti.timestamp = NULL;
+}
+
+// load opens libcupti and loads its symbols; on failure SYM has closed it.
+static int load(char *err, size_t errlen) {
 	if (!(cupti.handle = c3_open_first(cupti_names, err, errlen))) return -1;
 	SYM(&cupti, enable, "cuptiActivityEnable");
 	SYM(&cupti, disable, "cuptiActivityDisable");
@@ -108,13 +122,28 @@ int c3_cupti_start(char *err, size_t errlen) {
 	SYM(&cupti, flush_all, "cuptiActivityFlushAll");
 	SYM(&cupti, next_record, "cuptiActivityGetNextRecord");
 	SYM(&cupti, timestamp, "cuptiGetTimestamp");
+	return 0;
+}
+
+int c3_cupti_start(char *err, size_t errlen) {
+	if (cupti.handle) return 0;
+	unload(); // no pointer of an earlier, failed start survives
+	if (load(err, errlen) != 0) {
+		unload();
+		return -1;
+	}
 	int rc = cupti.register_callbacks(on_requested, on_completed);
-	if (rc == CUPTI_SUCCESS) rc = cupti.enable(KIND_MEMCPY);
-	if (rc == CUPTI_SUCCESS) rc = cupti.enable(KIND_MEMCPY_P2P);
+	if (rc == CUPTI_SUCCESS) {
+		rc = cupti.enable(KIND_MEMCPY);
+		if (rc == CUPTI_SUCCESS) {
+			rc = cupti.enable(KIND_MEMCPY_P2P);
+			// Nothing may keep recording into a library about to close.
+			if (rc != CUPTI_SUCCESS) cupti.disable(KIND_MEMCPY);
+		}
+	}
 	if (rc != CUPTI_SUCCESS) {
 		snprintf(err, errlen, "CUPTI error %d enabling memory-copy records", rc);
-		dlclose(cupti.handle);
-		cupti.handle = NULL;
+		unload();
 		return -1;
 	}
 	return 0;
@@ -169,4 +198,9 @@ void c3_cupti_stop(void) {
 	cupti.disable(KIND_MEMCPY);
 	cupti.disable(KIND_MEMCPY_P2P);
 	cupti.flush_all(1);
+}
+
+int c3_cupti_pointers_set(void) {
+	return !!cupti.handle + !!cupti.enable + !!cupti.disable + !!cupti.register_callbacks + !!cupti.flush_all +
+	       !!cupti.next_record + !!cupti.timestamp;
 }
