@@ -76,15 +76,35 @@ func runChild(t *testing.T, dir, child string, env ...string) []string {
 	if err != nil && !os.IsNotExist(err) {
 		t.Fatal(err)
 	}
-	if len(b) == 0 {
+	// What the fakes log after the child test ended (a destructor run at
+	// exit, say) is not the shim's doing.
+	calls, _, ended := strings.Cut(string(b), childEnded+"\n")
+	if !ended {
+		t.Fatalf("child %s did not mark its end in the call log", child)
+	}
+	if calls == "" {
 		return nil
 	}
-	return strings.Split(strings.TrimSuffix(string(b), "\n"), "\n")
+	return strings.Split(strings.TrimSuffix(calls, "\n"), "\n")
 }
 
-// inChild skips a child test unless a parent started it.
+// childEnded marks the end of the child test in the call log.
+const childEnded = "--- child test ended"
+
+// inChild skips a child test unless a parent started it; in a child, the
+// end of the test is marked in the call log.
 func inChild(t *testing.T) {
 	if os.Getenv(fakeLibChild) == "" {
 		t.Skip("run by its parent test, against a fake library")
 	}
+	t.Cleanup(func() {
+		f, err := os.OpenFile(os.Getenv("FAKE_LOG"), os.O_APPEND|os.O_CREATE|os.O_WRONLY, 0o644)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer f.Close()
+		if _, err := f.WriteString(childEnded + "\n"); err != nil {
+			t.Fatal(err)
+		}
+	})
 }
