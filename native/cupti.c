@@ -4,6 +4,7 @@
 // its own thread).
 #include <dlfcn.h>
 #include <pthread.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -42,20 +43,43 @@ static void on_requested(uint8_t **buffer, size_t *size, size_t *max_records) {
 }
 
 // The prefix of every CUpti_ActivityMemcpy and CUpti_ActivityMemcpyPtoP
-// version: kind (4 bytes), copyKind, srcKind, dstKind, flags (1 byte each),
-// bytes, start, end (8 bytes each), deviceId, contextId, streamId (4 bytes
-// each). Peer-to-peer copies come only as MEMCPY2 records.
+// version (ABI-NOTES 5): kind (4 bytes), copyKind, srcKind, dstKind, flags
+// (1 byte each), bytes, start, end (8 bytes each), deviceId, contextId,
+// streamId, correlationId (4 bytes each). Only its offsets are used: a
+// record is read byte by byte. Peer-to-peer copies come only as MEMCPY2
+// records.
+typedef struct {
+	uint32_t kind;
+	uint8_t copyKind, srcKind, dstKind, flags;
+	uint64_t bytes, start, end;
+	uint32_t deviceId, contextId, streamId;
+	uint32_t correlationId; // srcDeviceId in a MEMCPY2 record
+} memcpy_prefix;
+_Static_assert(offsetof(memcpy_prefix, kind) == 0, "memcpy record: kind at 0 (ABI-NOTES 5)");
+_Static_assert(offsetof(memcpy_prefix, copyKind) == 4, "memcpy record: copyKind at 4 (ABI-NOTES 5)");
+_Static_assert(offsetof(memcpy_prefix, srcKind) == 5 && offsetof(memcpy_prefix, flags) == 7,
+               "memcpy record: srcKind, dstKind, flags at 5, 6, 7 (ABI-NOTES 5)");
+_Static_assert(offsetof(memcpy_prefix, bytes) == 8, "memcpy record: bytes at 8 (ABI-NOTES 5)");
+_Static_assert(offsetof(memcpy_prefix, start) == 16, "memcpy record: start at 16 (ABI-NOTES 5)");
+_Static_assert(offsetof(memcpy_prefix, end) == 24, "memcpy record: end at 24 (ABI-NOTES 5)");
+_Static_assert(offsetof(memcpy_prefix, deviceId) == 32, "memcpy record: deviceId at 32 (ABI-NOTES 5)");
+_Static_assert(offsetof(memcpy_prefix, contextId) == 36, "memcpy record: contextId at 36 (ABI-NOTES 5)");
+_Static_assert(offsetof(memcpy_prefix, streamId) == 40, "memcpy record: streamId at 40 (ABI-NOTES 5)");
+_Static_assert(offsetof(memcpy_prefix, correlationId) == 44, "memcpy record: correlationId at 44 (ABI-NOTES 5)");
+
+#define FIELD(r, f) ((r) + offsetof(memcpy_prefix, f))
+
 static void take_record(const uint8_t *r) {
 	uint32_t kind;
-	memcpy(&kind, r, 4);
+	memcpy(&kind, FIELD(r, kind), 4);
 	if (kind != KIND_MEMCPY && kind != KIND_MEMCPY_P2P) return;
 	c3_copy_record c;
-	c.copy_kind = r[4];
-	memcpy(&c.bytes, r + 8, 8);
-	memcpy(&c.start, r + 16, 8);
-	memcpy(&c.end, r + 24, 8);
-	memcpy(&c.device, r + 32, 4);
-	memcpy(&c.stream, r + 40, 4);
+	c.copy_kind = *FIELD(r, copyKind);
+	memcpy(&c.bytes, FIELD(r, bytes), 8);
+	memcpy(&c.start, FIELD(r, start), 8);
+	memcpy(&c.end, FIELD(r, end), 8);
+	memcpy(&c.device, FIELD(r, deviceId), 4);
+	memcpy(&c.stream, FIELD(r, streamId), 4);
 	pthread_mutex_lock(&cupti.mu);
 	if (cupti.count == QUEUE_RECORDS) {
 		cupti.dropped++;
@@ -69,14 +93,28 @@ static void take_record(const uint8_t *r) {
 static void on_completed(void *ctx, uint32_t stream, uint8_t *buffer, size_t size, size_t valid) {
 	(void)ctx, (void)stream, (void)size;
 	void *record = NULL;
-	while (cupti.next_record(buffer, valid, &record) == CUPTI_SUCCESS) take_record(record);
+	while (cupti.next_record && cupti.next_record(buffer, valid, &record) == CUPTI_SUCCESS) take_record(record);
 	free(buffer);
 }
 
 static const char *const cupti_names[] = {"libcupti.so.13", "libcupti.so.12", "libcupti.so", NULL};
 
-int c3_cupti_start(char *err, size_t errlen) {
-	if (cupti.handle) return 0;
+// unload closes a half-loaded libcupti and clears every pointer into it, so
+// none stays usable and the next start loads each symbol afresh (SYM skips
+// a field that is already set).
+static void unload(void) {
+	if (cupti.handle) dlclose(cupti.handle);
+	cupti.handle = NULL;
+	cupti.enable = NULL;
+	cupti.disable = NULL;
+	cupti.register_callbacks = NULL;
+	cupti.flush_all = NULL;
+	cupti.next_record = NULL;
+	cupti.timestamp = NULL;
+}
+
+// load opens libcupti and loads its symbols; on failure SYM has closed it.
+static int load(char *err, size_t errlen) {
 	if (!(cupti.handle = c3_open_first(cupti_names, err, errlen))) return -1;
 	SYM(&cupti, enable, "cuptiActivityEnable");
 	SYM(&cupti, disable, "cuptiActivityDisable");
@@ -84,13 +122,28 @@ int c3_cupti_start(char *err, size_t errlen) {
 	SYM(&cupti, flush_all, "cuptiActivityFlushAll");
 	SYM(&cupti, next_record, "cuptiActivityGetNextRecord");
 	SYM(&cupti, timestamp, "cuptiGetTimestamp");
+	return 0;
+}
+
+int c3_cupti_start(char *err, size_t errlen) {
+	if (cupti.handle) return 0;
+	unload(); // no pointer of an earlier, failed start survives
+	if (load(err, errlen) != 0) {
+		unload();
+		return -1;
+	}
 	int rc = cupti.register_callbacks(on_requested, on_completed);
-	if (rc == CUPTI_SUCCESS) rc = cupti.enable(KIND_MEMCPY);
-	if (rc == CUPTI_SUCCESS) rc = cupti.enable(KIND_MEMCPY_P2P);
+	if (rc == CUPTI_SUCCESS) {
+		rc = cupti.enable(KIND_MEMCPY);
+		if (rc == CUPTI_SUCCESS) {
+			rc = cupti.enable(KIND_MEMCPY_P2P);
+			// Nothing may keep recording into a library about to close.
+			if (rc != CUPTI_SUCCESS) cupti.disable(KIND_MEMCPY);
+		}
+	}
 	if (rc != CUPTI_SUCCESS) {
 		snprintf(err, errlen, "CUPTI error %d enabling memory-copy records", rc);
-		dlclose(cupti.handle);
-		cupti.handle = NULL;
+		unload();
 		return -1;
 	}
 	return 0;
@@ -145,4 +198,9 @@ void c3_cupti_stop(void) {
 	cupti.disable(KIND_MEMCPY);
 	cupti.disable(KIND_MEMCPY_P2P);
 	cupti.flush_all(1);
+}
+
+int c3_cupti_pointers_set(void) {
+	return !!cupti.handle + !!cupti.enable + !!cupti.disable + !!cupti.register_callbacks + !!cupti.flush_all +
+	       !!cupti.next_record + !!cupti.timestamp;
 }

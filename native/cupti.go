@@ -70,3 +70,7 @@ func (*CUPTI) Dropped() uint64 { return uint64(C.c3_cupti_dropped()) }
 
 // Stop disables the records (CUPTI stays loaded for the process).
 func (*CUPTI) Stop() { C.c3_cupti_stop() }
+
+// cuptiPointersSet counts the collector's function pointers into libcupti
+// that are set (0 unless a start succeeded).
+func cuptiPointersSet() int { return int(C.c3_cupti_pointers_set()) }

@@ -31,5 +31,8 @@ uint64_t c3_cupti_dropped(void);
 uint64_t c3_cupti_now(void);
 // c3_cupti_stop disables the records and flushes what is left.
 void c3_cupti_stop(void);
+// c3_cupti_pointers_set counts the function pointers into libcupti that
+// are set, the library's handle included (0 unless a start succeeded).
+int c3_cupti_pointers_set(void);
 
 #endif

@@ -71,10 +71,12 @@ func (n *NCCL) check(call string, r C.int) error {
 }
 
 // Version returns NCCL's version code (22803 for 2.28.3).
-func (n *NCCL) Version() int {
+func (n *NCCL) Version() (int, error) {
 	var v C.int
-	C.c3_ncclGetVersion(n.t, &v)
-	return int(v)
+	if err := n.check("ncclGetVersion", C.c3_ncclGetVersion(n.t, &v)); err != nil {
+		return 0, err
+	}
+	return int(v), nil
 }
 
 // VersionString formats a version code as "2.28.3".
@@ -105,8 +107,13 @@ type CommConfig struct {
 // process, call it between GroupStart and GroupEnd with each device's
 // context current.
 func (n *NCCL) InitRank(id UniqueID, nranks, rank int, cfg CommConfig) (Comm, error) {
+	// The config's layout depends on the version: without it, no communicator.
+	version, err := n.Version()
+	if err != nil {
+		return Comm{}, err
+	}
 	var c C.ncclComm_t
-	err := n.check("ncclCommInitRankConfig", C.c3_nccl_init_rank(n.t, &c, C.int(nranks), &id.id, C.int(rank), C.int(cfg.MinCTAs), C.int(cfg.MaxCTAs), C.int(cfg.CTAPolicy)))
+	err = n.check("ncclCommInitRankConfig", C.c3_nccl_init_rank(n.t, &c, C.int(nranks), &id.id, C.int(rank), C.int(version), C.int(cfg.MinCTAs), C.int(cfg.MaxCTAs), C.int(cfg.CTAPolicy)))
 	return Comm{c}, err
 }
 

@@ -1,5 +1,5 @@
-// See shim.h. Symbol names follow native/ABI-NOTES.md section 1.2: the
-// versioned exports that CUDA 13.0's cuda.h maps the API names to.
+// See shim.h: the shim's hand-written C (the libraries' openers are
+// generated into shim_gen.c from shim.api).
 #include <dlfcn.h>
 #include <stdio.h>
 #include <string.h>
@@ -16,68 +16,6 @@ void *c3_open_first(const char *const *names, char *err, size_t errlen) {
 	snprintf(err, errlen, "%s: %s", names[0], why ? why : "not found");
 	return NULL;
 }
-
-int c3_cuda_open(c3_cuda *t, char *err, size_t errlen) {
-	static const char *const names[] = {"libcuda.so.1", "libcuda.so", NULL};
-	memset(t, 0, sizeof *t);
-	t->handle = c3_open_first(names, err, errlen);
-	if (!t->handle) return -1;
-	SYM(t, cuInit, "cuInit");
-	SYM(t, cuDriverGetVersion, "cuDriverGetVersion");
-	SYM(t, cuDeviceGetCount, "cuDeviceGetCount");
-	SYM(t, cuDeviceGet, "cuDeviceGet");
-	SYM(t, cuDeviceGetName, "cuDeviceGetName");
-	SYM(t, cuDeviceGetAttribute, "cuDeviceGetAttribute");
-	SYM(t, cuDeviceTotalMem, "cuDeviceTotalMem_v2");
-	SYM(t, cuDeviceGetUuid, "cuDeviceGetUuid_v2", "cuDeviceGetUuid");
-	SYM(t, cuDevicePrimaryCtxRetain, "cuDevicePrimaryCtxRetain");
-	SYM(t, cuDevicePrimaryCtxRelease, "cuDevicePrimaryCtxRelease_v2");
-	SYM(t, cuCtxSetCurrent, "cuCtxSetCurrent");
-	SYM(t, cuCtxSynchronize, "cuCtxSynchronize"); // the (void) form, not 13.0's _v2(CUcontext)
-	SYM(t, cuCtxGetStreamPriorityRange, "cuCtxGetStreamPriorityRange");
-	SYM(t, cuStreamCreateWithPriority, "cuStreamCreateWithPriority");
-	SYM(t, cuStreamDestroy, "cuStreamDestroy_v2");
-	SYM(t, cuStreamSynchronize, "cuStreamSynchronize");
-	SYM(t, cuStreamWaitEvent, "cuStreamWaitEvent");
-	SYM(t, cuEventCreate, "cuEventCreate");
-	SYM(t, cuEventRecord, "cuEventRecord");
-	SYM(t, cuEventSynchronize, "cuEventSynchronize");
-	SYM(t, cuEventQuery, "cuEventQuery");
-	SYM(t, cuEventElapsedTime, "cuEventElapsedTime_v2", "cuEventElapsedTime");
-	SYM(t, cuEventDestroy, "cuEventDestroy_v2");
-	SYM(t, cuMemAlloc, "cuMemAlloc_v2");
-	SYM(t, cuMemFree, "cuMemFree_v2");
-	SYM(t, cuMemGetInfo, "cuMemGetInfo_v2");
-	SYM(t, cuMemHostAlloc, "cuMemHostAlloc");
-	SYM(t, cuMemHostGetDevicePointer, "cuMemHostGetDevicePointer_v2");
-	SYM(t, cuMemFreeHost, "cuMemFreeHost");
-	SYM(t, cuMemcpyHtoD, "cuMemcpyHtoD_v2");
-	SYM(t, cuMemcpyDtoH, "cuMemcpyDtoH_v2");
-	SYM(t, cuMemsetD32Async, "cuMemsetD32Async");
-	SYM(t, cuMemcpyPeerAsync, "cuMemcpyPeerAsync");
-	SYM(t, cuMemcpyAsync, "cuMemcpyAsync");
-	SYM(t, cuDeviceCanAccessPeer, "cuDeviceCanAccessPeer");
-	SYM(t, cuCtxEnablePeerAccess, "cuCtxEnablePeerAccess");
-	SYM(t, cuStreamWaitValue32, "cuStreamWaitValue32_v2");
-	SYM(t, cuStreamWriteValue32, "cuStreamWriteValue32_v2");
-	SYM(t, cuModuleLoadData, "cuModuleLoadData");
-	SYM(t, cuModuleGetFunction, "cuModuleGetFunction");
-	SYM(t, cuModuleUnload, "cuModuleUnload");
-	SYM(t, cuLaunchKernel, "cuLaunchKernel");
-	SYM(t, cuGetErrorName, "cuGetErrorName");
-	SYM(t, cuGetErrorString, "cuGetErrorString");
-	OPT(t, cuDeviceGetDevResource, "cuDeviceGetDevResource");
-	OPT(t, cuDevSmResourceSplitByCount, "cuDevSmResourceSplitByCount");
-	OPT(t, cuDevResourceGenerateDesc, "cuDevResourceGenerateDesc");
-	OPT(t, cuGreenCtxCreate, "cuGreenCtxCreate");
-	OPT(t, cuGreenCtxDestroy, "cuGreenCtxDestroy");
-	OPT(t, cuGreenCtxStreamCreate, "cuGreenCtxStreamCreate");
-	OPT(t, cuMemcpyBatchAsync_v2, "cuMemcpyBatchAsync_v2");
-	OPT(t, cuMemcpyBatchAsync_v1, "cuMemcpyBatchAsync");
-	return 0;
-}
-
-_Static_assert(sizeof(CUmemcpyAttributes) == 24, "CUmemcpyAttributes is 24 bytes (ABI-NOTES 1.5)");
 
 int c3_cuda_has_batch_copy(const c3_cuda *t) { return t->cuMemcpyBatchAsync_v2 || t->cuMemcpyBatchAsync_v1; }
 
@@ -101,27 +39,6 @@ CUresult c3_launch_u64(const c3_cuda *t, CUfunction f, unsigned gx, unsigned bx,
 	if (nargs > 16) return 1; // CUDA_ERROR_INVALID_VALUE
 	for (int i = 0; i < nargs; i++) params[i] = (void *)&args[i];
 	return t->cuLaunchKernel(f, gx, 1, 1, bx, 1, 1, shmem, s, params, NULL);
-}
-
-int c3_cublaslt_open(c3_cublaslt *t, char *err, size_t errlen) {
-	static const char *const names[] = {"libcublasLt.so.13", "libcublasLt.so.12", "libcublasLt.so", NULL};
-	memset(t, 0, sizeof *t);
-	t->handle = c3_open_first(names, err, errlen);
-	if (!t->handle) return -1;
-	SYM(t, cublasLtCreate, "cublasLtCreate");
-	SYM(t, cublasLtDestroy, "cublasLtDestroy");
-	SYM(t, cublasLtGetVersion, "cublasLtGetVersion");
-	SYM(t, cublasLtMatmulDescCreate, "cublasLtMatmulDescCreate");
-	SYM(t, cublasLtMatmulDescDestroy, "cublasLtMatmulDescDestroy");
-	SYM(t, cublasLtMatmulDescSetAttribute, "cublasLtMatmulDescSetAttribute");
-	SYM(t, cublasLtMatrixLayoutCreate, "cublasLtMatrixLayoutCreate");
-	SYM(t, cublasLtMatrixLayoutDestroy, "cublasLtMatrixLayoutDestroy");
-	SYM(t, cublasLtMatmulPreferenceCreate, "cublasLtMatmulPreferenceCreate");
-	SYM(t, cublasLtMatmulPreferenceSetAttribute, "cublasLtMatmulPreferenceSetAttribute");
-	SYM(t, cublasLtMatmulPreferenceDestroy, "cublasLtMatmulPreferenceDestroy");
-	SYM(t, cublasLtMatmulAlgoGetHeuristic, "cublasLtMatmulAlgoGetHeuristic");
-	SYM(t, cublasLtMatmul, "cublasLtMatmul");
-	return 0;
 }
 
 // cuBLASLt attribute numbers (ABI-NOTES 2.2).
@@ -194,39 +111,10 @@ int c3_gemm_run(const c3_cublaslt *t, cublasLtHandle_t h, const c3_gemm_plan *p,
 	                         (const void *)d, p->c, (void *)d, p->c, &p->algo, (void *)ws, p->workspace, s);
 }
 
-int c3_nccl_open(c3_nccl *t, char *err, size_t errlen) {
-	static const char *const names[] = {"libnccl.so.2", "libnccl.so", NULL};
-	memset(t, 0, sizeof *t);
-	t->handle = c3_open_first(names, err, errlen);
-	if (!t->handle) return -1;
-	SYM(t, ncclGetVersion, "ncclGetVersion");
-	SYM(t, ncclGetErrorString, "ncclGetErrorString");
-	SYM(t, ncclGetUniqueId, "ncclGetUniqueId");
-	SYM(t, ncclCommInitRankConfig, "ncclCommInitRankConfig");
-	SYM(t, ncclCommDestroy, "ncclCommDestroy");
-	SYM(t, ncclCommAbort, "ncclCommAbort");
-	SYM(t, ncclCommGetAsyncError, "ncclCommGetAsyncError");
-	SYM(t, ncclAllGather, "ncclAllGather");
-	SYM(t, ncclReduceScatter, "ncclReduceScatter");
-	SYM(t, ncclAllReduce, "ncclAllReduce");
-	SYM(t, ncclSend, "ncclSend");
-	SYM(t, ncclRecv, "ncclRecv");
-	SYM(t, ncclGroupStart, "ncclGroupStart");
-	SYM(t, ncclGroupEnd, "ncclGroupEnd");
-	OPT(t, ncclAlltoAll, "ncclAlltoAll");
-	OPT(t, ncclMemAlloc, "ncclMemAlloc");
-	OPT(t, ncclMemFree, "ncclMemFree");
-	OPT(t, ncclCommWindowRegister, "ncclCommWindowRegister");
-	OPT(t, ncclCommWindowDeregister, "ncclCommWindowDeregister");
-	return 0;
-}
-
 #define NCCL_UNDEF_INT ((int)0x80000000)
 
 int c3_nccl_init_rank(const c3_nccl *t, ncclComm_t *comm, int nranks, const ncclUniqueId *id, int rank,
-                      int minCTAs, int maxCTAs, int ctaPolicy) {
-	int version = 0;
-	t->ncclGetVersion(&version);
+                      int version, int minCTAs, int maxCTAs, int ctaPolicy) {
 	ncclConfig_t cfg;
 	memset(&cfg, 0, sizeof cfg);
 	// NCCL reads size, magic and version first. 2.28 has the 80-byte layout;
@@ -243,19 +131,3 @@ int c3_nccl_init_rank(const c3_nccl *t, ncclComm_t *comm, int nranks, const nccl
 	return t->ncclCommInitRankConfig(comm, nranks, *id, rank, &cfg);
 }
 
-int c3_nvrtc_open(c3_nvrtc *t, char *err, size_t errlen) {
-	static const char *const names[] = {"libnvrtc.so.13", "libnvrtc.so.12", "libnvrtc.so", NULL};
-	memset(t, 0, sizeof *t);
-	t->handle = c3_open_first(names, err, errlen);
-	if (!t->handle) return -1;
-	SYM(t, nvrtcVersion, "nvrtcVersion");
-	SYM(t, nvrtcGetErrorString, "nvrtcGetErrorString");
-	SYM(t, nvrtcCreateProgram, "nvrtcCreateProgram");
-	SYM(t, nvrtcCompileProgram, "nvrtcCompileProgram");
-	SYM(t, nvrtcGetProgramLogSize, "nvrtcGetProgramLogSize");
-	SYM(t, nvrtcGetProgramLog, "nvrtcGetProgramLog");
-	SYM(t, nvrtcGetCUBINSize, "nvrtcGetCUBINSize");
-	SYM(t, nvrtcGetCUBIN, "nvrtcGetCUBIN");
-	SYM(t, nvrtcDestroyProgram, "nvrtcDestroyProgram");
-	return 0;
-}

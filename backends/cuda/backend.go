@@ -110,11 +110,16 @@ func Open(opts Options) (*Backend, error) {
 	// c3lab never uses NVLink multicast (NVLS): it needs settings c3lab must
 	// not touch and it would change what the collectives measure.
 	os.Setenv("NCCL_NVLS_ENABLE", "0")
+	return open(opts, openLibs)
+}
+
+// open is Open with the libraries from load (fakes, in tests).
+func open(opts Options, load func() (*libs, error)) (*Backend, error) {
 	b := newBackend(opts)
 	var err error
 	b.do(func() {
 		var l *libs
-		if l, err = openLibs(); err != nil {
+		if l, err = load(); err != nil {
 			return
 		}
 		var g *nativeGPU
@@ -122,7 +127,13 @@ func Open(opts Options) (*Backend, error) {
 			return
 		}
 		b.attach(g)
-		b.ncclCE = l.nccl.HasWindows() && l.nccl.Version() >= 22800
+		version, verr := l.nccl.Version()
+		if verr != nil {
+			err = fmt.Errorf("NCCL does not report its version, so its communicators cannot be configured: %w", verr)
+			g.Close()
+			return
+		}
+		b.ncclCE = l.nccl.HasWindows() && version >= 22800
 		if opts.CUPTI {
 			c, cerr := native.StartCUPTI()
 			if cerr != nil {

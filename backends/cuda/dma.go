@@ -216,29 +216,40 @@ func checkPeers(devs []devInfo) error {
 }
 
 // reductionSetup allocates (once per prepared scenario) each rank's staging
-// buffer for the peers' blocks and its reduction-done event.
+// buffer for the peers' blocks, its sync words and its reduction-done
+// event. A failure frees the buffers this call allocated, so the next call
+// starts over rather than appending to half a set.
 func (b *Backend) reductionSetup(p *prepared) error {
 	if len(p.staging) == p.gpus {
 		return nil
+	}
+	var staging, sync []bufID
+	var done []eventID
+	fail := func(err error) error {
+		for _, id := range append(staging, sync...) {
+			b.g.Free(id)
+		}
+		return err
 	}
 	block := 2 * reduceBlock(p.coll, p.gpus)
 	for dev := range p.gpus {
 		s, err := b.g.Alloc(dev, int64(p.gpus-1)*block)
 		if err != nil {
-			return fmt.Errorf("allocating the staging buffer on GPU %d: %w", dev, err)
+			return fail(fmt.Errorf("allocating the staging buffer on GPU %d: %w", dev, err))
 		}
-		p.staging = append(p.staging, s)
+		staging = append(staging, s)
 		w, err := b.g.Alloc(dev, pipeSyncBytes)
 		if err != nil {
-			return fmt.Errorf("allocating the reduction's sync words on GPU %d: %w", dev, err)
+			return fail(fmt.Errorf("allocating the reduction's sync words on GPU %d: %w", dev, err))
 		}
-		p.pipeSync = append(p.pipeSync, w)
+		sync = append(sync, w)
 		ev, err := b.g.Event(dev)
 		if err != nil {
-			return err
+			return fail(err)
 		}
-		p.reduceDone = append(p.reduceDone, ev)
+		done = append(done, ev)
 	}
+	p.staging, p.pipeSync, p.reduceDone = staging, sync, done
 	return nil
 }
 

@@ -118,7 +118,11 @@ func probe() Report {
 		if err != nil {
 			return "", err
 		}
-		return native.VersionString(n.Version()), nil
+		v, err := n.Version()
+		if err != nil {
+			return "", err
+		}
+		return native.VersionString(v), nil
 	})
 	lib("libnvrtc.so", "c3lab's own kernels", func() (string, error) {
 		n, err := native.OpenNVRTC()

@@ -36,9 +36,9 @@ type prepared struct {
 	pipeSeq  uint32
 	// ceSend, ceRecv are symmetric-memory copies of the collective's
 	// buffers for NCCL's copy-engine path; ceWindows says for which
-	// communicator configs they are registered.
+	// communicator configs each ([0] send, [1] receive) is registered.
 	ceSend, ceRecv []bufID
-	ceWindows      map[commSpec]bool
+	ceWindows      map[commSpec][2]bool
 	// hostOp is set when the comm op is a host copy; host[dev] are its
 	// buffers (hostcopy.go), and send and recv stay empty.
 	hostOp scenarios.CommOp
@@ -75,8 +75,9 @@ func commCount(c scenarios.CommOp, gpus int) (int64, error) {
 }
 
 // prepare allocates (once per scenario shape) and fills the buffers,
-// checking first that they fit in every GPU's free memory.
-func (b *Backend) prepare(sc scenarios.Scenario) (*prepared, error) {
+// checking first that they fit in every GPU's free memory. A shape that
+// fails part way is released at once, not kept half made for the next run.
+func (b *Backend) prepare(sc scenarios.Scenario) (_ *prepared, err error) {
 	key := preparedKey(sc)
 	if b.prepared != nil && b.prepared.key == key {
 		return b.prepared, nil
@@ -89,7 +90,6 @@ func (b *Backend) prepare(sc scenarios.Scenario) (*prepared, error) {
 	}
 	hostCopy := sc.Comm.Collective.IsHostCopy()
 	var count int64
-	var err error
 	if hostCopy {
 		err = hostCopyCheck(sc.Comm)
 		count = int64(sc.Comm.Bytes) / 2
@@ -135,15 +135,23 @@ func (b *Backend) prepare(sc scenarios.Scenario) (*prepared, error) {
 		}
 	}
 	b.prepared = p // release frees whatever was allocated, even on failure
+	defer func() {
+		if err != nil {
+			b.release() // the error that stopped it is the one to report
+		}
+	}()
 	alloc := func(dev int, bytes int64, data []byte) (bufID, error) {
 		id, err := b.g.Alloc(dev, bytes)
 		if err != nil {
 			return 0, fmt.Errorf("allocating %d bytes on GPU %d: %w", bytes, dev, err)
 		}
 		if data != nil {
-			err = b.g.Upload(id, data)
+			if err := b.g.Upload(id, data); err != nil {
+				b.g.Free(id) // not in p yet: release would not see it
+				return 0, err
+			}
 		}
-		return id, err
+		return id, nil
 	}
 	for dev := range sc.GPUs {
 		var ids [5]bufID
@@ -305,36 +313,51 @@ func (b *Backend) strategyPlan(p *prepared, st scenarios.Strategy) (plan, error)
 
 // symmetricSetup allocates (once per scenario) the symmetric-memory copies
 // of the collective's buffers, fills the send side, and registers both as
-// windows of the communicators of spec (once per spec).
+// windows of the communicators of spec (once per spec and buffer list). A
+// failure leaves nothing half made: the buffers of a failed allocation are
+// freed, and a list whose windows were registered is not registered again.
 func (b *Backend) symmetricSetup(p *prepared, spec commSpec) error {
 	if len(p.ceSend) == 0 {
+		var send, recv []bufID
+		free := func() {
+			for _, id := range append(send, recv...) {
+				b.g.Free(id)
+			}
+		}
 		sendN, recvN := sendElems(p.coll, p.gpus), recvElems(p.coll, p.gpus)
 		for dev := range p.gpus {
 			s, err := b.g.AllocSymmetric(dev, 2*sendN)
 			if err != nil {
+				free()
 				return fmt.Errorf("symmetric memory on GPU %d: %w", dev, err)
 			}
-			p.ceSend = append(p.ceSend, s)
+			send = append(send, s)
 			if err := b.g.Upload(s, sendBytes(dev, sendN)); err != nil {
+				free()
 				return err
 			}
 			r, err := b.g.AllocSymmetric(dev, 2*recvN)
 			if err != nil {
+				free()
 				return fmt.Errorf("symmetric memory on GPU %d: %w", dev, err)
 			}
-			p.ceRecv = append(p.ceRecv, r)
+			recv = append(recv, r)
 		}
+		p.ceSend, p.ceRecv = send, recv
 	}
 	if p.ceWindows == nil {
-		p.ceWindows = map[commSpec]bool{}
+		p.ceWindows = map[commSpec][2]bool{}
 	}
-	if !p.ceWindows[spec] {
-		for _, bufs := range [][]bufID{p.ceSend, p.ceRecv} {
-			if err := b.g.RegisterWindows(spec, bufs); err != nil {
-				return err
-			}
+	done := p.ceWindows[spec]
+	for i, bufs := range [][]bufID{p.ceSend, p.ceRecv} {
+		if done[i] {
+			continue
 		}
-		p.ceWindows[spec] = true
+		if err := b.g.RegisterWindows(spec, bufs); err != nil {
+			return err
+		}
+		done[i] = true
+		p.ceWindows[spec] = done
 	}
 	return nil
 }

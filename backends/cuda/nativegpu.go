@@ -10,34 +10,6 @@ import (
 	"github.com/c3lab/c3lab/scenarios"
 )
 
-// libs are the loaded NVIDIA libraries.
-type libs struct {
-	drv   *native.Driver
-	blas  *native.CUBLASLt
-	nccl  *native.NCCL
-	nvrtc *native.NVRTC
-}
-
-// openLibs loads every library the backend needs; the first that is missing
-// is returned as a *native.MissingLibraryError.
-func openLibs() (*libs, error) {
-	var l libs
-	var err error
-	if l.drv, err = native.OpenDriver(); err != nil {
-		return nil, err
-	}
-	if l.blas, err = native.OpenCUBLASLt(); err != nil {
-		return nil, err
-	}
-	if l.nccl, err = native.OpenNCCL(); err != nil {
-		return nil, err
-	}
-	if l.nvrtc, err = native.OpenNVRTC(); err != nil {
-		return nil, err
-	}
-	return &l, nil
-}
-
 // device is one GPU's native state.
 type device struct {
 	info   devInfo
@@ -133,6 +105,7 @@ func newNativeGPU(l *libs) (*nativeGPU, error) {
 				continue // collectives fall back to NCCL's own paths
 			}
 			if err := g.current(i); err != nil {
+				g.Close()
 				return nil, err
 			}
 			if err := l.drv.EnablePeerAccess(b.ctx); err != nil {
@@ -145,7 +118,9 @@ func newNativeGPU(l *libs) (*nativeGPU, error) {
 	return g, nil
 }
 
-func (g *nativeGPU) openDevice(i int) (*device, error) {
+// openDevice opens GPU i; on failure it releases whatever it had acquired
+// (the context, the cuBLASLt handle, the module).
+func (g *nativeGPU) openDevice(i int) (_ *device, err error) {
 	drv := g.l.drv
 	h, err := drv.Device(i)
 	if err != nil {
@@ -166,6 +141,11 @@ func (g *nativeGPU) openDevice(i int) (*device, error) {
 	if d.ctx, err = drv.PrimaryContext(h); err != nil {
 		return nil, err
 	}
+	defer func() {
+		if err != nil {
+			g.releaseDevice(d) // the first error is the one to report
+		}
+	}()
 	if err := drv.SetCurrent(d.ctx); err != nil {
 		return nil, err
 	}
@@ -240,10 +220,9 @@ func (g *nativeGPU) Free(b bufID) error {
 		return fmt.Errorf("free of unknown buffer %d", b)
 	}
 	delete(g.bufs, b)
-	if err := g.current(nb.dev); err != nil {
-		return err
-	}
-	var errs []error
+	// Freed even when its context cannot be made current: the driver
+	// answers for the free itself, and the buffer is not lost.
+	errs := []error{g.current(nb.dev)}
 	for spec, w := range nb.windows {
 		if comms, ok := g.comms[spec]; ok && nb.dev < len(comms) {
 			errs = append(errs, g.l.nccl.DeregisterWindow(comms[nb.dev], w))
@@ -380,8 +359,11 @@ func (g *nativeGPU) green(dev int, p partition) (native.GreenContext, error) {
 			return native.GreenContext{}, err
 		}
 		if got != p.GroupSMs {
-			g.l.drv.DestroyGreenContext(group)
-			g.l.drv.DestroyGreenContext(rest)
+			for _, gc := range []native.GreenContext{group, rest} {
+				if gc != (native.GreenContext{}) {
+					g.l.drv.DestroyGreenContext(gc)
+				}
+			}
 			return native.GreenContext{}, fmt.Errorf("asked the driver for a %d-SM partition and got %d SMs", p.GroupSMs, got)
 		}
 		pair = [2]native.GreenContext{group, rest}
@@ -725,6 +707,14 @@ func (g *nativeGPU) communicators(spec commSpec) ([]native.Comm, error) {
 		initErr = err
 	}
 	if initErr != nil {
+		// The ranks made before the failure would be lost: abort them (a
+		// communicator whose group failed is aborted, not destroyed).
+		for r, c := range comms {
+			if c != (native.Comm{}) {
+				g.current(r)
+				nccl.Abort(c)
+			}
+		}
 		return nil, fmt.Errorf("creating NCCL communicators: %w", initErr)
 	}
 	g.comms[spec] = comms
@@ -778,9 +768,9 @@ func (g *nativeGPU) Abort() error {
 	}
 	for spec, comms := range g.comms {
 		for r, c := range comms {
-			if err := g.current(r); err == nil {
-				errs = append(errs, g.l.nccl.Abort(c))
-			}
+			// Aborted even when its context cannot be made current.
+			errs = append(errs, g.current(r))
+			errs = append(errs, g.l.nccl.Abort(c))
 		}
 		delete(g.comms, spec)
 	}
@@ -795,14 +785,18 @@ func (g *nativeGPU) Synchronize(dev int) error {
 }
 
 // Close frees everything: buffers, events, streams, communicators, plans,
-// green contexts, modules, handles, and releases the primary contexts.
+// green contexts, modules, handles, and releases the primary contexts. A
+// resource whose context cannot be made current is still released (the
+// driver answers for it): nothing is skipped, every failure is reported.
 func (g *nativeGPU) Close() error {
 	drv := g.l.drv
 	var errs []error
 	for i := range g.devs {
-		if g.current(i) == nil {
-			errs = append(errs, drv.Synchronize())
+		if err := g.current(i); err != nil {
+			errs = append(errs, err)
+			continue
 		}
+		errs = append(errs, drv.Synchronize())
 	}
 	errs = append(errs, drv.FreeHostWord(g.gate))
 	g.gate = native.HostWord{}
@@ -812,50 +806,62 @@ func (g *nativeGPU) Close() error {
 	}
 	for spec, comms := range g.comms {
 		for r, c := range comms {
-			if g.current(r) == nil {
-				errs = append(errs, g.l.nccl.Destroy(c))
-			}
+			errs = append(errs, g.current(r))
+			errs = append(errs, g.l.nccl.Destroy(c))
 		}
 		delete(g.comms, spec)
 	}
 	for id, e := range g.events {
-		if g.current(e.dev) == nil {
-			errs = append(errs, drv.DestroyEvent(e.e))
-		}
+		errs = append(errs, g.current(e.dev))
+		errs = append(errs, drv.DestroyEvent(e.e))
 		delete(g.events, id)
 	}
 	for id, s := range g.streams {
-		if g.current(s.dev) == nil {
-			errs = append(errs, drv.DestroyStream(s.s))
-		}
+		errs = append(errs, g.current(s.dev))
+		errs = append(errs, drv.DestroyStream(s.s))
 		delete(g.streams, id)
 	}
-	for i, d := range g.devs {
-		if g.current(i) != nil {
-			continue
-		}
-		for spec, p := range d.plans {
-			g.l.blas.DestroyPlan(p)
-			if ws, ok := d.ws[spec]; ok {
-				errs = append(errs, drv.Free(ws))
-			}
-		}
-		for _, pair := range d.green {
-			for _, gc := range pair {
-				if gc != (native.GreenContext{}) {
-					errs = append(errs, drv.DestroyGreenContext(gc))
-				}
-			}
-		}
-		if d.module != (native.Module{}) {
-			errs = append(errs, drv.UnloadModule(d.module))
-		}
-		if d.reduceModule != (native.Module{}) {
-			errs = append(errs, drv.UnloadModule(d.reduceModule))
-		}
-		g.l.blas.DestroyHandle(d.blas)
-		errs = append(errs, drv.ReleasePrimaryContext(d.handle))
+	for _, d := range g.devs {
+		errs = append(errs, g.releaseDevice(d)...)
 	}
 	g.devs = nil
 	return errors.Join(errs...)
+}
+
+// releaseDevice releases what one GPU holds itself: GEMM plans and their
+// workspaces, green contexts, modules, the cuBLASLt handle and, last, the
+// primary context. It makes the context current first, and releases
+// everything even when that fails.
+func (g *nativeGPU) releaseDevice(d *device) []error {
+	drv := g.l.drv
+	if d.ctx == (native.Context{}) {
+		return nil // nothing was acquired on it
+	}
+	errs := []error{drv.SetCurrent(d.ctx)}
+	for spec, p := range d.plans {
+		g.l.blas.DestroyPlan(p)
+		if ws, ok := d.ws[spec]; ok {
+			errs = append(errs, drv.Free(ws))
+		}
+	}
+	for _, pair := range d.green {
+		for _, gc := range pair {
+			if gc != (native.GreenContext{}) {
+				errs = append(errs, drv.DestroyGreenContext(gc))
+			}
+		}
+	}
+	if d.module != (native.Module{}) {
+		errs = append(errs, drv.UnloadModule(d.module))
+	}
+	if d.reduceModule != (native.Module{}) {
+		errs = append(errs, drv.UnloadModule(d.reduceModule))
+	}
+	if d.blas != (native.BLASHandle{}) {
+		g.l.blas.DestroyHandle(d.blas)
+	}
+	errs = append(errs, drv.ReleasePrimaryContext(d.handle))
+	d.plans, d.ws, d.green = map[gemmSpec]*native.GEMMPlan{}, map[gemmSpec]native.DevPtr{}, map[int][2]native.GreenContext{}
+	d.module, d.reduceModule, d.blas, d.ctx = native.Module{}, native.Module{}, native.BLASHandle{}, native.Context{}
+	return errs
 }

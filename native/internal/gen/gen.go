@@ -1,0 +1,296 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"fmt"
+	"io"
+	"regexp"
+	"strings"
+)
+
+// library is one NVIDIA library of the table: its C table is c3_<Name>.
+type library struct {
+	Name    string
+	Sonames []string
+	Calls   []call
+}
+
+// call is one function the shim loads from a library.
+type call struct {
+	Name   string
+	Return string
+	Params []string // parameter types; empty for (void)
+	// Symbols are the exported names to try, in order.
+	Symbols  []string
+	Optional bool
+	NoWrap   bool
+	// Comment goes after the table field; Before, a line of its own
+	// above it.
+	Comment string
+	Before  []string
+}
+
+var (
+	ident    = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
+	declLine = regexp.MustCompile(`^(.*[^A-Za-z0-9_])([A-Za-z_][A-Za-z0-9_]*)\s*\((.*)\)$`)
+	soname   = regexp.MustCompile(`^[A-Za-z0-9_.+-]+$`)
+	// typeText is what a C type may spell here: words, pointers, spaces.
+	typeText = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_ *]*$`)
+)
+
+// parse reads a table (the format is described at the top of shim.api).
+// Every error names its line.
+func parse(r io.Reader) ([]library, error) {
+	var libs []library
+	var pending []string
+	seen := map[string]bool{}
+	sc := bufio.NewScanner(r)
+	for n := 1; sc.Scan(); n++ {
+		line := strings.TrimSpace(sc.Text())
+		fail := func(format string, a ...any) error {
+			return fmt.Errorf("line %d: %s: %q", n, fmt.Sprintf(format, a...), line)
+		}
+		switch {
+		case line == "" || strings.HasPrefix(line, "#"):
+			continue
+		case strings.HasPrefix(line, "//"):
+			pending = append(pending, line)
+			continue
+		}
+		words := strings.Fields(line)
+		if words[0] == "library" {
+			if len(words) < 3 {
+				return nil, fail("want: library NAME SONAME...")
+			}
+			if !ident.MatchString(words[1]) {
+				return nil, fail("library name %q is not a C identifier", words[1])
+			}
+			for _, s := range words[2:] {
+				if !soname.MatchString(s) {
+					return nil, fail("%q is not a library file name", s)
+				}
+			}
+			for _, l := range libs {
+				if l.Name == words[1] {
+					return nil, fail("library %s appears twice", words[1])
+				}
+			}
+			if len(pending) > 0 {
+				return nil, fail("a // comment line must come before a call")
+			}
+			libs = append(libs, library{Name: words[1], Sonames: words[2:]})
+			continue
+		}
+		if len(libs) == 0 {
+			return nil, fail("a call before the first library line")
+		}
+		c, err := parseCall(line)
+		if err != nil {
+			return nil, fail("%v", err)
+		}
+		if seen[c.Name] {
+			return nil, fail("%s is declared twice", c.Name)
+		}
+		seen[c.Name] = true
+		c.Before, pending = pending, nil
+		lib := &libs[len(libs)-1]
+		lib.Calls = append(lib.Calls, c)
+	}
+	if err := sc.Err(); err != nil {
+		return nil, fmt.Errorf("reading the table: %w", err)
+	}
+	if len(pending) > 0 {
+		return nil, fmt.Errorf("the table ends with a // comment line that no call follows")
+	}
+	if len(libs) == 0 {
+		return nil, fmt.Errorf("the table declares no library")
+	}
+	for _, l := range libs {
+		if len(l.Calls) == 0 {
+			return nil, fmt.Errorf("library %s declares no call", l.Name)
+		}
+	}
+	return libs, nil
+}
+
+// parseCall reads one call line.
+func parseCall(line string) (call, error) {
+	var c call
+	if i := strings.Index(line, "//"); i >= 0 {
+		c.Comment = strings.TrimSpace(line[i:])
+		line = strings.TrimSpace(line[:i])
+	}
+	decl, syms, hasSyms := strings.Cut(line, "=")
+	decl = strings.TrimSpace(decl)
+	for {
+		word, rest, _ := strings.Cut(decl, " ")
+		if word == "optional" {
+			c.Optional = true
+		} else if word == "nowrap" {
+			c.NoWrap = true
+		} else {
+			break
+		}
+		decl = strings.TrimSpace(rest)
+	}
+	m := declLine.FindStringSubmatch(decl)
+	if m == nil {
+		return c, fmt.Errorf("want: [optional] [nowrap] RETURN CALL(PARAMETER TYPES) [= SYMBOL...]")
+	}
+	c.Return, c.Name = strings.TrimSpace(m[1]), m[2]
+	if !typeText.MatchString(c.Return) {
+		return c, fmt.Errorf("return type %q is not a C type", c.Return)
+	}
+	params := strings.TrimSpace(m[3])
+	switch params {
+	case "":
+		return c, fmt.Errorf("%s has an empty parameter list; write (void)", c.Name)
+	case "void":
+	default:
+		for _, p := range strings.Split(params, ",") {
+			p = strings.TrimSpace(p)
+			if !typeText.MatchString(p) || p == "void" {
+				return c, fmt.Errorf("parameter type %q of %s is not a C type", p, c.Name)
+			}
+			c.Params = append(c.Params, p)
+		}
+	}
+	if hasSyms {
+		c.Symbols = strings.Fields(syms)
+		if len(c.Symbols) == 0 {
+			return c, fmt.Errorf("nothing after = (want the symbol names to load)")
+		}
+	} else {
+		c.Symbols = []string{c.Name}
+	}
+	for _, s := range c.Symbols {
+		if !ident.MatchString(s) {
+			return c, fmt.Errorf("symbol %q is not a C identifier", s)
+		}
+	}
+	if c.Optional && len(c.Symbols) > 1 {
+		return c, fmt.Errorf("optional %s has %d symbol names; an optional call loads one", c.Name, len(c.Symbols))
+	}
+	return c, nil
+}
+
+// generated marks the generated files (go help generate).
+const generated = "// Code generated by native/internal/gen from shim.api; DO NOT EDIT.\n"
+
+// render writes the header (the tables and wrappers) and the C source (the
+// openers) for a parsed table.
+func render(libs []library) (header, source []byte) {
+	var h bytes.Buffer
+	h.WriteString(generated)
+	h.WriteString(`
+// The function tables of the NVIDIA libraries c3lab loads (c3_<library>,
+// one pointer per call, filled by c3_<library>_open in shim_gen.c) and the
+// c3_<call> wrappers cgo calls them through. shim.h declares the types
+// first and then includes this file.
+#ifndef C3_SHIM_GEN_H
+#define C3_SHIM_GEN_H
+`)
+	for _, l := range libs {
+		fmt.Fprintf(&h, "\ntypedef struct {\n\tvoid *handle;\n")
+		for _, c := range l.Calls {
+			for _, b := range c.Before {
+				fmt.Fprintf(&h, "\t%s\n", b)
+			}
+			fmt.Fprintf(&h, "\t%s;", pointerDecl(c))
+			if c.Comment != "" {
+				fmt.Fprintf(&h, " %s", c.Comment)
+			}
+			h.WriteString("\n")
+		}
+		fmt.Fprintf(&h, "} c3_%s;\n\n", l.Name)
+		from := l.Sonames[0]
+		if len(l.Sonames) > 1 {
+			from += " (or " + strings.Join(l.Sonames[1:], ", ") + ")"
+		}
+		fmt.Fprintf(&h, "// c3_%s_open fills t from %s.\n", l.Name, from)
+		fmt.Fprintf(&h, "// It returns 0, or writes what failed into err and returns -1.\n")
+		fmt.Fprintf(&h, "int c3_%s_open(c3_%s *t, char *err, size_t errlen);\n", l.Name, l.Name)
+	}
+	h.WriteString("\n// ---- call wrappers: cgo cannot call C function pointers directly ----\n")
+	for _, l := range libs {
+		for _, c := range l.Calls {
+			if c.NoWrap {
+				continue
+			}
+			params := []string{fmt.Sprintf("const c3_%s *t", l.Name)}
+			var args []string
+			for i, p := range c.Params {
+				params = append(params, fmt.Sprintf("%s a%d", p, i))
+				args = append(args, fmt.Sprintf("a%d", i))
+			}
+			fmt.Fprintf(&h, "static inline %s c3_%s(%s) { return t->%s(%s); }\n",
+				c.Return, c.Name, strings.Join(params, ", "), c.Name, strings.Join(args, ", "))
+		}
+	}
+	h.WriteString("\n#endif\n")
+
+	var s bytes.Buffer
+	s.WriteString(generated)
+	s.WriteString(`
+// The openers of the tables in shim_gen.h: dlopen the library, then SYM
+// (required) and OPT (optional) from dl.h load each call; the first of a
+// call's symbol names that exists wins.
+#include <string.h>
+
+#include "dl.h"
+#include "shim.h"
+`)
+	for _, l := range libs {
+		fmt.Fprintf(&s, "\nint c3_%s_open(c3_%s *t, char *err, size_t errlen) {\n", l.Name, l.Name)
+		var names []string
+		for _, so := range l.Sonames {
+			names = append(names, fmt.Sprintf("%q", so))
+		}
+		fmt.Fprintf(&s, "\tstatic const char *const names[] = {%s, NULL};\n", strings.Join(names, ", "))
+		s.WriteString("\tmemset(t, 0, sizeof *t);\n\tt->handle = c3_open_first(names, err, errlen);\n\tif (!t->handle) return -1;\n")
+		// Required calls first (a missing one fails the open), then the
+		// optional ones.
+		for _, optional := range []bool{false, true} {
+			for _, c := range l.Calls {
+				if c.Optional != optional {
+					continue
+				}
+				var syms []string
+				for _, sym := range c.Symbols {
+					syms = append(syms, fmt.Sprintf("%q", sym))
+				}
+				macro := "SYM"
+				if c.Optional {
+					macro = "OPT"
+				}
+				fmt.Fprintf(&s, "\t%s(t, %s, %s);\n", macro, c.Name, strings.Join(syms, ", "))
+			}
+		}
+		s.WriteString("\treturn 0;\n}\n")
+	}
+	return h.Bytes(), s.Bytes()
+}
+
+// pointerDecl declares the table field of a call: RETURN (*CALL)(TYPES).
+func pointerDecl(c call) string {
+	params := "void"
+	if len(c.Params) > 0 {
+		params = strings.Join(c.Params, ", ")
+	}
+	sep := " "
+	if strings.HasSuffix(c.Return, "*") {
+		sep = ""
+	}
+	return fmt.Sprintf("%s%s(*%s)(%s)", c.Return, sep, c.Name, params)
+}
+
+// generate parses a table and renders both files.
+func generate(table io.Reader) (header, source []byte, err error) {
+	libs, err := parse(table)
+	if err != nil {
+		return nil, nil, err
+	}
+	header, source = render(libs)
+	return header, source, nil
+}
