@@ -523,6 +523,19 @@ func (d *decoder) decodeStruct(n ast.Node, dst reflect.Value, path string) {
 	for _, f := range fields {
 		byName[f.name] = f
 	}
+	d.eachKey(m, path, func(keyTok *token.Token, key string, value ast.Node) {
+		f, known := byName[key]
+		if !known {
+			d.addAt(keyTok, joinPath(path, key), unknownFieldMsg(key, path, fieldNames(dst.Type())))
+			return
+		}
+		d.decodeField(keyTok, value, dst.Field(f.index), joinPath(path, key))
+	})
+}
+
+// eachKey calls f for every key of the mapping m but merge keys, which it
+// refuses at the key (scenario files spell their fields out).
+func (d *decoder) eachKey(m ast.MapNode, path string, f func(keyTok *token.Token, key string, value ast.Node)) {
 	it := m.MapRange()
 	for it.Next() {
 		keyNode := it.Key()
@@ -532,12 +545,7 @@ func (d *decoder) decodeStruct(n ast.Node, dst reflect.Value, path string) {
 			d.fail(keyTok, path, "merge keys (<<) are not supported in scenario files; write the fields out")
 			continue
 		}
-		f, known := byName[key]
-		if !known {
-			d.addAt(keyTok, joinPath(path, key), unknownFieldMsg(key, path, fieldNames(dst.Type())))
-			continue
-		}
-		d.decodeField(keyTok, it.Value(), dst.Field(f.index), joinPath(path, key))
+		f(keyTok, key, it.Value())
 	}
 }
 
@@ -548,22 +556,14 @@ func (d *decoder) decodeStrategy(n ast.Node, st *Strategy, path string) {
 	if !isMap {
 		return
 	}
-	it := m.MapRange()
-	for it.Next() {
-		keyNode := it.Key()
-		key := keyText(keyNode)
-		keyTok := nodeToken(keyNode)
-		if _, isMerge := keyNode.(*ast.MergeKeyNode); isMerge || key == "<<" {
-			d.fail(keyTok, path, "merge keys (<<) are not supported in scenario files; write the fields out")
-			continue
-		}
+	d.eachKey(m, path, func(keyTok *token.Token, key string, value ast.Node) {
 		k, known := d.knobs.Find(key)
 		if !known {
 			d.addAt(keyTok, joinPath(path, key), unknownFieldMsg(key, path, d.knobs.Keys()))
-			continue
+			return
 		}
-		d.decodeField(keyTok, it.Value(), reflect.ValueOf(k.Value(st)).Elem(), joinPath(path, key))
-	}
+		d.decodeField(keyTok, value, reflect.ValueOf(k.Value(st)).Elem(), joinPath(path, key))
+	})
 }
 
 // strictStrategy makes the strict safety-net decode read a strategy

@@ -95,3 +95,16 @@ func WalkKnobs(t testing.TB, ks scenarios.Knobs, caps backends.Capabilities, scs
 	}
 	return out
 }
+
+// KnobScenarios are a GEMM and a stream op next to an all-gather on 2
+// GPUs: on the simulator every knob changes one of them (a stream priority
+// needs SMs that free up, which a persistent GEMM never does), so they are
+// what WalkKnobs walks on the simulator and on recordings of it.
+func KnobScenarios() []scenarios.Scenario {
+	return []scenarios.Scenario{
+		{Name: "gemm-ag", GPUs: 2, Compute: scenarios.ComputeOp{Kind: scenarios.GEMM, M: 8192, N: 8192, K: 8192, DType: scenarios.BF16},
+			Comm: scenarios.CommOp{Collective: scenarios.AllGather, Bytes: 64 << 20}},
+		{Name: "stream-ag", GPUs: 2, Compute: scenarios.ComputeOp{Kind: scenarios.Stream, Bytes: 1 << 30},
+			Comm: scenarios.CommOp{Collective: scenarios.AllGather, Bytes: 64 << 20}},
+	}
+}

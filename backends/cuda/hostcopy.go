@@ -196,17 +196,9 @@ func (b *Backend) verifyHostCopy(p *prepared, pl plan) error {
 				return err
 			}
 		}
-		if err := b.g.Record(p.ev[q][evCommStart], pl.commStreams[q]); err != nil {
-			return err
-		}
 	}
-	if err := b.hostCopy(p, pl); err != nil {
+	if err := b.commOnce(p, pl); err != nil {
 		return err
-	}
-	for q := range p.gpus {
-		if err := b.g.Synchronize(q); err != nil {
-			return err
-		}
 	}
 	for q := range p.gpus {
 		for _, s := range hostCopySegs(p, q) {

@@ -14,17 +14,6 @@ import (
 	"github.com/c3lab/c3lab/scenarios"
 )
 
-// knobScenarios are a GEMM and a stream op next to an all-gather: on the
-// simulator every knob changes one of them.
-func knobScenarios() []scenarios.Scenario {
-	return []scenarios.Scenario{
-		{Name: "gemm-ag", GPUs: 2, Compute: scenarios.ComputeOp{Kind: scenarios.GEMM, M: 8192, N: 8192, K: 8192, DType: scenarios.BF16},
-			Comm: scenarios.CommOp{Collective: scenarios.AllGather, Bytes: 64 << 20}},
-		{Name: "stream-ag", GPUs: 2, Compute: scenarios.ComputeOp{Kind: scenarios.Stream, Bytes: 1 << 30},
-			Comm: scenarios.CommOp{Collective: scenarios.AllGather, Bytes: 64 << 20}},
-	}
-}
-
 // recordKnobs records the knob scenarios on the simulator, each under the
 // given strategies, one repetition each, and opens the replay.
 func recordKnobs(t *testing.T, sts []scenarios.Strategy) *Backend {
@@ -35,7 +24,7 @@ func recordKnobs(t *testing.T, sts []scenarios.Strategy) *Backend {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, sc := range knobScenarios() {
+	for _, sc := range backendtest.KnobScenarios() {
 		rec.Scenario(sc)
 		for _, st := range sts {
 			r, err := profiler.Measure(context.Background(), b, sc, st, profiler.Options{Reps: 1})
@@ -84,14 +73,14 @@ func TestEveryKnobAppliedOrRefused(t *testing.T) {
 		}
 	}
 	full := recordKnobs(t, all)
-	for _, o := range backendtest.WalkKnobs(t, ks, full.Capabilities(), knobScenarios(), observe(full)) {
+	for _, o := range backendtest.WalkKnobs(t, ks, full.Capabilities(), backendtest.KnobScenarios(), observe(full)) {
 		if !o.Applied() {
 			t.Errorf("%s %s is recorded, and refused: %v", o.Knob.Key, o.Example, o.Err)
 		}
 	}
 	// The bases only (copy_engines and chunk_bytes are set over dma).
 	bare := recordKnobs(t, []scenarios.Strategy{{}, {CommEngine: scenarios.EngineDMA}})
-	for _, o := range backendtest.WalkKnobs(t, ks, bare.Capabilities(), knobScenarios(), observe(bare)) {
+	for _, o := range backendtest.WalkKnobs(t, ks, bare.Capabilities(), backendtest.KnobScenarios(), observe(bare)) {
 		recorded := o.Knob.Key == "comm_engine" && o.Example == string(scenarios.EngineDMA)
 		if o.Applied() != recorded {
 			t.Errorf("%s %s: applied %v, recorded %v (%v)", o.Knob.Key, o.Example, o.Applied(), recorded, o.Err)
@@ -122,7 +111,7 @@ func TestDeviceFactsFromTheRecording(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	sc := knobScenarios()[0]
+	sc := backendtest.KnobScenarios()[0]
 	rec.Scenario(sc)
 	for _, st := range []scenarios.Strategy{{CommPriority: -3, CommSMs: 48}, {ComputeSMs: 32}} {
 		r, err := profiler.Measure(context.Background(), s, sc, st, profiler.Options{Reps: 1})

@@ -13,18 +13,6 @@ import (
 	"github.com/c3lab/c3lab/scenarios/knobtest"
 )
 
-// knobScenarios are a GEMM and a stream op next to an all-gather: between
-// them every knob has something to change (a stream priority needs SMs
-// that free up, which a persistent GEMM never does).
-func knobScenarios() []scenarios.Scenario {
-	return []scenarios.Scenario{
-		{Name: "gemm-ag", GPUs: 2, Compute: scenarios.ComputeOp{Kind: scenarios.GEMM, M: 8192, N: 8192, K: 8192, DType: scenarios.BF16},
-			Comm: scenarios.CommOp{Collective: scenarios.AllGather, Bytes: 64 << 20}},
-		{Name: "stream-ag", GPUs: 2, Compute: scenarios.ComputeOp{Kind: scenarios.Stream, Bytes: 1 << 30},
-			Comm: scenarios.CommOp{Collective: scenarios.AllGather, Bytes: 64 << 20}},
-	}
-}
-
 // observe measures on the simulator under table ks and returns the
 // concurrent run's timeline and explanation.
 func observe(b *Backend, ks scenarios.Knobs) backendtest.Observe {
@@ -42,7 +30,7 @@ func observe(b *Backend, ks scenarios.Knobs) backendtest.Observe {
 // run.
 func TestEveryKnobApplied(t *testing.T) {
 	b := New(H200())
-	for _, o := range backendtest.WalkKnobs(t, scenarios.StrategyKnobs(), b.Capabilities(), knobScenarios(), observe(b, nil)) {
+	for _, o := range backendtest.WalkKnobs(t, scenarios.StrategyKnobs(), b.Capabilities(), backendtest.KnobScenarios(), observe(b, nil)) {
 		if !o.Applied() {
 			t.Errorf("%s %s refused: %v", o.Knob.Key, o.Example, o.Err)
 		}
@@ -54,7 +42,7 @@ func TestEveryKnobApplied(t *testing.T) {
 func TestNewKnobRefused(t *testing.T) {
 	b := New(H200())
 	ks, _ := knobtest.Table()
-	out := backendtest.WalkKnobs(t, ks, b.Capabilities(), knobScenarios(), observe(b, ks))
+	out := backendtest.WalkKnobs(t, ks, b.Capabilities(), backendtest.KnobScenarios(), observe(b, ks))
 	last := out[len(out)-1]
 	if last.Knob.Key != knobtest.Key || last.Applied() ||
 		!strings.Contains(last.Err.Error(), "the sim backend cannot "+string(knobtest.Need)+", which "+knobtest.Key+" 3 asks for") {
