@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"math"
+	"slices"
 
 	"github.com/c3lab/c3lab/backends"
 	"github.com/c3lab/c3lab/scenarios"
@@ -65,7 +66,7 @@ func (bl *Baseline) matches(sc scenarios.Scenario, st scenarios.Strategy) bool {
 	}
 	a, b := bl.Scenario, sc
 	a.Strategy, b.Strategy = scenarios.Strategy{}, scenarios.Strategy{}
-	return a == b && bl.Isolated == st.Isolated()
+	return a.Equal(b) && bl.Isolated == st.Isolated()
 }
 
 // Protocol defaults.
@@ -255,7 +256,7 @@ func Measure(ctx context.Context, b backends.Backend, sc scenarios.Scenario, st 
 func allSame(reps map[backends.Mode][]backends.Rep) bool {
 	for _, rs := range reps {
 		for _, r := range rs {
-			if r != rs[0] {
+			if !slices.Equal(r.Ops, rs[0].Ops) || r.Wall != rs[0].Wall || r.Compute != rs[0].Compute || r.Comm != rs[0].Comm {
 				return false
 			}
 		}

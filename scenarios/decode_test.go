@@ -85,7 +85,7 @@ func TestParseValid(t *testing.T) {
 			if err != nil {
 				t.Fatalf("Parse: %v", err)
 			}
-			if got != tt.want {
+			if !got.Equal(tt.want) {
 				t.Errorf("Parse = %+v\nwant    %+v", got, tt.want)
 			}
 		})
@@ -118,7 +118,7 @@ func TestParseErrors(t *testing.T) {
 		{"too large", baseYAML + "description: " + strings.Repeat("x", MaxFileSize) + "\n", 1, 1, "file is larger than 64KiB", 0},
 		{"merge key", "<<: {name: demo}\n", 1, 1, "merge keys (<<) are not supported", 0},
 		// Unknown fields.
-		{"unknown top-level field", edit(t, "gpus: 2\n", "gpus: 2\ngpu_count: 2\n"), 3, 1, `unknown field "gpu_count" at the top level; allowed name, description, source, gpus, profile, compute, comm, reps, strategy`, 0},
+		{"unknown top-level field", edit(t, "gpus: 2\n", "gpus: 2\ngpu_count: 2\n"), 3, 1, `unknown field "gpu_count" at the top level; allowed name, description, source, gpus, profile, compute, comm, streams, reps, strategy`, 0},
 		{"misspelt top-level field", edit(t, "name: demo", "nmae: demo"), 1, 1, `unknown field "nmae" at the top level (did you mean name?)`, 2},
 		{"unknown strategy field", baseYAML + "strategy:\n  comm_smz: 8\n", 13, 3, `unknown field "comm_smz" in strategy (did you mean comm_sms?); allowed launch, comm_priority, comm_sms,`, 0},
 		{"unknown compute field", edit(t, "  m: 4096", "  m: 4096\n  batch: 2"), 6, 3, `unknown field "batch" in compute; allowed kind, m, n, k, dtype, bytes`, 0},
@@ -345,7 +345,7 @@ func TestMarshalRoundTrip(t *testing.T) {
 			if err != nil {
 				t.Fatalf("Parse(Marshal(sc)): %v\n%s", err, out)
 			}
-			if got != sc {
+			if !got.Equal(sc) {
 				t.Errorf("round trip changed the scenario\n got %+v\nwant %+v\n%s", got, sc, out)
 			}
 			text := string(out)
@@ -388,7 +388,7 @@ func TestMarshalQuotesText(t *testing.T) {
 		}
 		d := &decoder{}
 		back, ok := d.decode(out)
-		if !ok || len(d.problems) != 0 || back != sc {
+		if !ok || len(d.problems) != 0 || !back.Equal(sc) {
 			t.Errorf("text %q came back as %q, %q, %q (%v)\n%s", text, back.Description, back.Source, back.Profile, d.problems, out)
 		}
 	}
@@ -419,7 +419,7 @@ func TestMarshalLeavesTextAlone(t *testing.T) {
 	}
 	d := &decoder{}
 	back, ok := d.decode(out)
-	if !ok || len(d.problems) != 0 || back != sc {
+	if !ok || len(d.problems) != 0 || !back.Equal(sc) {
 		t.Errorf("decode(Marshal(sc)) = %+v, %v, %v\nwant %+v\n%s", back, ok, d.problems, sc, out)
 	}
 }

@@ -212,7 +212,7 @@ func TestNames(t *testing.T) {
 func TestFind(t *testing.T) {
 	for _, sc := range Builtin() {
 		got, err := Find(sc.Name)
-		if err != nil || got != sc {
+		if err != nil || !got.Equal(sc) {
 			t.Errorf("Find(%q) = %v, %v", sc.Name, got.Name, err)
 		}
 	}
