@@ -95,6 +95,22 @@ type Result struct {
 	// spread (P10 .. P90) is then no measure of noise, there is none.
 	Deterministic bool `json:"deterministic"`
 
+	// TSerial is every op alone, one after another (T_comp + T_comm: the
+	// medians of the isolated runs); TIdeal the makespan of the graph's
+	// list schedule at the ops' isolated times (scenarios.Graph.ListSchedule;
+	// max(T_comp, T_comm) for one pair). Nanoseconds.
+	TSerial float64 `json:"t_serial,omitempty"`
+	TIdeal  float64 `json:"t_ideal,omitempty"`
+	// SerialDefault is T_serial of the scenario under the serial default:
+	// no decomposition and the default implementations (the collective on
+	// NCCL's SM kernels), the one reference of every strategy of a
+	// scenario. Uplift is U = SerialDefault / T_c3; strategies are ranked
+	// by it (or by T_c3), never by F across strategies.
+	SerialDefault float64 `json:"t_serial_default,omitempty"`
+	Uplift        float64 `json:"uplift,omitempty"`
+	// Ops holds per-op figures of the graph, in Graph.Ops order.
+	Ops []OpResult `json:"ops,omitempty"`
+
 	IdealSpeedup    float64 `json:"ideal_speedup"`
 	RealizedSpeedup float64 `json:"realized_speedup"`
 	// FractionOfIdeal is nil when undefined (ideal speedup of 1).
@@ -124,6 +140,20 @@ type Result struct {
 	// Timeline and Samples are the spans and telemetry of one concurrent repetition.
 	Timeline []backends.Span   `json:"timeline,omitempty"`
 	Samples  []backends.Sample `json:"samples,omitempty"`
+}
+
+// OpResult is one graph op's figures: its time alone and inside the
+// concurrent run, each the sum over its instances (Rep.Ops).
+type OpResult struct {
+	Name  string         `json:"name"`
+	Role  scenarios.Role `json:"role"`
+	Label string         `json:"label"`
+	Count int            `json:"count"`
+	// TAlone is the op's time in its isolated run, TInC3 in the concurrent
+	// run; Slowdown is TInC3 / TAlone (medians).
+	TAlone   Stat    `json:"t_alone"`
+	TInC3    Stat    `json:"t_in_c3"`
+	Slowdown float64 `json:"slowdown,omitempty"`
 }
 
 // Fraction returns the fraction of ideal and whether it is defined.
