@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/c3lab/c3lab/backends"
 	"github.com/c3lab/c3lab/scenarios"
@@ -309,5 +310,24 @@ func TestGraphCommEngine(t *testing.T) {
 	}
 	if f.copies == 0 || f.logHas("copy-kernel") && len(linesWith(f, "copy ")) == 0 {
 		t.Errorf("host copies did not take the copy engines:\n%s", strings.Join(f.log, "\n"))
+	}
+}
+
+// A host stall while a gated graph repetition is enqueued: the watchdog
+// opens the gate, the repetition is thrown away and run again.
+func TestGraphGateStall(t *testing.T) {
+	f := newFakeGPU(2)
+	b := fakeBackend(t, f, Options{GateStallNanos: int64(50 * time.Millisecond)})
+	ex := backends.Experiment{Scenario: agGEMM(2, 2), Mode: backends.ModeConcurrent, Reps: 2}
+	if _, err := b.Run(context.Background(), ex, nil); err != nil {
+		t.Fatal(err)
+	}
+	f.stallGEMMs, f.stall, b.gateStalls = 1, 150*time.Millisecond, 0
+	res, err := b.Run(context.Background(), ex, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Reps) != 2 || b.gateStalls != 1 {
+		t.Errorf("%d reps, %d stalls; want 2 clean reps after 1 stall", len(res.Reps), b.gateStalls)
 	}
 }
