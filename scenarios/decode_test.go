@@ -5,6 +5,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
 )
@@ -630,5 +631,180 @@ func TestParseV2Errors(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+func TestMarshalRoundTripV2(t *testing.T) {
+	tp := baseV2Scenario()
+	tp.Description, tp.Source, tp.Reps = "a TP pair: \"quoted\", with: colons", "Llama-3 70B", 5
+	tp.Strategy = Strategy{Launch: CommFirst, CommPriority: -5, Decompose: 8}
+	streams := Scenario{Name: "streams", GPUs: 2, Streams: []StreamSpec{
+		{Name: "compute", Ops: []StreamOp{
+			{Name: "g", Kind: OpKind(GEMM), M: 4096, N: 4096, K: 4096, DType: FP8, Count: 16},
+			{Kind: OpKind(Stream), Bytes: 1 << 30, After: []string{"rs[3]"}},
+		}},
+		{Name: "comm", Ops: []StreamOp{
+			{Name: "ag", Kind: OpKind(AllGather), Bytes: 4 << 20, Count: 64},
+			{Name: "rs", Kind: OpKind(ReduceScatter), Bytes: 4 << 20, Count: 16, After: []string{"g[i]", "ag"}},
+		}},
+	}}
+	offload := Scenario{Name: "offload", GPUs: 1, Streams: []StreamSpec{
+		{Name: "c", Ops: []StreamOp{{Name: "n", Kind: OpKind(GEMM), M: 8192, N: 8192, K: 8192, DType: BF16}}},
+		{Name: "pcie", Ops: []StreamOp{{Name: "null", Kind: OpKind(HostSwap), Bytes: 256 << 20, After: []string{"n"}}}},
+	}}
+	for _, sc := range []Scenario{tp, streams, offload} {
+		t.Run(sc.Name, func(t *testing.T) {
+			out, err := Marshal(sc)
+			if err != nil {
+				t.Fatalf("Marshal: %v", err)
+			}
+			got, err := Parse(out, sc.Name+".yaml", h200())
+			if err != nil {
+				t.Fatalf("Parse(Marshal(sc)): %v\n%s", err, out)
+			}
+			if !got.Equal(sc.WithLead()) {
+				t.Errorf("round trip changed the scenario\n got %+v\nwant %+v\n%s", got, sc.WithLead(), out)
+			}
+			// What Parse returns (lead ops filled) round-trips as it is.
+			again, err := Marshal(got)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if back, err := Parse(again, "again.yaml", h200()); err != nil || !back.Equal(got) {
+				t.Errorf("Parse(Marshal(Parse(...))) = %+v, %v\nwant %+v", back, err, got)
+			}
+			text := string(out)
+			for _, bad := range []string{"\ncompute:", "\ncomm:", `"n":`} {
+				if strings.Contains(text, bad) {
+					t.Errorf("a format-2 scenario should be written without %q:\n%s", bad, text)
+				}
+			}
+			if !strings.Contains(text, "\nstreams:\n") || (sc.Name != "offload" && !strings.Contains(text, "\n    n: ")) {
+				t.Errorf("streams should be written, with GEMMs' n bare:\n%s", text)
+			}
+		})
+	}
+}
+
+func TestWithLead(t *testing.T) {
+	g1 := StreamOp{Name: "g1", Kind: OpKind(GEMM), M: 64, N: 32, K: 16, DType: BF16, Count: 3, After: []string{"ag"}}
+	g2 := StreamOp{Name: "g2", Kind: OpKind(Stream), Bytes: 1 << 20}
+	ag := StreamOp{Name: "ag", Kind: OpKind(AllGather), Bytes: 8 << 20}
+	rs := StreamOp{Name: "rs", Kind: OpKind(ReduceScatter), Bytes: 1 << 20}
+	pair := Scenario{Name: "p", GPUs: 2, Compute: ComputeOp{Kind: Stream, Bytes: 5}, Comm: CommOp{Collective: AllReduce, Bytes: 7}}
+	for _, tc := range []struct {
+		name          string
+		sc            Scenario
+		compute, comm any
+	}{
+		{"pair unchanged", pair, pair.Compute, pair.Comm},
+		{"first of each role in stream order", Scenario{Streams: []StreamSpec{{Name: "c", Ops: []StreamOp{g1, g2}}, {Name: "m", Ops: []StreamOp{ag, rs}}}},
+			ComputeOp{Kind: GEMM, M: 64, N: 32, K: 16, DType: BF16}, CommOp{Collective: AllGather, Bytes: 8 << 20}},
+		{"comm stream first", Scenario{Streams: []StreamSpec{{Name: "m", Ops: []StreamOp{rs, ag}}, {Name: "c", Ops: []StreamOp{g2, g1}}}},
+			ComputeOp{Kind: Stream, Bytes: 1 << 20}, CommOp{Collective: ReduceScatter, Bytes: 1 << 20}},
+		{"stale pair replaced", Scenario{Compute: pair.Compute, Comm: pair.Comm, Streams: []StreamSpec{{Name: "c", Ops: []StreamOp{g2}}}},
+			ComputeOp{Kind: Stream, Bytes: 1 << 20}, CommOp{}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			got := tc.sc.WithLead()
+			if got.Compute != tc.compute || got.Comm != tc.comm {
+				t.Errorf("lead = %+v, %+v; want %+v, %+v", got.Compute, got.Comm, tc.compute, tc.comm)
+			}
+			if !reflect.DeepEqual(got.Streams, tc.sc.Streams) {
+				t.Errorf("WithLead changed the streams")
+			}
+		})
+	}
+}
+
+// TestV2Examples parses the example files of testdata/v2 and checks the
+// graphs they make; every one is far below MaxFileSize (a realistic layer
+// of 16 ops takes about 2KiB, so the cap needs no raising).
+func TestV2Examples(t *testing.T) {
+	files, err := filepath.Glob(filepath.Join("testdata", "v2", "*.yaml"))
+	if err != nil || len(files) < 3 {
+		t.Fatalf("examples: %v, %v", files, err)
+	}
+	want := map[string]struct {
+		ops, instances int
+		check          func(t *testing.T, g *Graph)
+	}{
+		"tp-ag-gemm-decomposed-4.yaml": {2, 8, func(t *testing.T, g *Graph) {
+			ag, qkv := g.Ops[0], g.Ops[1]
+			if ag.Chunks != 4 || qkv.Chunks != 4 || ag.Feeds != 1 || qkv.FedBy != 0 || qkv.Compute.M != 2048 || ag.Comm.Bytes != 16<<20 {
+				t.Errorf("decomposed pair = %+v / %+v", ag, qkv)
+			}
+		}},
+		"gemm-stream-16-next-to-ag-64.yaml": {2, 80, nil},
+		"layer-16-ops.yaml": {16, 17, func(t *testing.T, g *Graph) {
+			if len(g.Streams) != 3 || g.Streams[0].Role != RoleCompute || g.Streams[2].Role != RoleComm {
+				t.Errorf("streams = %+v", g.Streams)
+			}
+		}},
+	}
+	for _, file := range files {
+		t.Run(filepath.Base(file), func(t *testing.T) {
+			w, known := want[filepath.Base(file)]
+			if !known {
+				t.Fatalf("no expectations for %s", file)
+			}
+			data, err := os.ReadFile(file)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(data) > MaxFileSize/16 {
+				t.Errorf("%d bytes: examples should stay far below MaxFileSize (%d)", len(data), MaxFileSize)
+			}
+			sc, err := Load(file, h200())
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !sc.IsGraph() || sc.Compute.Kind == "" || sc.Comm.Collective == "" {
+				t.Errorf("scenario %+v lacks streams or lead ops", sc)
+			}
+			g, err := sc.Graph(sc.Strategy)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(g.Ops) != w.ops || len(g.Instances) != w.instances {
+				t.Errorf("%d ops, %d instances; want %d, %d", len(g.Ops), len(g.Instances), w.ops, w.instances)
+			}
+			if w.check != nil {
+				w.check(t, g)
+			}
+		})
+	}
+}
+
+func TestPositionWithIndexes(t *testing.T) {
+	src := baseV2 + "reps: 3\n"
+	d := &decoder{knobs: StrategyKnobs()}
+	if _, ok := d.decode([]byte(src)); !ok || len(d.problems) > 0 {
+		t.Fatalf("decode: %v", d.problems)
+	}
+	for _, tc := range []struct {
+		path      string
+		line, col int
+		present   bool
+	}{
+		{"$.streams", 3, 1, true},
+		{"$.streams[0]", 4, 5, true},
+		{"$.streams[1].name", 9, 11, true},
+		{"$.streams[1].ops", 10, 5, true},
+		{"$.streams[1].ops[0]", 11, 9, true},
+		{"$.streams[1].ops[0].m", 13, 12, true},
+		{"$.streams[1].ops[0].after", 17, 9, true},
+		{"$.streams[1].ops[0].after[0]", 17, 17, true},
+		{"$.streams[0].ops[0].after", 6, 9, false},     // missing: its op
+		{"$.streams[1].ops[0].after[1]", 17, 9, false}, // past the list: the key
+		{"$.streams[2].name", 3, 1, false},             // past the streams: the key
+		{"$.streams[0].ops[0].m", 6, 9, false},
+		{"$.streams[x]", 1, 1, false}, // not a path Validate makes: the first field
+		{"$.reps", 19, 7, true},
+	} {
+		line, col, present := d.position(tc.path)
+		if line != tc.line || col != tc.col || present != tc.present {
+			t.Errorf("position(%s) = %d:%d %v, want %d:%d %v", tc.path, line, col, present, tc.line, tc.col, tc.present)
+		}
 	}
 }
