@@ -93,7 +93,12 @@ func Load(path string, lim Limits) (Scenario, error) {
 //
 // Every problem, from YAML syntax to Validate's field errors, is reported
 // at once in a *FileError, each at the line and column of the offending
-// node (for a missing field, of its nearest parent).
+// node (for a missing field, of its nearest parent; for an entry of a
+// list, such as $.streams[1].ops[0].after[2], of the entry).
+//
+// A file holds either compute and comm (format 1) or streams (format 2);
+// for the latter the returned scenario's Compute and Comm are its lead ops
+// (Scenario.WithLead).
 func Parse(data []byte, filename string, lim Limits) (Scenario, error) {
 	return StrategyKnobs().Parse(data, filename, lim)
 }
