@@ -109,6 +109,31 @@ type StreamSpec struct {
 // rather than as one compute op next to one comm op.
 func (s Scenario) IsGraph() bool { return len(s.Streams) > 0 }
 
+// WithLead returns the scenario with Compute and Comm set to its lead ops,
+// the first compute op and the first communication op in stream order
+// (streams in order, each stream's ops in order), so that code describing
+// a scenario by its pair (summaries, the composer's header) keeps working.
+// A one-pair scenario comes back as it is; a graph without an op of one
+// role leaves that side zero.
+func (s Scenario) WithLead() Scenario {
+	if !s.IsGraph() {
+		return s
+	}
+	s.Compute, s.Comm = ComputeOp{}, CommOp{}
+	var haveCompute, haveComm bool
+	for _, ss := range s.Streams {
+		for _, o := range ss.Ops {
+			switch {
+			case o.Kind.IsCompute() && !haveCompute:
+				s.Compute, haveCompute = o.AsCompute(), true
+			case o.Kind.IsComm() && !haveComm:
+				s.Comm, haveComm = o.AsComm(), true
+			}
+		}
+	}
+	return s
+}
+
 // Limits on a graph's size: a scenario is a layer, not a training run.
 const (
 	// MaxStreams is the most streams a scenario may have.
@@ -120,6 +145,9 @@ const (
 	MaxInstances = 4096
 	// MaxChunks is the largest decomposition.
 	MaxChunks = 64
+	// MaxAfter is the most entries one after list may hold (a combine
+	// waiting for every expert of a layer is well inside it).
+	MaxAfter = 64
 )
 
 // Role says which side of C3 an op is on.
@@ -356,6 +384,10 @@ func expand(specs []StreamSpec, gpus, decompose int, paths bool) (*Graph, []Fiel
 	// Dependencies, by op.
 	deps := make([][]opRef, len(ops))
 	for i, p := range ops {
+		if len(p.spec.After) > MaxAfter {
+			add(p.path+".after", "op %s waits for %d ops; allowed at most %d", p.spec.Name, len(p.spec.After), MaxAfter)
+			continue
+		}
 		for ai, a := range p.spec.After {
 			ap := fmt.Sprintf("%s.after[%d]", p.path, ai)
 			ref, ok := parseRef(a)
@@ -381,7 +413,7 @@ func expand(specs []StreamSpec, gpus, decompose int, paths bool) (*Graph, []Fiel
 				add(ap, "op %s waits for itself; an op runs after other ops", p.spec.Name)
 				continue
 			case ref.idx >= 0 && ref.idx >= ops[j].spec.CountOrOne():
-				add(ap, "after %s asks for instance %d of %s, which has %d (0..%d)", a, ref.idx, ref.name, ops[j].spec.CountOrOne(), ops[j].spec.CountOrOne()-1)
+				add(ap, "after %s asks for instance %d of %s, which has %d; allowed %s[0]..%s[%d]", clip(a), ref.idx, ref.name, ops[j].spec.CountOrOne(), ref.name, ref.name, ops[j].spec.CountOrOne()-1)
 				continue
 			case ref.idx == refSame && ops[j].spec.CountOrOne() != p.spec.CountOrOne():
 				add(ap, "after %s pairs instances one to one, but %s has count %d and %s %d; give them the same count", a, ref.name, ops[j].spec.CountOrOne(), p.spec.Name, p.spec.CountOrOne())
@@ -444,12 +476,16 @@ func expand(specs []StreamSpec, gpus, decompose int, paths bool) (*Graph, []Fiel
 		}
 	}
 
-	total := 0
-	for _, o := range g.Ops {
+	// The instance limit, reported at the op that takes the graph past it.
+	total, past := 0, -1
+	for i, o := range g.Ops {
 		total += o.Count
+		if total > MaxInstances && past < 0 {
+			past = i
+		}
 	}
-	if total > MaxInstances {
-		add("$.streams", "the streams expand to %d op instances; allowed at most %d (lower counts or chunks)", total, MaxInstances)
+	if past >= 0 {
+		add(ops[past].path, "the streams expand to %d op instances, past the limit at op %s (%d instances); allowed at most %d in all (lower counts or chunks)", total, g.Ops[past].Name, g.Ops[past].Count, MaxInstances)
 		return nil, errs
 	}
 
@@ -572,7 +608,7 @@ type pendingOp struct {
 // for, or "" when it can.
 func decomposable(o StreamOp, deps []opRef, ops []pendingOp, byName map[string]int) string {
 	if len(deps) != 1 || deps[0].idx != refAll {
-		return "it must wait for exactly one whole op (after: [op]), the collective or GEMM it is paired with"
+		return "it must wait for exactly one whole op; write after: [op] naming the collective or GEMM it is paired with"
 	}
 	prod := ops[byName[deps[0].name]].spec
 	if o.CountOrOne() != 1 || prod.CountOrOne() != 1 {
@@ -609,10 +645,10 @@ func chunkable(prod, cons StreamOp, n, gpus int) string {
 		return fmt.Sprintf("the %s's %s per rank does not split into %d equal chunks; pick a chunk count that divides its bytes", comm.Kind, comm.Bytes, n)
 	}
 	if Collective(comm.Kind) == AllToAll && gpus > 0 && (int64(comm.Bytes)/int64(n))%int64(gpus) != 0 {
-		return fmt.Sprintf("an all-to-all chunk of %d bytes does not split over %d GPUs", int64(comm.Bytes)/int64(n), gpus)
+		return fmt.Sprintf("an all-to-all chunk of %d bytes does not split over %d GPUs; pick a chunk count that leaves each chunk a multiple of %d bytes", int64(comm.Bytes)/int64(n), gpus, gpus)
 	}
 	if want, have := pairBytes(prod, cons, gpus); want != have {
-		return fmt.Sprintf("the chunks are slices of the data one op hands the other, so the sizes must match: the %s moves %s per GPU but the GEMM's %s is %s", comm.Kind, ByteSize(have), gemmSide(prod, cons), ByteSize(want))
+		return fmt.Sprintf("the %s moves %s per GPU but the GEMM's %s is %s; the chunks are slices of the data one op hands the other, so the sizes must match", comm.Kind, ByteSize(have), gemmSide(prod, cons), ByteSize(want))
 	}
 	return ""
 }

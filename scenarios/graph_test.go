@@ -229,7 +229,11 @@ func TestGraphErrors(t *testing.T) {
 		{"too long", graphScenario(
 			StreamSpec{Name: "a", Ops: []StreamOp{{Name: "x", Kind: OpKind(GEMM), M: 8, N: 8, K: 8, DType: BF16, Count: MaxInstances}}},
 			StreamSpec{Name: "b", Ops: []StreamOp{{Name: "y", Kind: OpKind(AllGather), Bytes: 8, Count: 2}}},
-		), Strategy{}, "$.streams", "at most 4096"},
+		), Strategy{}, "$.streams[1].ops[0]", "past the limit at op y (2 instances); allowed at most 4096"},
+		{"after list too long", graphScenario(
+			StreamSpec{Name: "a", Ops: []StreamOp{{Name: "x", Kind: OpKind(GEMM), M: 8, N: 8, K: 8, DType: BF16, After: make([]string, MaxAfter+1)}}},
+			StreamSpec{Name: "b", Ops: []StreamOp{commOp("y", AllGather, 8)}},
+		), Strategy{}, "$.streams[0].ops[0].after", "waits for 65 ops; allowed at most 64"},
 		{"strategy decompose on a non-divisible pair", graphScenario(
 			StreamSpec{Name: "tp", Ops: []StreamOp{commOp("ag", AllGather, 4<<20)}},
 			StreamSpec{Name: "c", Ops: []StreamOp{{Name: "g", Kind: OpKind(GEMM), M: 4096, N: 64, K: 512, DType: BF16, After: []string{"ag"}}}},
