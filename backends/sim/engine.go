@@ -58,6 +58,20 @@ type job struct {
 	// then after's end plus afterDelay (a kernel behind its copies).
 	after      *job
 	afterDelay float64
+	// waits, when set (a graph's op instance), must all finish before
+	// this job launches: it becomes runnable at max(hostAt, their last
+	// end) and launches delay later (its fixed cost). The engine then
+	// sets runnableAt, and enqueued for the jobs of group (the
+	// instance's jobs), from which their waiting is charged.
+	waits      []*job
+	delay      float64
+	hostAt     float64
+	runnableAt float64
+	group      []*job
+	// jitter splits every dispatch of the kernel's CTAs into cohorts of
+	// slightly different work (Profile.WaveJitter), so that its waves
+	// drift apart and SMs free up one group at a time, not all at once.
+	jitter bool
 	// maxRate, when positive, caps the whole job's rate in units per second
 	// however many CTAs it holds.
 	maxRate float64
@@ -133,6 +147,13 @@ type engine struct {
 	segs    []segment
 	// flopsPerUnit lets segments report tensor throughput.
 	flopsPerUnit map[*job]float64
+	// byArrival makes the block scheduler serve equal priorities by
+	// arrival (the time a kernel became runnable, then its enqueue
+	// order), as a graph's streams need; a pair's two ops use their
+	// launch order alone.
+	byArrival bool
+	// live holds the jobs not done yet (run keeps it).
+	live []*job
 }
 
 // maxEvents bounds the loop so a modelling bug cannot hang the lab.
@@ -142,7 +163,7 @@ const maxEvents = 1_000_000
 func (e *engine) run() float64 {
 	for _, j := range e.jobs {
 		j.bounds = map[backends.Resource]float64{}
-		if j.after != nil {
+		if j.after != nil || len(j.waits) > 0 {
 			j.launch = math.Inf(1)
 		}
 		if j.pooled {
@@ -153,6 +174,7 @@ func (e *engine) run() float64 {
 		}
 		j.pending = j.ctas
 	}
+	e.live = append([]*job(nil), e.jobs...)
 	for range maxEvents {
 		if e.allDone() {
 			break
@@ -170,7 +192,7 @@ func (e *engine) run() float64 {
 }
 
 func (e *engine) allDone() bool {
-	for _, j := range e.jobs {
+	for _, j := range e.live {
 		if !j.done {
 			return false
 		}
@@ -183,7 +205,7 @@ func (e *engine) allDone() bool {
 // A running CTA is never evicted.
 func (e *engine) dispatch() {
 	var ready []*job
-	for _, j := range e.jobs {
+	for _, j := range e.live {
 		if !j.copy && !j.done && j.pending > 0 && j.launch <= e.now+1e-15 {
 			ready = append(ready, j)
 		}
@@ -191,6 +213,9 @@ func (e *engine) dispatch() {
 	sort.SliceStable(ready, func(a, b int) bool {
 		if ready[a].priority != ready[b].priority {
 			return ready[a].priority < ready[b].priority
+		}
+		if e.byArrival && ready[a].runnableAt != ready[b].runnableAt {
+			return ready[a].runnableAt < ready[b].runnableAt
 		}
 		return ready[a].order < ready[b].order
 	})
@@ -218,13 +243,52 @@ func (e *engine) dispatch() {
 			j.started, j.start = true, e.now
 			j.ready = e.now + j.setup
 		}
-		e.cohorts = append(e.cohorts, c)
+		if j.jitter {
+			e.cohorts = append(e.cohorts, e.split(c)...)
+		} else {
+			e.cohorts = append(e.cohorts, c)
+		}
 	}
-	for _, j := range e.jobs {
+	for _, j := range e.live {
 		if j.copy && !j.started && j.launch <= e.now+1e-15 {
 			j.started, j.start = true, e.now
 		}
 	}
+}
+
+// jitterGroups is how many cohorts a jittered dispatch is split into.
+const jitterGroups = 8
+
+// split cuts a dispatched cohort into up to jitterGroups cohorts whose
+// CTAs carry work 1 +- WaveJitter/2 (evenly spread, mean 1): tiles do not
+// all take the same time on a real GPU, so a kernel's waves drift apart
+// and its SMs free up in groups. Deterministic.
+func (e *engine) split(c *cohort) []*cohort {
+	g := min(jitterGroups, c.n)
+	if g < 2 || e.p.WaveJitter <= 0 {
+		return []*cohort{c}
+	}
+	out := make([]*cohort, 0, g)
+	taken := append([]poolTake(nil), c.taken...)
+	for i := range g {
+		n := c.n / g
+		if i < c.n%g {
+			n++
+		}
+		part := &cohort{job: c.job, n: n, remaining: 1 + e.p.WaveJitter*((float64(i)+0.5)/float64(g)-0.5)}
+		for need := n; need > 0; {
+			t := &taken[0]
+			k := min(need, t.n)
+			part.taken = append(part.taken, poolTake{t.pool, k})
+			t.n -= k
+			need -= k
+			if t.n == 0 {
+				taken = taken[1:]
+			}
+		}
+		out = append(out, part)
+	}
+	return out
 }
 
 // flow is a job's demand in the rate allocation.
@@ -246,7 +310,7 @@ type flow struct {
 func (e *engine) rates() []flow {
 	var flows []flow
 	hbmUsers, activeJobs := 0, 0
-	for _, j := range e.jobs {
+	for _, j := range e.live {
 		if e.active(j) {
 			activeJobs++
 			if j.hbm > 0 {
@@ -262,7 +326,7 @@ func (e *engine) rates() []flow {
 	}
 	// HBM demand of each job at its private maximum, for the stall terms.
 	privHBM := map[*job]float64{}
-	for _, j := range e.jobs {
+	for _, j := range e.live {
 		if e.active(j) {
 			privHBM[j] = e.privMax(j, 0) * hbmUse(j)
 		}
@@ -271,7 +335,7 @@ func (e *engine) rates() []flow {
 	for _, v := range privHBM {
 		totalHBM += v
 	}
-	for _, j := range e.jobs {
+	for _, j := range e.live {
 		if !e.active(j) {
 			continue
 		}
@@ -426,7 +490,7 @@ func (e *engine) privMax(j *job, others float64) float64 {
 
 // tensorBusy reports whether a tensor-bound kernel (a GEMM) is running.
 func (e *engine) tensorBusy() bool {
-	for _, j := range e.jobs {
+	for _, j := range e.live {
 		if j.privRes == backends.ResTensor && e.active(j) && !e.settingUp(j) {
 			return true
 		}
@@ -450,7 +514,7 @@ func (e *engine) nextEvent(flows []flow) float64 {
 			dt = math.Min(dt, c.remaining/r)
 		}
 	}
-	for _, j := range e.jobs {
+	for _, j := range e.live {
 		if (j.copy || j.pooled) && j.started && !j.done && rate[j] > 0 {
 			dt = math.Min(dt, j.remaining/rate[j])
 		}
@@ -485,7 +549,7 @@ func (e *engine) advance(dt float64, flows []flow) {
 			seg.enginesBusy += f.j.engines
 		}
 	}
-	for _, j := range e.jobs {
+	for _, j := range e.live {
 		switch {
 		case j.done || e.active(j):
 		case !j.started && j.launch > e.now:
@@ -514,7 +578,7 @@ func (e *engine) advance(dt float64, flows []flow) {
 
 	// A pooled kernel whose pool runs dry ends with all its CTAs; its
 	// queued CTAs never start.
-	for _, j := range e.jobs {
+	for _, j := range e.live {
 		if j.pooled && j.started && !j.done {
 			j.remaining -= dt * rate[j]
 			if j.remaining <= 1e-9*j.total {
@@ -545,7 +609,7 @@ func (e *engine) advance(dt float64, flows []flow) {
 		}
 	}
 	e.cohorts = kept
-	for _, j := range e.jobs {
+	for _, j := range e.live {
 		if j.copy && j.started && !j.done {
 			j.remaining -= dt * rate[j]
 			if j.remaining <= 1e-3 { // bytes
@@ -554,9 +618,36 @@ func (e *engine) advance(dt float64, flows []flow) {
 		}
 	}
 	// A job waiting for another launches once that one is done.
-	for _, j := range e.jobs {
+	for _, j := range e.live {
 		if j.after != nil && math.IsInf(j.launch, 1) && j.after.done {
 			j.launch = j.after.end + j.afterDelay
 		}
+		if len(j.waits) > 0 && math.IsInf(j.launch, 1) && allEnded(j.waits) {
+			r := j.hostAt
+			for _, w := range j.waits {
+				r = math.Max(r, w.end)
+			}
+			j.runnableAt, j.launch = r, r+j.delay
+			for _, g := range j.group {
+				g.enqueued = r
+			}
+		}
 	}
+	live := e.live[:0]
+	for _, j := range e.live {
+		if !j.done {
+			live = append(live, j)
+		}
+	}
+	e.live = live
+}
+
+// allEnded reports whether every job of js is done.
+func allEnded(js []*job) bool {
+	for _, j := range js {
+		if !j.done {
+			return false
+		}
+	}
+	return true
 }
