@@ -148,9 +148,9 @@ type engine struct {
 	// flopsPerUnit lets segments report tensor throughput.
 	flopsPerUnit map[*job]float64
 	// byArrival makes the block scheduler serve equal priorities by
-	// arrival (the time a kernel became runnable, then its enqueue
-	// order), as a graph's streams need; a pair's two ops use their
-	// launch order alone.
+	// arrival (the time a kernel reached it, after its fixed cost, then
+	// its enqueue order), as a graph's streams need; a pair's two ops use
+	// their launch order alone.
 	byArrival bool
 	// live holds the jobs not done yet (run keeps it).
 	live []*job
@@ -214,8 +214,8 @@ func (e *engine) dispatch() {
 		if ready[a].priority != ready[b].priority {
 			return ready[a].priority < ready[b].priority
 		}
-		if e.byArrival && ready[a].runnableAt != ready[b].runnableAt {
-			return ready[a].runnableAt < ready[b].runnableAt
+		if e.byArrival && ready[a].launch != ready[b].launch {
+			return ready[a].launch < ready[b].launch
 		}
 		return ready[a].order < ready[b].order
 	})
@@ -586,6 +586,14 @@ func (e *engine) advance(dt float64, flows []flow) {
 			}
 		}
 	}
+	// Each CTA's progress over the interval, from the residents the rates
+	// were computed for (a cohort retiring below must not change it).
+	perCTA := map[*job]float64{}
+	for _, c := range e.cohorts {
+		if !c.job.pooled && c.job.resident > 0 {
+			perCTA[c.job] = dt * rate[c.job] / float64(c.job.resident)
+		}
+	}
 	kept := e.cohorts[:0]
 	for _, c := range e.cohorts {
 		if c.job.pooled {
@@ -594,7 +602,7 @@ func (e *engine) advance(dt float64, flows []flow) {
 				continue
 			}
 		} else {
-			c.remaining -= dt * rate[c.job] / float64(c.job.resident)
+			c.remaining -= perCTA[c.job]
 			if c.remaining > 1e-9 {
 				kept = append(kept, c)
 				continue
