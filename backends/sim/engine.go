@@ -71,7 +71,13 @@ type job struct {
 	// jitter splits every dispatch of the kernel's CTAs into cohorts of
 	// slightly different work (Profile.WaveJitter), so that its waves
 	// drift apart and SMs free up one group at a time, not all at once.
-	jitter bool
+	jitter  bool
+	cohorts int // cohorts dispatched so far (for the jitter sequence)
+	// dependents are the jobs whose waits include this one; blocked counts
+	// the waits of a job not ended yet. A blocked job stays out of the
+	// engine's live set until its last wait ends.
+	dependents []*job
+	blocked    int
 	// maxRate, when positive, caps the whole job's rate in units per second
 	// however many CTAs it holds.
 	maxRate float64
@@ -174,9 +180,18 @@ func (e *engine) run() float64 {
 		}
 		j.pending = j.ctas
 	}
-	e.live = append([]*job(nil), e.jobs...)
+	e.live = e.live[:0]
+	for _, j := range e.jobs {
+		for _, w := range j.waits {
+			w.dependents = append(w.dependents, j)
+		}
+		j.blocked = len(j.waits)
+		if j.blocked == 0 {
+			e.live = append(e.live, j)
+		}
+	}
 	for range maxEvents {
-		if e.allDone() {
+		if e.liveDone() {
 			break
 		}
 		e.dispatch()
@@ -191,8 +206,20 @@ func (e *engine) run() float64 {
 	return e.now
 }
 
-func (e *engine) allDone() bool {
+// liveDone reports whether every job released so far is done (the run
+// loop's test: a blocked job is released only when a job ends).
+func (e *engine) liveDone() bool {
 	for _, j := range e.live {
+		if !j.done {
+			return false
+		}
+	}
+	return true
+}
+
+// allDone reports whether every job is done.
+func (e *engine) allDone() bool {
+	for _, j := range e.jobs {
 		if !j.done {
 			return false
 		}
@@ -256,18 +283,24 @@ func (e *engine) dispatch() {
 	}
 }
 
-// jitterGroups is how many cohorts a jittered dispatch is split into.
-const jitterGroups = 8
+// jitterGroups is how many cohorts a jittered dispatch is split into at
+// most, and jitterMinCohort the fewest CTAs a split-off cohort holds (so a
+// kernel keeps a few dozen cohorts, not one per SM).
+const (
+	jitterGroups    = 8
+	jitterMinCohort = 8
+)
 
-// split cuts a dispatched cohort into up to jitterGroups cohorts whose
-// CTAs carry work 1 +- WaveJitter/2 (evenly spread, mean 1): tiles do not
-// all take the same time on a real GPU, so a kernel's waves drift apart
-// and its SMs free up in groups. Deterministic.
+// split cuts a dispatched cohort into up to jitterGroups cohorts and gives
+// each a work factor within 1 +- WaveJitter/2, from a low-discrepancy
+// sequence over the kernel's cohorts (mean 1): tiles do not all take the
+// same time on a real GPU, so a kernel's waves drift apart and its SMs
+// free up a group at a time. Deterministic.
 func (e *engine) split(c *cohort) []*cohort {
-	g := min(jitterGroups, c.n)
-	if g < 2 || e.p.WaveJitter <= 0 {
+	if e.p.WaveJitter <= 0 {
 		return []*cohort{c}
 	}
+	g := max(1, min(jitterGroups, c.n/jitterMinCohort))
 	out := make([]*cohort, 0, g)
 	taken := append([]poolTake(nil), c.taken...)
 	for i := range g {
@@ -275,7 +308,10 @@ func (e *engine) split(c *cohort) []*cohort {
 		if i < c.n%g {
 			n++
 		}
-		part := &cohort{job: c.job, n: n, remaining: 1 + e.p.WaveJitter*((float64(i)+0.5)/float64(g)-0.5)}
+		k := float64(c.job.cohorts)
+		c.job.cohorts++
+		_, frac := math.Modf((k + 0.5) * 0.6180339887498949)
+		part := &cohort{job: c.job, n: n, remaining: 1 + e.p.WaveJitter*(frac-0.5)}
 		for need := n; need > 0; {
 			t := &taken[0]
 			k := min(need, t.n)
@@ -630,16 +666,20 @@ func (e *engine) advance(dt float64, flows []flow) {
 		if j.after != nil && math.IsInf(j.launch, 1) && j.after.done {
 			j.launch = j.after.end + j.afterDelay
 		}
-		if len(j.waits) > 0 && math.IsInf(j.launch, 1) && allEnded(j.waits) {
-			r := j.hostAt
-			for _, w := range j.waits {
-				r = math.Max(r, w.end)
-			}
-			j.runnableAt, j.launch = r, r+j.delay
-			for _, g := range j.group {
-				g.enqueued = r
+	}
+	// Jobs whose last wait just ended become runnable: at the latest of
+	// their enqueue and their waits' ends, and launch after their delay.
+	var released []*job
+	for _, j := range e.live {
+		if !j.done || j.dependents == nil {
+			continue
+		}
+		for _, d := range j.dependents {
+			if d.blocked--; d.blocked == 0 {
+				released = append(released, d)
 			}
 		}
+		j.dependents = nil
 	}
 	live := e.live[:0]
 	for _, j := range e.live {
@@ -647,15 +687,16 @@ func (e *engine) advance(dt float64, flows []flow) {
 			live = append(live, j)
 		}
 	}
-	e.live = live
-}
-
-// allEnded reports whether every job of js is done.
-func allEnded(js []*job) bool {
-	for _, j := range js {
-		if !j.done {
-			return false
+	for _, j := range released {
+		r := j.hostAt
+		for _, w := range j.waits {
+			r = math.Max(r, w.end)
 		}
+		j.runnableAt, j.launch = r, r+j.delay
+		for _, g := range j.group {
+			g.enqueued = r
+		}
+		live = append(live, j)
 	}
-	return true
+	e.live = live
 }

@@ -344,3 +344,21 @@ func TestGraphReport(t *testing.T) {
 		t.Errorf("pair Rep.Ops %v, compute %d, comm %d", o.Rep.Ops, o.Rep.Compute, o.Rep.Comm)
 	}
 }
+
+// The largest graph a scenario may expand to runs, and in no more time
+// than its compute stream alone could take plus its collectives' fixed
+// costs (a guard against a run that stalls or loops to its event limit).
+func TestLargestGraphRuns(t *testing.T) {
+	n := scenarios.MaxInstances / 2
+	sc := graphOf(stream("compute", gemmOp("g", 4096, 4096, 4096, n)), stream("comm", collOp("ag", scenarios.AllGather, 4<<20, n)))
+	p := H200()
+	o := simGraph(t, p, sc, scenarios.Strategy{}, backends.ModeConcurrent, graphOptions{})
+	comp := simGraph(t, p, sc, scenarios.Strategy{}, backends.ModeCompute, graphOptions{})
+	comm := simGraph(t, p, sc, scenarios.Strategy{}, backends.ModeComm, graphOptions{})
+	if o.Rep.Wall < max(comp.Rep.Compute, comm.Rep.Comm) || o.Rep.Wall > comp.Rep.Compute+comm.Rep.Comm {
+		t.Errorf("T_c3 %.0f µs outside [max, sum] of the isolated %.0f and %.0f µs", usOf(o.Rep.Wall), usOf(comp.Rep.Compute), usOf(comm.Rep.Comm))
+	}
+	if got := len(kernelSpans(o, "g")) + len(kernelSpans(o, "ag")); got != 2*n {
+		t.Errorf("%d kernel spans for %d instances", got, 2*n)
+	}
+}
