@@ -199,7 +199,7 @@ func (b builtin) on(gpus int) Scenario {
 	}
 	if b.graph != nil {
 		sc.Source, sc.Streams = b.graph(gpus)
-		sc = withLead(sc)
+		sc = sc.WithLead()
 		sc.Description = note + " " + graphRuns(sc) + "."
 		return sc
 	}

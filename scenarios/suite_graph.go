@@ -14,24 +14,6 @@ const (
 	srcLlama8 = "Llama-3 8B (hidden 4096, FFN 14336, 32 q / 8 kv heads x 128)"
 )
 
-// withLead sets a stream scenario's Compute and Comm to its lead ops, the
-// first compute op and the first communication op of its streams (what a
-// summary line names and what Validate checks of the pair fields).
-func withLead(sc Scenario) Scenario {
-	var compute, comm bool
-	for _, ss := range sc.Streams {
-		for _, o := range ss.Ops {
-			switch {
-			case o.Kind.IsCompute() && !compute:
-				sc.Compute, compute = o.AsCompute(), true
-			case o.Kind.IsComm() && !comm:
-				sc.Comm, comm = o.AsComm(), true
-			}
-		}
-	}
-	return sc
-}
-
 // graphRuns says what a stream scenario runs, from its streams: "It runs
 // on each of 2 GPUs stream compute (qkv: gemm ...) next to stream tp (ag:
 // all-gather 64MiB, decomposed into 4 chunks)".

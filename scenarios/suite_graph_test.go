@@ -84,7 +84,7 @@ func TestGraphSuite(t *testing.T) {
 			if sc.Profile != "h200" || sc.Reps != 0 || sc.Strategy != (Strategy{}) {
 				t.Errorf("want profile h200, no reps and the default strategy")
 			}
-			if lead := withLead(sc); lead.Compute != sc.Compute || lead.Comm != sc.Comm || sc.Compute.Kind == "" || sc.Comm.Collective == "" {
+			if lead := sc.WithLead(); lead.Compute != sc.Compute || lead.Comm != sc.Comm || sc.Compute.Kind == "" || sc.Comm.Collective == "" {
 				t.Errorf("Compute and Comm should be the lead ops, got %v and %v", sc.Compute, sc.Comm)
 			}
 			if d := sc.Description; !strings.HasSuffix(d, ". "+graphRuns(sc)+".") || len(d) < 80 {
