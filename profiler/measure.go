@@ -85,6 +85,14 @@ func sameOps(a, b scenarios.Scenario) bool {
 	return a.Equal(b)
 }
 
+// sameWork compares two scenarios' names and ops: not their strategies,
+// repetition counts or words.
+func sameWork(a, b scenarios.Scenario) bool {
+	a.Reps, b.Reps = 0, 0
+	a.Description, b.Description, a.Source, b.Source = "", "", "", ""
+	return sameOps(a, b)
+}
+
 // SerialDefaultStrategy is the strategy of the serial default's isolated
 // runs: no decomposition, the default implementations (the collective on
 // NCCL's SM kernels), nothing shared.
@@ -543,9 +551,7 @@ func (r *Result) Derive(hbmBandwidth float64) {
 		if f, ok := FractionOfIdeal(r.RealizedSpeedup, r.IdealSpeedup); ok {
 			r.FractionOfIdeal = &f
 		}
-		if u := SpeedupOver(r.SerialDefault, tC3); r.SerialDefault > 0 && !math.IsNaN(u) {
-			r.Uplift = u
-		}
+		r.setUplift()
 		r.CompSlowdown = Slowdown(r.TCompInC3.Median, tComp)
 		r.CommSlowdown = Slowdown(r.TCommInC3.Median, tComm)
 	}
@@ -641,4 +647,58 @@ func lastRep(c backends.Collector) ([]backends.Span, []backends.Sample) {
 		}
 	}
 	return spans, samples
+}
+
+// CompleteV1 fills the figures a result recorded before graphs lacks,
+// from what it holds, leaving every recorded figure as it was: the per-op
+// figures (from its repetitions, the pair's ops timed by Compute and
+// Comm), T_serial and T_ideal (the pair's), and, when its isolated runs
+// are the serial default's, the serial default and U (U = S_real then).
+// A result on copy engines gets U only from a run of the serial default
+// (FillSerialDefault). A result that already has T_serial is left alone.
+func (r *Result) CompleteV1() {
+	if r.TSerial != 0 {
+		return
+	}
+	if len(r.Ops) == 0 && len(r.Reps) > 0 {
+		if g, err := r.Scenario.Graph(r.Strategy); err == nil {
+			c := *r
+			if c.fillOps(g) == nil {
+				r.Ops = c.Ops
+			}
+		}
+	}
+	r.TSerial = r.TComp.Median + r.TComm.Median
+	r.TIdeal = math.Max(r.TComp.Median, r.TComm.Median)
+	if IsSerialDefault(r.Scenario, r.Strategy) {
+		r.SerialDefault = r.TSerial
+	}
+	r.setUplift()
+}
+
+// setUplift sets U from the serial default and T_c3, when both are known.
+func (r *Result) setUplift() {
+	r.Uplift = 0
+	if u := SpeedupOver(r.SerialDefault, r.TC3.Median); r.TC3.N > 0 && r.SerialDefault > 0 && !math.IsNaN(u) {
+		r.Uplift = u
+	}
+}
+
+// FillSerialDefault gives results without a serial default (recorded
+// before it existed, on copy engines or decomposed) the T_serial of a
+// result of the same scenario whose isolated runs are the serial
+// default's (the first such, in order), and U from it.
+func FillSerialDefault(rs []Result) {
+	for i := range rs {
+		if rs[i].SerialDefault > 0 {
+			continue
+		}
+		for j := range rs {
+			if rs[j].TSerial > 0 && IsSerialDefault(rs[j].Scenario, rs[j].Strategy) && sameWork(rs[j].Scenario, rs[i].Scenario) {
+				rs[i].SerialDefault = rs[j].TSerial
+				rs[i].setUplift()
+				break
+			}
+		}
+	}
 }

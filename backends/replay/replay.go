@@ -42,6 +42,9 @@ func New(rec *recordings.Recording) *Backend {
 	for _, m := range b.session.measurements {
 		b.results = append(b.results, m.Result)
 	}
+	// Results recorded before the serial default existed take it from a
+	// recorded run of it, so every result has its U.
+	profiler.FillSerialDefault(b.results)
 	return b
 }
 
@@ -231,6 +234,9 @@ func (b *Backend) Run(ctx context.Context, ex backends.Experiment, sink backends
 			len(rec), ex.Mode, ex.Scenario.Name, r.Strategy, ex.Reps, len(rec))
 	}
 	res := backends.RunResult{Mode: ex.Mode, Explain: r.Explain[ex.Mode], Reps: slices.Clone(rec)}
+	for i := range res.Reps {
+		res.Reps[i].Ops = slices.Clone(res.Reps[i].Ops)
+	}
 	if sink != nil && ex.Mode == backends.ModeConcurrent {
 		last := len(rec) - 1
 		spans := slices.Clone(r.Timeline)

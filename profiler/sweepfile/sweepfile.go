@@ -118,33 +118,17 @@ func Read(r io.Reader) (File, error) {
 // such result of the same scenario in the sweep. A scenario swept with no
 // such result keeps U unknown (0), and is ranked by T_c3.
 func UpgradeV1(f *File) {
-	def := map[string]float64{}
-	for i := range f.Results {
-		r := f.Results[i].Result
-		if r == nil {
-			continue
-		}
-		r.TSerial = r.TComp.Median + r.TComm.Median
-		r.TIdeal = max(r.TComp.Median, r.TComm.Median)
-		if _, seen := def[f.Results[i].Scenario]; !seen && profiler.IsSerialDefault(r.Scenario, r.Strategy) && r.TSerial > 0 {
-			def[f.Results[i].Scenario] = r.TSerial
+	var rs []profiler.Result
+	var at []int
+	for i, e := range f.Results {
+		if e.Result != nil {
+			e.Result.CompleteV1()
+			rs, at = append(rs, *e.Result), append(at, i)
 		}
 	}
-	for i := range f.Results {
-		r := f.Results[i].Result
-		if r == nil || r.SerialDefault > 0 {
-			continue
-		}
-		d, ok := def[f.Results[i].Scenario]
-		if profiler.IsSerialDefault(r.Scenario, r.Strategy) {
-			d, ok = r.TSerial, r.TSerial > 0
-		}
-		if ok {
-			r.SerialDefault = d
-			if r.TC3.N > 0 && r.TC3.Median > 0 {
-				r.Uplift = d / r.TC3.Median
-			}
-		}
+	profiler.FillSerialDefault(rs)
+	for k, i := range at {
+		*f.Results[i].Result = rs[k]
 	}
 	f.Summary = profiler.SummarizeSweep(f.Results, f.Grid)
 	f.Best = profiler.BestPerScenario(f.Results)
