@@ -583,7 +583,11 @@ func (r *Result) Derive(hbmBandwidth float64) {
 	}
 	r.Bound = nil
 	if r.TC3.N > 0 {
-		if bd, ok := ComputeBound(r.Scenario, tComp, tComm, r.RealizedSpeedup, hbmBandwidth); ok {
+		bd, ok := ComputeBound(r.Scenario, tComp, tComm, r.RealizedSpeedup, hbmBandwidth)
+		if g != nil && r.Scenario.IsGraph() {
+			bd, ok = ComputeGraphBound(g, r.TSerial, r.TIdeal, r.RealizedSpeedup, hbmBandwidth)
+		}
+		if ok {
 			r.Bound = &bd
 		}
 	}
