@@ -234,11 +234,17 @@ func (r Result) Fraction() (float64, bool) {
 	return *r.FractionOfIdeal, true
 }
 
-// Measure runs the scenario's compute op alone, its collective alone, and
-// both together under strategy st on backend b, and derives the metrics.
-// The isolated runs use st.Isolated(): the collective's implementation as st
-// picks it, on the whole GPU. The strategy is validated against the
-// backend's limits first.
+// Measure runs the scenario's graph (scenarios.Scenario.Graph under st) on
+// backend b: its compute ops alone, its communication ops alone, and the
+// whole graph together under strategy st, and derives the metrics (each
+// op's time alone and in C3 from the repetitions' per-op times, T_serial,
+// T_ideal, S_ideal, S_real, F, U). The isolated runs use st.Isolated(): the
+// collective's implementation and the decomposition as st picks them, on
+// the whole GPU. When those are not the serial default's
+// (SerialDefaultStrategy), the serial default's isolated runs are made too,
+// in the same rounds, for U; opt.Baseline stands in for either when it
+// holds them. The strategy is validated against the backend's limits
+// first.
 func Measure(ctx context.Context, b backends.Backend, sc scenarios.Scenario, st scenarios.Strategy, opt Options) (Result, error) {
 	st = st.Normalize()
 	caps := b.Capabilities()
