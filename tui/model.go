@@ -105,8 +105,8 @@ type lab struct {
 	sums   map[string]summary
 	// trail keeps each scenario's last measurements, oldest first.
 	trail map[string][]trailPoint
-	// hist keeps each scenario's fraction of ideal, one point per result
-	// (the history chart), oldest first.
+	// hist keeps each scenario's uplift U, one point per result (the
+	// history chart), oldest first.
 	hist map[string][]fracPoint
 	// rec is the session's recording (the record key toggles it).
 	rec recording
@@ -507,7 +507,8 @@ func (m *lab) noteResult(r profiler.Result) {
 	f, ok := r.Fraction()
 	m.sums[r.Scenario.Name] = summary{class: r.Class, fraction: f, ok: ok}
 	t := m.trail[r.Scenario.Name]
-	p := trailPoint{strategy: r.Strategy.String(), fraction: f, ok: ok}
+	u, uok := uplift(r)
+	p := trailPoint{strategy: r.Strategy.String(), u: u, ok: uok}
 	if n := len(t); n > 0 && t[n-1].strategy == p.strategy {
 		t[n-1] = p // the same strategy again (live mode): update its point
 	} else {
@@ -517,7 +518,7 @@ func (m *lab) noteResult(r profiler.Result) {
 		t = t[len(t)-maxTrail:]
 	}
 	m.trail[r.Scenario.Name] = t
-	m.hist[r.Scenario.Name] = addFrac(m.hist[r.Scenario.Name], p.strategy, f, ok)
+	m.hist[r.Scenario.Name] = addFrac(m.hist[r.Scenario.Name], p.strategy, u, uok)
 }
 
 // onKey routes a key: down the mode stack from the top, then to the
