@@ -629,7 +629,7 @@ func (m Model) turnKnob(kn knob, keyName string) (Model, tea.Cmd) {
 	if m.backend == nil || len(m.suite) == 0 {
 		return m, nil
 	}
-	st, note, err := turn(kn, m.strategy, m.suite[m.active].Comm.Collective, m.caps, m.name)
+	st, note, err := turnIn(scenarios.StrategyKnobs(), kn, m.strategy, m.suite[m.active], m.caps, m.name)
 	if err != nil {
 		m.status = status{statusWarn, err.Error()}
 		return m, nil
