@@ -185,7 +185,7 @@ func newModel(ctx context.Context, cfg Config) Model {
 	}}
 	m.header = newHeaderBar()
 	m.footer = footerBar{help: help.New()}
-	m.timeline.tracks = 5
+	m.timeline.tracks, m.timeline.ces = 5, 3
 	if cfg.Backend == nil {
 		m.status = status{statusError, "no backend"}
 		return m
@@ -199,7 +199,8 @@ func newModel(ctx context.Context, cfg Config) Model {
 	if len(devs) > 0 {
 		ces = devs[0].CopyEngines
 	}
-	m.timeline.tracks = 2 + min(max(ces, 0), 8)
+	m.timeline.ces = min(max(ces, 0), 8)
+	m.timeline.tracks = 2 + m.timeline.ces
 	if cfg.Keys != nil {
 		m.keys = *cfg.Keys
 	}
@@ -500,6 +501,25 @@ func (m *Model) setResult(r profiler.Result) {
 	m.result = &r
 	m.refreshDevices()
 	m.noteResult(r)
+	m.fitTimeline()
+}
+
+// fitTimeline gives the timeline a row per track of the result on screen:
+// compute, comm and the copy engines for a one-pair result, the streams
+// (and any engine their ops ran on) for a scenario written as streams;
+// the panels are laid out again when that changes.
+func (m *Model) fitTimeline() {
+	n := 2 + m.timeline.ces
+	if m.result != nil && m.result.Scenario.IsGraph() {
+		n = len(timelineTracks(m.result, m.timeline.ces, m.gpu))
+	}
+	if n == m.timeline.tracks {
+		return
+	}
+	m.timeline.tracks = n
+	if m.width > 0 {
+		m.resize(m.width, m.height)
+	}
 }
 
 // noteResult adds a result to its scenario's summary, trail and history.

@@ -391,8 +391,9 @@ func tickUnit(b int64) (unit string, div float64) {
 // window: the zoom and pan keys are its own.
 type timelinePanel struct {
 	detailFrame
-	// tracks is the number of rows: compute, comm and the copy engines.
-	tracks int
+	// tracks is the number of rows: compute, comm and the copy engines,
+	// or a graph's streams (fitTimeline); ces is the copy engines' count.
+	tracks, ces int
 	// zoom is the zoom and window; a result of another scenario resets it.
 	zoom tlZoom
 }
@@ -450,5 +451,5 @@ func (t *timelinePanel) View(m *Model) []string {
 	}
 	r := m.result
 	return t.frame(m.styles, timelineTitle(r, m.gpu, len(m.gpus()), t.zoom),
-		timelineLines(m.styles, r, timelineTracks(r, t.tracks-2, m.gpu), t.w-2, m.gpu, t.zoom))
+		timelineLines(m.styles, r, timelineTracks(r, t.ces, m.gpu), t.w-2, m.gpu, t.zoom))
 }
