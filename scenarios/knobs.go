@@ -485,6 +485,11 @@ func StrategyKnobs() Knobs {
 				}
 				return fmt.Sprintf("%d chunks", s.Decompose)
 			},
+			// The lab's key cycles 0 -> 2 -> 4 -> 8 -> 1; it turns only
+			// for a format-2 scenario with a decomposable pair, which the
+			// lab checks against the scenario on screen.
+			Keys: []KnobKey{{Action: "decompose", Key: "D", Needs: CapDecompose,
+				Help: func(Limits) string { return "decompose dependent pairs: own / 2 / 4 / 8 chunks / whole" }}},
 		},
 	}
 }
