@@ -1,7 +1,9 @@
 package sim
 
 import (
+	"encoding/json"
 	"math"
+	"os"
 	"reflect"
 	"testing"
 
@@ -140,24 +142,29 @@ func TestLaunchGapVisibleWhenIdle(t *testing.T) {
 	}
 }
 
-// Stream priority decides who gets the SMs a GEMM's waves free: at equal
-// priority the GEMM's own queued CTAs came first and the collective waits
-// for the GEMM's last wave; at a higher priority it takes SMs at the end of
-// the first wave.
+// Stream priority decides who gets SMs a GEMM frees. cuBLAS GEMMs on an
+// H200 hold their SMs to the end even against kernels at priority -5
+// (results/2026-12-01-h200x1-i15/boundary-probe.json), so by default the
+// collective waits for the GEMM at either priority; with GEMMs in waves
+// (the model switch that shows the rule), equal priority still waits for
+// the GEMM's queued CTAs, and priority -5 takes SMs at the first wave.
 func TestPriorityTakesFreedSMs(t *testing.T) {
 	p := H200()
 	sc := graphOf(stream("compute", gemmOp("g", 16384, 8192, 8192, 1)), stream("comm", collOp("ag", scenarios.AllGather, 16<<20, 1)))
 	for _, tc := range []struct {
 		prio   int
+		opt    graphOptions
 		lo, hi float64 // the all-gather's start, as a share of the GEMM's end
 	}{
-		{0, 0.9, 1.0},
-		{-5, 0, 0.05},
+		{0, graphOptions{}, 0.98, 1.0},
+		{-5, graphOptions{}, 0.98, 1.0},
+		{0, graphOptions{wavedGEMMs: true}, 0.9, 1.0},
+		{-5, graphOptions{wavedGEMMs: true}, 0, 0.05},
 	} {
-		o := simGraph(t, p, sc, scenarios.Strategy{CommPriority: tc.prio}, backends.ModeConcurrent, graphOptions{})
+		o := simGraph(t, p, sc, scenarios.Strategy{CommPriority: tc.prio}, backends.ModeConcurrent, tc.opt)
 		end, start := kernelSpans(o, "g")[0].End, kernelSpans(o, "ag")[0].Start
 		if f := float64(start) / float64(end); f < tc.lo || f > tc.hi {
-			t.Errorf("priority %d: the all-gather starts at %.0f µs, %.2f of the GEMM's %.0f µs; want %.2f..%.2f", tc.prio, usOf(start), f, usOf(end), tc.lo, tc.hi)
+			t.Errorf("priority %d, waves %v: the all-gather starts at %.0f µs, %.2f of the GEMM's %.0f µs; want %.2f..%.2f", tc.prio, tc.opt.wavedGEMMs, usOf(start), f, usOf(end), tc.lo, tc.hi)
 		}
 	}
 }
@@ -205,7 +212,8 @@ func TestDecomposedPairBeatsWhole(t *testing.T) {
 			if r := float64(comp.Rep.Compute) / float64(comm.Rep.Comm); r < 0.6 || r > 1.6 {
 				t.Fatalf("the pair is not balanced: GEMM %.0f µs, all-gather %.0f µs", usOf(comp.Rep.Compute), usOf(comm.Rep.Comm))
 			}
-			if whole.Rep.Wall < comp.Rep.Compute+comm.Rep.Comm {
+			// The whole pair is a chain: only launch costs can overlap.
+			if float64(whole.Rep.Wall) < 0.98*float64(comp.Rep.Compute+comm.Rep.Comm) {
 				t.Errorf("the whole pair runs in %.0f µs, under the serial %.0f µs: the dependency was not honoured", usOf(whole.Rep.Wall), usOf(comp.Rep.Compute+comm.Rep.Comm))
 			}
 			st.Decompose = 4
@@ -220,22 +228,18 @@ func TestDecomposedPairBeatsWhole(t *testing.T) {
 	}
 }
 
-// The issue's H200 observation: 256 small kernels launched after one
-// 32768x8192x8192 bf16 GEMM all finished while it ran. Which model rule
-// lets that happen:
-//   - a persistent GEMM frees no SM before it ends: none finishes inside,
-//     whatever the small kernels' priority;
-//   - a GEMM in waves frees SMs as its CTAs end, but at equal priority its
-//     own queued CTAs came first (the block scheduler serves arrival
-//     order), so the small kernels only get SMs in its last wave: most
-//     finish after it;
+// The issue reported that 256 small kernels launched after one
+// 32768x8192x8192 bf16 GEMM all finished while it ran. Measured again on
+// one H200 with the kernels queued behind a gate (boundary-probe.json),
+// 2.7 % did, at equal priority and at -5 alike: the GEMM holds its SMs.
+// Which model rule gives which:
+//   - a GEMM that holds its SMs to the end (the default): none finishes
+//     inside, whatever the small kernels' priority (what the H200 showed);
+//   - a GEMM in waves at equal priority: its own queued CTAs came first
+//     (the block scheduler serves arrival order), so the small kernels only
+//     get SMs in its last wave: most finish after it;
 //   - a GEMM in waves next to small kernels that outrank it: they take SMs
-//     as the waves end (the waves drift apart, so SMs free up a group at a
-//     time), and all 256 finish inside it.
-//
-// So the observation needs waves that leave SMs and a scheduler that lets
-// the later kernels in before the GEMM's queued CTAs: a higher priority in
-// this model.
+//     as the waves end and all 256 finish inside it (what the issue said).
 func TestSmallKernelsInsideBigGEMM(t *testing.T) {
 	p := H200()
 	sc := graphOf(
@@ -247,9 +251,9 @@ func TestSmallKernelsInsideBigGEMM(t *testing.T) {
 		opt          graphOptions
 		minIn, maxIn int
 	}{
-		{"persistent GEMM, small kernels at priority -5", graphOptions{persistentGEMMs: true, priority: map[string]int{"small": -5}}, 0, 0},
-		{"GEMM in waves, equal priority", graphOptions{}, 0, 64},
-		{"GEMM in waves, small kernels at priority -5", graphOptions{priority: map[string]int{"small": -5}}, 256, 256},
+		{"persistent GEMM, small kernels at priority -5", graphOptions{priority: map[string]int{"small": -5}}, 0, 0},
+		{"GEMM in waves, equal priority", graphOptions{wavedGEMMs: true}, 0, 64},
+		{"GEMM in waves, small kernels at priority -5", graphOptions{wavedGEMMs: true, priority: map[string]int{"small": -5}}, 256, 256},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			o := simGraph(t, p, sc, scenarios.Strategy{}, backends.ModeConcurrent, tc.opt)
@@ -360,5 +364,80 @@ func TestLargestGraphRuns(t *testing.T) {
 	}
 	if got := len(kernelSpans(o, "g")) + len(kernelSpans(o, "ag")); got != 2*n {
 		t.Errorf("%d kernel spans for %d instances", got, 2*n)
+	}
+}
+
+// probe is the part of the committed one-H200 kernel-boundary probe
+// (backends/cuda/reference/boundary_probe.py) the model is checked
+// against in kind.
+type probe struct {
+	GPU     string `json:"gpu"`
+	BigSame struct {
+		Inside struct{ Median float64 } `json:"share_of_small_ending_inside_gemm"`
+	} `json:"big_gemm_same_priority"`
+	BigHigh struct {
+		Inside struct{ Median float64 } `json:"share_of_small_ending_inside_gemm"`
+	} `json:"big_gemm_small_high_priority"`
+	Stream struct {
+		Inside struct{ Median float64 } `json:"share_of_small_ending_inside_gemm_stream"`
+		GEMMs  struct{ Median float64 } `json:"gemms_alone_ms"`
+		Small  struct{ Median float64 } `json:"small_alone_ms"`
+		C3     struct{ Median float64 } `json:"c3_ms"`
+	} `json:"gemm_stream"`
+}
+
+// The graph model against the H200 probe, in kind: a long GEMM lets almost
+// none of 256 queued 4 MiB copies through, at either priority; a stream of
+// 16 4096^3 GEMMs lets some through at its kernel boundaries (neither none
+// nor all) and the pair overlaps (T_c3 under the serial sum).
+func TestGraphModelAgainstH200Probe(t *testing.T) {
+	data, err := os.ReadFile("../cuda/results/2026-12-01-h200x1-i15/boundary-probe.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var m probe
+	if err := json.Unmarshal(data, &m); err != nil {
+		t.Fatal(err)
+	}
+	p := H200()
+	copies := scenarios.StreamOp{Name: "small", Kind: scenarios.OpKind(scenarios.Stream), Bytes: 4 << 20, Count: 256}
+	share := func(o Outcome, big string) float64 {
+		var end int64
+		for _, s := range kernelSpans(o, big) {
+			end = max(end, s.End)
+		}
+		in := 0
+		for _, s := range kernelSpans(o, "small") {
+			if s.End <= end {
+				in++
+			}
+		}
+		return float64(in) / 256
+	}
+	for _, tc := range []struct {
+		name     string
+		prio     int
+		measured float64
+	}{{"equal priority", 0, m.BigSame.Inside.Median}, {"copies at -5", -5, m.BigHigh.Inside.Median}} {
+		o := simGraph(t, p, graphOf(stream("big", gemmOp("big", 32768, 8192, 8192, 1)), stream("small", copies)),
+			scenarios.Strategy{}, backends.ModeConcurrent, graphOptions{priority: map[string]int{"small": tc.prio}})
+		got := share(o, "big")
+		if tc.measured > 0.1 || got > 0.1 {
+			t.Errorf("%s: %.1f %% of the copies end inside the long GEMM in the model, %.1f %% on the %s; want both under 10 %%", tc.name, 100*got, 100*tc.measured, m.GPU)
+		}
+	}
+	sc := graphOf(stream("gemms", gemmOp("g", 4096, 4096, 4096, 16)), stream("small", copies))
+	o := simGraph(t, p, sc, scenarios.Strategy{}, backends.ModeConcurrent, graphOptions{})
+	comp := simGraph(t, p, sc, scenarios.Strategy{}, backends.ModeCompute, graphOptions{})
+	comm := simGraph(t, p, sc, scenarios.Strategy{}, backends.ModeComm, graphOptions{})
+	got := share(o, "g")
+	serial := float64(comp.Rep.Compute + comm.Rep.Comm)
+	t.Logf("GEMM stream: %.0f %% of copies inside (H200 %.0f %%); T_c3/T_serial %.2f (H200 %.2f)", 100*got, 100*m.Stream.Inside.Median,
+		float64(o.Rep.Wall)/serial, m.Stream.C3.Median/(m.Stream.GEMMs.Median+m.Stream.Small.Median))
+	if m.Stream.Inside.Median < 0.05 || m.Stream.Inside.Median > 0.95 || got < 0.05 || got > 0.95 {
+		t.Errorf("GEMM stream: %.1f %% of the copies end inside it in the model, %.1f %% on the %s; want some and not all in both", 100*got, 100*m.Stream.Inside.Median, m.GPU)
+	}
+	if float64(o.Rep.Wall) >= serial {
+		t.Errorf("GEMM stream: T_c3 %.0f µs is not under the serial %.0f µs", usOf(o.Rep.Wall), serial/1e3)
 	}
 }
