@@ -68,6 +68,29 @@ func CopyEngineGrid(lim scenarios.Limits) []NamedStrategy {
 	}
 }
 
+// DecomposeGrid holds named strategies for scenarios written as streams
+// with dependent pairs (a collective feeding a GEMM, a GEMM feeding a
+// collective): the pairs whole, and cut into 2, 4 and 8 chunks wired chunk
+// by chunk (async TP), on NCCL and with the launch order and priority of
+// the paper's schedule prioritization. Not part of the default grid: a
+// scenario with no dependent pair has nothing to decompose.
+func DecomposeGrid(lim scenarios.Limits) []NamedStrategy {
+	top := lim.HighestPriority
+	return []NamedStrategy{
+		{"whole", scenarios.Strategy{Decompose: 1}},
+		{"decomp-2", scenarios.Strategy{Decompose: 2}},
+		{"decomp-4", scenarios.Strategy{Decompose: 4}},
+		{"decomp-8", scenarios.Strategy{Decompose: 8}},
+		{"decomp-4-comm-first+prio", scenarios.Strategy{Decompose: 4, Launch: scenarios.CommFirst, CommPriority: top}},
+		{"dma-decomp-4", scenarios.Strategy{Decompose: 4, CommEngine: scenarios.EngineDMA}},
+	}
+}
+
+// namedGrids is every named strategy, the default grid first.
+func namedGrids(lim scenarios.Limits) []NamedStrategy {
+	return append(append(DefaultGrid(lim), CopyEngineGrid(lim)...), DecomposeGrid(lim)...)
+}
+
 // GEMMPartitions are the two GEMM partitions a copy-engine reduction's add
 // kernel is measured beside, on a device of limits lim: wide, the most
 // SMs that leave one partition step free (120 of 132 in steps of 8), and
@@ -283,7 +306,7 @@ func ParseGrid(names []string, lim scenarios.Limits) ([]NamedStrategy, error) {
 	if len(names) == 0 {
 		return DefaultGrid(lim), nil
 	}
-	all := append(DefaultGrid(lim), CopyEngineGrid(lim)...)
+	all := namedGrids(lim)
 	var out []NamedStrategy
 	for _, n := range names {
 		i := slices.IndexFunc(all, func(ns NamedStrategy) bool { return ns.Name == n })
@@ -308,7 +331,7 @@ func CheckGridNames(names []string) error {
 // are the same on every device.
 func GridNames() []string {
 	var names []string
-	for _, ns := range append(DefaultGrid(scenarios.Limits{}), CopyEngineGrid(scenarios.Limits{})...) {
+	for _, ns := range namedGrids(scenarios.Limits{}) {
 		names = append(names, ns.Name)
 	}
 	return names

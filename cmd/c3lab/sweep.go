@@ -285,7 +285,7 @@ func splitList(s string) []string {
 }
 
 // strategyNames lists the named strategies for the help text: the default
-// grid, then the copy-engine ones.
+// grid, then the copy-engine ones, then the decompositions.
 func strategyNames() string {
 	var grid, ce []string
 	// The names are the same on every device; only the values follow it.
@@ -295,5 +295,9 @@ func strategyNames() string {
 	for _, n := range profiler.CopyEngineGrid(scenarios.Limits{}) {
 		ce = append(ce, n.Name)
 	}
-	return strings.Join(grid, ", ") + " (the default grid), " + strings.Join(ce, ", ")
+	var dec []string
+	for _, n := range profiler.DecomposeGrid(scenarios.Limits{}) {
+		dec = append(dec, n.Name)
+	}
+	return strings.Join(grid, ", ") + " (the default grid), " + strings.Join(ce, ", ") + "; for stream scenarios with dependent pairs " + strings.Join(dec, ", ")
 }
