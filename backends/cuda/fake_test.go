@@ -18,8 +18,10 @@ import (
 // fixed duration, events take the clock of the stream they are recorded on,
 // and a collective starts when every rank's stream has reached it.
 type fakeGPU struct {
-	devs     []devInfo
-	free     int64
+	devs []devInfo
+	free int64
+	// allocs counts device and host allocations.
+	allocs   int
 	bufs     map[bufID]*fakeBuf
 	streams  map[streamID]*fakeStream
 	events   map[eventID]*fakeEvent
@@ -106,6 +108,7 @@ func (f *fakeGPU) Devices() []devInfo                { return f.devs }
 func (f *fakeGPU) FreeMemory(dev int) (int64, error) { return f.free, nil }
 
 func (f *fakeGPU) Alloc(dev int, bytes int64) (bufID, error) {
+	f.allocs++
 	id := bufID(f.id())
 	f.bufs[id] = &fakeBuf{dev: dev, data: make([]byte, bytes)}
 	return id, nil
@@ -113,6 +116,7 @@ func (f *fakeGPU) Alloc(dev int, bytes int64) (bufID, error) {
 
 func (f *fakeGPU) AllocHost(dev int, bytes int64) (bufID, error) {
 	f.logf("alloc-host dev%d %d", dev, bytes)
+	f.allocs++
 	id := bufID(f.id())
 	f.bufs[id] = &fakeBuf{dev: dev, data: make([]byte, bytes), host: true}
 	return id, nil

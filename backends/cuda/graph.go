@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/c3lab/c3lab/backends"
@@ -67,9 +68,22 @@ type opBufs struct {
 	coll                        collective
 }
 
-// graphKey identifies the buffers a graph needs.
-func graphKey(sc scenarios.Scenario, st scenarios.Strategy) string {
-	return fmt.Sprintf("graph|%d|%d|%+v", sc.GPUs, st.Decompose, sc.Streams)
+// graphKey identifies the buffers a graph needs. The decomposition is not
+// part of it: a decomposed op's chunks are slices of the whole op's
+// buffers, so the whole pair and any decomposition of it share them and a
+// measurement that alternates between them (a decomposed strategy next to
+// its serial default) allocates and fills them once.
+func graphKey(sc scenarios.Scenario) string {
+	return fmt.Sprintf("graph|%d|%+v", sc.GPUs, sc.Streams)
+}
+
+// chunking names a graph's decomposition: each op's chunk count.
+func chunking(g *scenarios.Graph) string {
+	var sb strings.Builder
+	for _, o := range g.Ops {
+		fmt.Fprintf(&sb, "%d,", o.Chunks)
+	}
+	return sb.String()
 }
 
 // opBytes returns what one instance of op o reads (in, and a swap's second
@@ -113,9 +127,22 @@ func opBytes(o scenarios.GraphOp, gpus int) (in, out, in2, w int64, coll collect
 // per graph) and fills its buffers, checking first that they fit in every
 // GPU's free memory. A graph that fails part way is released at once.
 func (b *Backend) prepareGraph(sc scenarios.Scenario, st scenarios.Strategy) (_ *graphPrep, err error) {
-	key := graphKey(sc, st)
+	key := graphKey(sc)
+	g, err := sc.Graph(st)
+	if err != nil {
+		return nil, err
+	}
 	if b.prepared != nil && b.prepared.key == key && b.prepared.graph != nil {
-		return b.prepared.graph, nil
+		gp := b.prepared.graph
+		if chunking(gp.g) == chunking(g) {
+			return gp, nil
+		}
+		// Another decomposition of the same ops: same buffers, new layout.
+		if err := b.layoutGraph(gp, g); err != nil {
+			b.release()
+			return nil, err
+		}
+		return gp, nil
 	}
 	if err := b.release(); err != nil {
 		return nil, err
@@ -123,11 +150,7 @@ func (b *Backend) prepareGraph(sc scenarios.Scenario, st scenarios.Strategy) (_ 
 	if sc.GPUs > len(b.devs) {
 		return nil, fmt.Errorf("scenario %s needs %d GPUs; this node has %d", sc.Name, sc.GPUs, len(b.devs))
 	}
-	g, err := sc.Graph(st)
-	if err != nil {
-		return nil, err
-	}
-	gp := &graphPrep{g: g, gpus: sc.GPUs, ops: make([]opBufs, len(g.Ops))}
+	gp := &graphPrep{gpus: sc.GPUs, ops: make([]opBufs, len(g.Ops))}
 	var perDev int64
 	for i, o := range g.Ops {
 		in, out, in2, w, coll, err := opBytes(o, sc.GPUs)
@@ -227,24 +250,55 @@ func (b *Backend) prepareGraph(sc scenarios.Scenario, st scenarios.Strategy) (_ 
 			gp.ops[i].in = gp.ops[o.FedBy].out
 		}
 	}
-	gp.start = make([]eventID, sc.GPUs)
-	for dev := range sc.GPUs {
+	if err := b.layoutGraph(gp, g); err != nil {
+		return nil, err
+	}
+	return gp, nil
+}
+
+// layoutGraph lays graph g, one decomposition of the ops whose buffers gp
+// holds, over them: each op's per-instance sizes and GEMM shape, and an
+// event pair per instance (the previous layout's events go back to the
+// spares). The ops, their order and which op feeds which are the same in
+// every decomposition (Scenario.Graph), so the buffers are.
+func (b *Backend) layoutGraph(gp *graphPrep, g *scenarios.Graph) (err error) {
+	if gp.g != nil && len(gp.g.Ops) != len(g.Ops) {
+		return fmt.Errorf("a decomposition of the graph has %d ops, the graph %d; this is a c3lab bug", len(g.Ops), len(gp.g.Ops))
+	}
+	for i, o := range g.Ops {
+		in, out, in2, _, coll, err := opBytes(o, gp.gpus)
+		if err != nil {
+			return err
+		}
+		if gp.g != nil && (o.FedBy != gp.g.Ops[i].FedBy || int64(o.Chunks)*in != int64(gp.g.Ops[i].Chunks)*gp.ops[i].inChunk) {
+			return fmt.Errorf("op %s: a decomposition changed its buffers; this is a c3lab bug", o.Name)
+		}
+		ob := &gp.ops[i]
+		ob.inChunk, ob.outChunk, ob.in2Chunk, ob.coll = in, out, in2, coll
+		if ob.gemm.M > 0 {
+			ob.gemm.M = o.Compute.M
+		}
+	}
+	b.giveEvents(gp)
+	gp.g = g
+	gp.start = make([]eventID, gp.gpus)
+	for dev := range gp.gpus {
 		if gp.start[dev], err = b.event(dev); err != nil {
-			return nil, err
+			return err
 		}
 	}
 	gp.ev = make([][][2]eventID, len(g.Instances))
 	for k := range g.Instances {
-		gp.ev[k] = make([][2]eventID, sc.GPUs)
-		for dev := range sc.GPUs {
+		gp.ev[k] = make([][2]eventID, gp.gpus)
+		for dev := range gp.gpus {
 			for j := range 2 {
 				if gp.ev[k][dev][j], err = b.event(dev); err != nil {
-					return nil, err
+					return err
 				}
 			}
 		}
 	}
-	return gp, nil
+	return nil
 }
 
 // graphInput is what an op's input holds for timing: random operands for
@@ -285,6 +339,12 @@ func (b *Backend) releaseGraph(gp *graphPrep) error {
 		errs = append(errs, b.g.Free(id))
 	}
 	gp.owned = nil
+	b.giveEvents(gp)
+	return errors.Join(errs...)
+}
+
+// giveEvents hands a graph layout's events back to the spares.
+func (b *Backend) giveEvents(gp *graphPrep) {
 	give := func(dev int, e eventID) {
 		if e != 0 {
 			b.spareEvents[dev] = append(b.spareEvents[dev], e)
@@ -300,7 +360,6 @@ func (b *Backend) releaseGraph(gp *graphPrep) error {
 		}
 	}
 	gp.start, gp.ev = nil, nil
-	return errors.Join(errs...)
 }
 
 // graphPlan is how one experiment maps a graph onto streams and settings.
@@ -772,7 +831,7 @@ func (b *Backend) waitGraph(ctx context.Context, gp *graphPrep, order []int) err
 //   - a host copy: the destination byte for byte against the source.
 func (b *Backend) verifyGraph(ctx context.Context, gp *graphPrep, st scenarios.Strategy) error {
 	st = st.Normalize()
-	key := fmt.Sprintf("%s ctas %d engine %s chunk %d", b.prepared.key, st.CommCTAs, st.CommEngine, st.ChunkBytes)
+	key := fmt.Sprintf("%s chunks %s ctas %d engine %s chunk %d", b.prepared.key, chunking(gp.g), st.CommCTAs, st.CommEngine, st.ChunkBytes)
 	if b.verified[key] {
 		return nil
 	}

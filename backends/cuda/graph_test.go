@@ -135,6 +135,48 @@ func TestGraphDecomposedPairs(t *testing.T) {
 	}
 }
 
+// A measurement alternates a decomposed strategy with its serial default
+// (the whole pair) round after round: both are layouts of one set of
+// buffers, allocated and filled once, and each layout is still verified
+// and gives the right instance count.
+func TestGraphDecompositionsShareBuffers(t *testing.T) {
+	f := newFakeGPU(2)
+	b := fakeBackend(t, f, Options{})
+	sc := agGEMM(2, 0)
+	allocs := -1
+	for round := range 3 {
+		for _, chunks := range []int{4, 1, 2} {
+			c := &backends.Collector{}
+			_, err := b.Run(context.Background(), backends.Experiment{Scenario: sc, Strategy: scenarios.Strategy{Decompose: chunks}, Mode: backends.ModeConcurrent, Reps: 1}, c)
+			if err != nil {
+				t.Fatalf("round %d, %d chunks: %v", round, chunks, err)
+			}
+			n := 0
+			for _, s := range c.SpanList {
+				if s.GraphOp == "qkv" && s.Device == 0 {
+					n++
+				}
+			}
+			if n != chunks {
+				t.Errorf("round %d: %d GEMM instances on GPU 0, want %d", round, n, chunks)
+			}
+		}
+		if round == 0 {
+			// The first round verified each layout (a decomposed GEMM is
+			// checked against a whole one, in a scratch output).
+			allocs = f.allocs
+		}
+	}
+	if f.allocs != allocs {
+		t.Errorf("%d allocations after the first round, %d after two more rounds of alternating decompositions; want none more", allocs, f.allocs)
+	}
+	for _, chunks := range []int{2, 4} {
+		if !f.logHas(fmt.Sprintf("gemm-at dev1 a+%d", 1024*4/chunks)) {
+			t.Errorf("no GEMM chunk at the offset of chunk 1 of %d", chunks)
+		}
+	}
+}
+
 // A wrong chunk is caught before timing: the fake's collective corrupts an
 // element, and the check against the unchunked result fails the run.
 func TestGraphVerificationCatchesWrongData(t *testing.T) {
