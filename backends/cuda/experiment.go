@@ -542,38 +542,23 @@ func (b *Backend) run(ctx context.Context, ex backends.Experiment, sink backends
 		}
 	}
 	res := backends.RunResult{Mode: ex.Mode}
-	gate, stalls := !b.opts.Ungated, 0
-	for i := -ex.Warmup; i < ex.Reps; i++ {
-		if err := ctx.Err(); err != nil {
-			return backends.RunResult{}, err
-		}
-		rep, spans, err := b.rep(ctx, p, pl, ex, gate && i >= 0)
-		if errors.Is(err, errGateStalled) {
-			// The host stalled while the gate held the GPUs, so the times
-			// hold the stall: run the repetition again.
-			b.gateStalls++
-			if stalls++; stalls >= maxGateStalls {
-				gate = false
+	err = b.repeat(ctx, ex.Warmup, ex.Reps, func(gated bool) (func(i int), error) {
+		rep, spans, err := b.rep(ctx, p, pl, ex, gated)
+		return func(i int) {
+			res.Reps = append(res.Reps, rep)
+			if sink != nil {
+				for k := range spans {
+					spans[k].Rep = i
+				}
+				sink.Spans(spans)
+				if pl.dma != nil {
+					sink.Samples(copyEngineSamples(spans, b.devs[0].CopyEngines, i))
+				}
 			}
-			i--
-			continue
-		}
-		if err != nil {
-			return backends.RunResult{}, err
-		}
-		if i < 0 {
-			continue
-		}
-		res.Reps = append(res.Reps, rep)
-		if sink != nil {
-			for k := range spans {
-				spans[k].Rep = i
-			}
-			sink.Spans(spans)
-			if pl.dma != nil {
-				sink.Samples(copyEngineSamples(spans, b.devs[0].CopyEngines, i))
-			}
-		}
+		}, err
+	})
+	if err != nil {
+		return backends.RunResult{}, err
 	}
 	if pipelined {
 		if err := b.pipeStatus(p); err != nil {
@@ -783,6 +768,37 @@ func (b *Backend) rep(ctx context.Context, p *prepared, pl plan, ex backends.Exp
 		}
 	}
 	return rep, spans, nil
+}
+
+// repeat runs warm untimed and then reps timed repetitions, each by one
+// (gated: whether the start gate holds the GPUs while it enqueues; warm-up
+// runs are not gated). A repetition that finished keeps its figures
+// through the returned func, called with its index. One whose gate stalled
+// (the host stalled while the gate held the GPUs, so its times hold the
+// stall) is run again; after maxGateStalls stalls the rest run ungated.
+func (b *Backend) repeat(ctx context.Context, warm, reps int, one func(gated bool) (func(i int), error)) error {
+	gate, stalls := !b.opts.Ungated, 0
+	for i := -warm; i < reps; i++ {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		keep, err := one(gate && i >= 0)
+		if errors.Is(err, errGateStalled) {
+			b.gateStalls++
+			if stalls++; stalls >= maxGateStalls {
+				gate = false
+			}
+			i--
+			continue
+		}
+		if err != nil {
+			return err
+		}
+		if i >= 0 {
+			keep(i)
+		}
+	}
+	return nil
 }
 
 // errGateStalled says the watchdog opened the start gate before every op

@@ -583,36 +583,23 @@ func (b *Backend) runGraph(ctx context.Context, ex backends.Experiment, sink bac
 	order, waits := graphOrder(gp.g, ex.Mode, ex.Strategy.Normalize().Launch)
 	res := backends.RunResult{Mode: ex.Mode}
 	gaps := make([]int64, len(gp.g.Ops))
-	gate, stalls := !b.opts.Ungated, 0
-	for i := -ex.Warmup; i < ex.Reps; i++ {
-		if err := ctx.Err(); err != nil {
-			return backends.RunResult{}, err
-		}
-		rep, spans, gap, err := b.graphRep(ctx, gp, pl, order, waits, gate && i >= 0)
-		if errors.Is(err, errGateStalled) {
-			b.gateStalls++
-			if stalls++; stalls >= maxGateStalls {
-				gate = false
+	err = b.repeat(ctx, ex.Warmup, ex.Reps, func(gated bool) (func(i int), error) {
+		rep, spans, gap, err := b.graphRep(ctx, gp, pl, order, waits, gated)
+		return func(i int) {
+			for op := range gaps {
+				gaps[op] += gap[op]
 			}
-			i--
-			continue
-		}
-		if err != nil {
-			return backends.RunResult{}, err
-		}
-		if i < 0 {
-			continue
-		}
-		for op := range gaps {
-			gaps[op] += gap[op]
-		}
-		res.Reps = append(res.Reps, rep)
-		if sink != nil {
-			for k := range spans {
-				spans[k].Rep = i
+			res.Reps = append(res.Reps, rep)
+			if sink != nil {
+				for k := range spans {
+					spans[k].Rep = i
+				}
+				sink.Spans(spans)
 			}
-			sink.Spans(spans)
-		}
+		}, err
+	})
+	if err != nil {
+		return backends.RunResult{}, err
 	}
 	res.Explain = launchExplain(gp.g, gaps, len(res.Reps))
 	return res, nil
