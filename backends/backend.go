@@ -160,12 +160,24 @@ const (
 
 // Rep holds the times of one repetition, in nanoseconds. Wall runs from the
 // common start until every op on every GPU has finished; Compute and Comm
-// run from the op's first launch to its last finish across GPUs (0 when the
-// op was not part of the run).
+// run from the first launch of an op of that role to the last finish of
+// one, across GPUs (0 when no op of the role was part of the run).
+//
+// A scenario runs as its graph (scenarios.Scenario.Graph under the
+// experiment's strategy). ModeCompute runs every compute op instance alone,
+// one after another in the graph's enqueue order, with no communication
+// (a dependency on a communication op is dropped); ModeComm likewise runs
+// the communication ops; ModeConcurrent runs the whole graph: streams in
+// order, dependencies honoured, enqueued in Graph.EnqueueOrder.
 type Rep struct {
 	Wall    int64 `json:"wall_ns"`
 	Compute int64 `json:"compute_ns,omitempty"`
 	Comm    int64 `json:"comm_ns,omitempty"`
+	// Ops holds, per op of the graph (Graph.Ops order), the sum over its
+	// instances of each instance's time from its first start to its last
+	// end across GPUs; 0 for an op the mode did not run. Recordings made
+	// before graphs lack it: the pair's ops are then Compute and Comm.
+	Ops []int64 `json:"ops_ns,omitempty"`
 }
 
 // RunResult is what one Run returns.
@@ -232,8 +244,13 @@ const (
 type Span struct {
 	// Rep is the repetition index (warm-up runs are not reported).
 	Rep int `json:"rep"`
-	// Op is the scenario op the span belongs to.
+	// Op is the role of the scenario op the span belongs to.
 	Op Op `json:"op"`
+	// GraphOp names the graph op (scenarios.GraphOp.Name) and Instance is
+	// its instance; empty and 0 in recordings made before graphs, where
+	// Op names the op.
+	GraphOp  string `json:"graph_op,omitempty"`
+	Instance int    `json:"instance,omitempty"`
 	// Name is the kernel or copy name ("gemm 8192x8192x8192 bf16", "copy gpu0->gpu1").
 	Name   string `json:"name"`
 	Device int    `json:"device"`

@@ -10,7 +10,6 @@ package heuristics
 import (
 	"context"
 	"fmt"
-	"math"
 
 	"github.com/c3lab/c3lab/backends"
 	"github.com/c3lab/c3lab/profiler"
@@ -209,16 +208,22 @@ type Trial struct {
 	Name     string             `json:"name"`
 	Strategy scenarios.Strategy `json:"strategy"`
 	Fraction *float64           `json:"fraction_of_ideal"`
-	TC3      float64            `json:"t_c3_ns"`
-	Err      string             `json:"error,omitempty"`
+	// Uplift is U, the speedup over the serial default: what trials are
+	// ranked by (F is each trial's own, against its own isolated times).
+	Uplift float64 `json:"uplift,omitempty"`
+	TC3    float64 `json:"t_c3_ns"`
+	Err    string  `json:"error,omitempty"`
 }
 
 // Tune measures every candidate on b and returns the trials and the index
-// of the best (the shortest concurrent time, which is the highest realized
-// speedup; -1 when all failed).
+// of the best (the highest uplift U over the serial default, else the
+// shortest concurrent time: profiler.Outranks; never the fraction of
+// ideal, whose denominator a strategy changes; -1 when all failed). The
+// serial default is measured once and reused across the candidates.
 func Tune(ctx context.Context, b backends.Backend, sc scenarios.Scenario, cands []profiler.NamedStrategy, opt profiler.Options) ([]Trial, int, error) {
-	best, bestT := -1, math.Inf(1)
+	best := -1
 	var trials []Trial
+	var bestR profiler.Result
 	for _, c := range cands {
 		if err := ctx.Err(); err != nil {
 			return trials, best, err
@@ -228,9 +233,13 @@ func Tune(ctx context.Context, b backends.Backend, sc scenarios.Scenario, cands 
 		if err != nil {
 			t.Err = err.Error()
 		} else {
-			t.Fraction, t.TC3 = r.FractionOfIdeal, r.TC3.Median
-			if t.TC3 < bestT {
-				best, bestT = len(trials), t.TC3
+			t.Fraction, t.Uplift, t.TC3 = r.FractionOfIdeal, r.Uplift, r.TC3.Median
+			if best < 0 || profiler.Outranks(r, bestR) {
+				best, bestR = len(trials), r
+			}
+			if r.SerialDefault > 0 {
+				bl := r.Baseline()
+				opt.Baseline = &bl
 			}
 		}
 		trials = append(trials, t)

@@ -114,6 +114,8 @@ func TestTuneOnTheSimulator(t *testing.T) {
 type scripted struct {
 	caps backends.Capabilities
 	c3   map[scenarios.Strategy]int64
+	// dmaComm, when set, is the collective's time alone on copy engines.
+	dmaComm int64
 }
 
 func (b *scripted) Name() string { return "scripted" }
@@ -128,6 +130,9 @@ func (b *scripted) Run(_ context.Context, ex backends.Experiment, _ backends.Eve
 	switch ex.Mode {
 	case backends.ModeComm:
 		rep = backends.Rep{Wall: 800, Comm: 800}
+		if b.dmaComm > 0 && ex.Strategy.Normalize().CommEngine == scenarios.EngineDMA {
+			rep = backends.Rep{Wall: b.dmaComm, Comm: b.dmaComm}
+		}
 	case backends.ModeConcurrent:
 		t, ok := b.c3[ex.Strategy]
 		if !ok {
@@ -202,6 +207,35 @@ func TestTunePicksTheFastest(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// Tune ranks by the uplift over the serial default, not by F: copy
+// engines that make the collective faster alone (400 ns against NCCL's
+// 800) shrink their own ideal, so a copy-engine run with a lower F can
+// still be the faster one. Here F says the baseline (48 % against 30 %),
+// U says dma (1800/1250 against 1800/1300).
+func TestTuneRanksByUpliftNotFraction(t *testing.T) {
+	caps := sim.New(sim.H200()).Capabilities()
+	sc := scenario(bigGEMM, scenarios.AllGather, 64<<20)
+	dma := scenarios.Strategy{CommEngine: scenarios.EngineDMA}
+	b := &scripted{caps: caps, dmaComm: 400, c3: map[scenarios.Strategy]int64{
+		scenarios.Strategy{}.Normalize(): 1300, dma.Normalize(): 1250,
+	}}
+	cands := []profiler.NamedStrategy{{Name: "baseline"}, {Name: "dma", Strategy: dma}}
+	trials, best, err := Tune(context.Background(), b, sc, cands, profiler.Options{Reps: 3})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if best != 1 {
+		t.Fatalf("best %d, want dma; trials %+v", best, trials)
+	}
+	base, d := trials[0], trials[1]
+	if *base.Fraction <= *d.Fraction {
+		t.Errorf("the case needs F to favour the baseline: F %v against %v", *base.Fraction, *d.Fraction)
+	}
+	if base.Uplift != 1800.0/1300 || d.Uplift != 1800.0/1250 {
+		t.Errorf("U %v and %v, want 1800/1300 and 1800/1250 (both over NCCL's serial time)", base.Uplift, d.Uplift)
 	}
 }
 

@@ -30,10 +30,10 @@ func HBMBytes(sc scenarios.Scenario) (compute, comm float64) {
 // HBM, the paper's ideal is out of reach and this is the honest target.
 type Bound struct {
 	// TBound is the bound in nanoseconds; By says which term set it
-	// ("longer op" or "hbm").
+	// ("longer op" or "hbm"; "ideal", T_ideal, for a graph).
 	TBound float64 `json:"t_bound_ns"`
 	By     string  `json:"bound_by"`
-	// SBound = (T_comp + T_comm) / T_bound, the best speedup physically possible.
+	// SBound = T_serial / T_bound, the best speedup physically possible.
 	SBound float64 `json:"s_bound"`
 	// FractionOfBound = (S_real - 1) / (S_bound - 1); nil when undefined
 	// (S_bound at or below 1, or no realized speedup), and Note says why.
@@ -146,20 +146,54 @@ func boundGapOf(sBound, sReal float64) BoundGap {
 	return BoundDefined
 }
 
+// GraphHBMBytes is HBMBytes for a graph: the sum over its ops of their
+// instances' traffic (a decomposed GEMM reads its B operand once per
+// chunk), split by role.
+func GraphHBMBytes(g *scenarios.Graph) (compute, comm float64) {
+	for _, o := range g.Ops {
+		one := scenarios.Scenario{GPUs: g.GPUs, Compute: o.Compute, Comm: o.Comm}
+		hc, hm := HBMBytes(one)
+		if o.Role == scenarios.RoleComm {
+			comm += float64(o.Count) * hm
+		} else {
+			compute += float64(o.Count) * hc
+		}
+	}
+	return compute, comm
+}
+
 // ComputeBound derives the bound from the isolated times (ns), the realized
 // speedup and the device's HBM bandwidth (bytes/s). ok is false when the
 // bandwidth is unknown.
 func ComputeBound(sc scenarios.Scenario, tComp, tComm, sReal, hbmBandwidth float64) (Bound, bool) {
-	if hbmBandwidth <= 0 || tComp <= 0 || tComm <= 0 {
+	if tComp <= 0 || tComm <= 0 {
 		return Bound{}, false
 	}
 	hc, hm := HBMBytes(sc)
-	tHBM := (hc + hm) / hbmBandwidth * 1e9
-	b := Bound{TBound: math.Max(tComp, tComm), By: "longer op", HBMBandwidth: hbmBandwidth}
+	return computeBound(hc+hm, tComp+tComm, math.Max(tComp, tComm), "longer op", sReal, hbmBandwidth)
+}
+
+// ComputeGraphBound is ComputeBound for a graph: the concurrent run can be
+// no shorter than T_ideal (By "ideal") nor than the HBM bytes of all its
+// ops over the bandwidth; S_bound = T_serial / T_bound.
+func ComputeGraphBound(g *scenarios.Graph, tSerial, tIdeal, sReal, hbmBandwidth float64) (Bound, bool) {
+	if tIdeal <= 0 {
+		return Bound{}, false
+	}
+	hc, hm := GraphHBMBytes(g)
+	return computeBound(hc+hm, tSerial, tIdeal, "ideal", sReal, hbmBandwidth)
+}
+
+func computeBound(hbmBytes, tSerial, tIdeal float64, idealBy string, sReal, hbmBandwidth float64) (Bound, bool) {
+	if hbmBandwidth <= 0 {
+		return Bound{}, false
+	}
+	tHBM := hbmBytes / hbmBandwidth * 1e9
+	b := Bound{TBound: tIdeal, By: idealBy, HBMBandwidth: hbmBandwidth}
 	if tHBM > b.TBound {
 		b.TBound, b.By = tHBM, "hbm"
 	}
-	b.SBound = (tComp + tComm) / b.TBound
+	b.SBound = tSerial / b.TBound
 	if f, ok := FractionOfIdeal(sReal, b.SBound); ok {
 		b.FractionOfBound = &f
 	} else {

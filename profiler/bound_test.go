@@ -107,3 +107,36 @@ func TestBoundGap(t *testing.T) {
 		})
 	}
 }
+
+// A graph's bound: no shorter than T_ideal, nor than the HBM bytes of
+// every instance of every op over the bandwidth. Four stream ops of 1 GB
+// (2 GB of traffic each) next to an all-gather: 8 GB + the collective's
+// traffic at 4 TB/s outlasts T_ideal, so HBM sets it.
+func TestGraphBound(t *testing.T) {
+	sc := graphOf(
+		scenarios.StreamSpec{Name: "compute", Ops: []scenarios.StreamOp{{Name: "s", Kind: scenarios.OpKind(scenarios.Stream), Bytes: 1 << 30, Count: 4}}},
+		scenarios.StreamSpec{Name: "comm", Ops: []scenarios.StreamOp{gather("ag", 64<<20)}},
+	)
+	g, err := sc.Graph(scenarios.Strategy{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	hc, hm := GraphHBMBytes(g)
+	if hc != 4*2*(1<<30) || hm != 2*sc.Comm.LinkBytes(2) {
+		t.Fatalf("HBM bytes %v + %v", hc, hm)
+	}
+	tHBM := (hc + hm) / 4e12 * 1e9
+	for _, tc := range []struct {
+		name  string
+		ideal float64
+		by    string
+	}{{"hbm", tHBM / 2, "hbm"}, {"ideal", tHBM * 2, "ideal"}} {
+		t.Run(tc.name, func(t *testing.T) {
+			b, ok := ComputeGraphBound(g, 3*tc.ideal, tc.ideal, 1.2, 4e12)
+			want := max(tc.ideal, tHBM)
+			if !ok || b.By != tc.by || b.TBound != want || b.SBound != 3*tc.ideal/want {
+				t.Errorf("bound %+v, want %v by %s", b, want, tc.by)
+			}
+		})
+	}
+}

@@ -85,7 +85,9 @@ func Live(ctx context.Context, b backends.Backend, sc scenarios.Scenario, st sce
 		}
 		o := opt.Options
 		fresh := refresh || !base.matches(sc, st)
-		if !fresh {
+		if !refresh {
+			// Measure takes what still holds: the isolated runs when
+			// they match, the serial default whenever the scenario does.
 			o.Baseline = base
 		}
 		r, err := Measure(ctx, b, sc, st, o)

@@ -65,9 +65,11 @@ func TestLiveReusesBaselinesAndFollowsChanges(t *testing.T) {
 	cancel()
 	<-done
 	// Every delivered iteration made 3 backend calls with fresh baselines,
-	// 1 (the concurrent run) with reused ones; the one cut short by the
-	// cancel may add up to 3 more.
-	if got, want := len(fb.calls), 3*fresh+reused; got < want || got > want+3 {
+	// 1 (the concurrent run) with reused ones; the refresh under copy
+	// engines re-measured the serial default too (2 more: the switch to
+	// copy engines had taken it from the SM baseline); the one cut short by
+	// the cancel may add up to 5 more.
+	if got, want := len(fb.calls), 3*fresh+reused+2; got < want || got > want+5 {
 		t.Errorf("%d backend calls for %d fresh and %d reused iterations", got, fresh, reused)
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"math"
+	"slices"
 
 	"github.com/c3lab/c3lab/backends"
 	"github.com/c3lab/c3lab/scenarios"
@@ -43,6 +44,11 @@ type Baseline struct {
 	TComm    Stat               `json:"t_comm"`
 	Explain  map[backends.Mode][]backends.OpExplanation
 	Reps     map[backends.Mode][]backends.Rep
+	// SerialDefault and DefaultReps are the serial default's T_serial and
+	// its isolated repetitions (Result.SerialDefault, Result.DefaultReps):
+	// they hold for every strategy of the scenario.
+	SerialDefault float64                          `json:"t_serial_default,omitempty"`
+	DefaultReps   map[backends.Mode][]backends.Rep `json:"-"`
 }
 
 // Baseline returns the result's isolated half.
@@ -55,7 +61,8 @@ func (r Result) Baseline() Baseline {
 		}
 		reps[m] = r.Reps[m]
 	}
-	return Baseline{Scenario: r.Scenario, Isolated: r.Strategy.Isolated(), TComp: r.TComp, TComm: r.TComm, Explain: ex, Reps: reps}
+	return Baseline{Scenario: r.Scenario, Isolated: r.Strategy.Isolated(), TComp: r.TComp, TComm: r.TComm, Explain: ex, Reps: reps,
+		SerialDefault: r.SerialDefault, DefaultReps: r.DefaultReps}
 }
 
 // matches reports whether the baseline holds for a scenario and strategy.
@@ -63,9 +70,69 @@ func (bl *Baseline) matches(sc scenarios.Scenario, st scenarios.Strategy) bool {
 	if bl == nil {
 		return false
 	}
-	a, b := bl.Scenario, sc
+	return sameOps(bl.Scenario, sc) && bl.Isolated == st.Isolated()
+}
+
+// hasDefault reports whether the baseline holds the scenario's serial
+// default, whatever strategy it was measured under.
+func (bl *Baseline) hasDefault(sc scenarios.Scenario) bool {
+	return bl != nil && bl.SerialDefault > 0 && sameOps(bl.Scenario, sc)
+}
+
+// sameOps compares two scenarios but for their strategies.
+func sameOps(a, b scenarios.Scenario) bool {
 	a.Strategy, b.Strategy = scenarios.Strategy{}, scenarios.Strategy{}
-	return a == b && bl.Isolated == st.Isolated()
+	return a.Equal(b)
+}
+
+// sameWork compares two scenarios' names and ops: not their strategies,
+// repetition counts or words.
+func sameWork(a, b scenarios.Scenario) bool {
+	a.Reps, b.Reps = 0, 0
+	a.Description, b.Description, a.Source, b.Source = "", "", "", ""
+	return sameOps(a, b)
+}
+
+// SerialDefaultStrategy is the strategy of the serial default's isolated
+// runs: no decomposition, the default implementations (the collective on
+// NCCL's SM kernels), nothing shared.
+func SerialDefaultStrategy() scenarios.Strategy {
+	return scenarios.Strategy{Decompose: 1}.Normalize().Isolated()
+}
+
+// IsSerialDefault reports whether strategy st's isolated runs of sc are the
+// serial default's: the same implementations, and a decomposition that
+// gives the same graph (the scenario's own, 0, is whole when no op of it
+// asks for chunks).
+func IsSerialDefault(sc scenarios.Scenario, st scenarios.Strategy) bool {
+	return SameIsolated(sc, st, SerialDefaultStrategy())
+}
+
+// SameIsolated reports whether two strategies run the isolated ops of sc
+// alike: the same isolated strategy, taking the scenario's own
+// decomposition (0) as whole (1) when no op of it asks for chunks.
+func SameIsolated(sc scenarios.Scenario, a, b scenarios.Strategy) bool {
+	return isolatedOf(sc, a) == isolatedOf(sc, b)
+}
+
+func isolatedOf(sc scenarios.Scenario, st scenarios.Strategy) scenarios.Strategy {
+	iso := st.Normalize().Isolated()
+	if iso.Decompose == 0 && !ownDecomposition(sc) {
+		iso.Decompose = 1
+	}
+	return iso
+}
+
+// ownDecomposition reports whether an op of the scenario asks for chunks.
+func ownDecomposition(sc scenarios.Scenario) bool {
+	for _, ss := range sc.Streams {
+		for _, o := range ss.Ops {
+			if o.Decompose > 1 {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // Protocol defaults.
@@ -93,6 +160,26 @@ type Result struct {
 	// identical runs (the simulator) and every repetition did: the stats'
 	// spread (P10 .. P90) is then no measure of noise, there is none.
 	Deterministic bool `json:"deterministic"`
+
+	// TSerial is every op alone, one after another (T_comp + T_comm: the
+	// medians of the isolated runs); TIdeal the makespan of the graph's
+	// list schedule at the ops' isolated times (scenarios.Graph.ListSchedule;
+	// max(T_comp, T_comm) for one pair). Nanoseconds.
+	TSerial float64 `json:"t_serial,omitempty"`
+	TIdeal  float64 `json:"t_ideal,omitempty"`
+	// SerialDefault is T_serial of the scenario under the serial default:
+	// no decomposition and the default implementations (the collective on
+	// NCCL's SM kernels), the one reference of every strategy of a
+	// scenario. Uplift is U = SerialDefault / T_c3; strategies are ranked
+	// by it (or by T_c3), never by F across strategies.
+	SerialDefault float64 `json:"t_serial_default,omitempty"`
+	Uplift        float64 `json:"uplift,omitempty"`
+	// DefaultReps are the serial default's isolated repetitions (compute
+	// and comm modes, of the undecomposed graph), when the strategy's own
+	// isolated runs are not the serial default's; nil otherwise.
+	DefaultReps map[backends.Mode][]backends.Rep `json:"default_reps,omitempty"`
+	// Ops holds per-op figures of the graph, in Graph.Ops order.
+	Ops []OpResult `json:"ops,omitempty"`
 
 	IdealSpeedup    float64 `json:"ideal_speedup"`
 	RealizedSpeedup float64 `json:"realized_speedup"`
@@ -125,6 +212,20 @@ type Result struct {
 	Samples  []backends.Sample `json:"samples,omitempty"`
 }
 
+// OpResult is one graph op's figures: its time alone and inside the
+// concurrent run, each the sum over its instances (Rep.Ops).
+type OpResult struct {
+	Name  string         `json:"name"`
+	Role  scenarios.Role `json:"role"`
+	Label string         `json:"label"`
+	Count int            `json:"count"`
+	// TAlone is the op's time in its isolated run, TInC3 in the concurrent
+	// run; Slowdown is TInC3 / TAlone (medians).
+	TAlone   Stat    `json:"t_alone"`
+	TInC3    Stat    `json:"t_in_c3"`
+	Slowdown float64 `json:"slowdown,omitempty"`
+}
+
 // Fraction returns the fraction of ideal and whether it is defined.
 func (r Result) Fraction() (float64, bool) {
 	if r.FractionOfIdeal == nil {
@@ -133,11 +234,17 @@ func (r Result) Fraction() (float64, bool) {
 	return *r.FractionOfIdeal, true
 }
 
-// Measure runs the scenario's compute op alone, its collective alone, and
-// both together under strategy st on backend b, and derives the metrics.
-// The isolated runs use st.Isolated(): the collective's implementation as st
-// picks it, on the whole GPU. The strategy is validated against the
-// backend's limits first.
+// Measure runs the scenario's graph (scenarios.Scenario.Graph under st) on
+// backend b: its compute ops alone, its communication ops alone, and the
+// whole graph together under strategy st, and derives the metrics (each
+// op's time alone and in C3 from the repetitions' per-op times, T_serial,
+// T_ideal, S_ideal, S_real, F, U). The isolated runs use st.Isolated(): the
+// collective's implementation and the decomposition as st picks them, on
+// the whole GPU. When those are not the serial default's
+// (SerialDefaultStrategy), the serial default's isolated runs are made too,
+// in the same rounds, for U; opt.Baseline stands in for either when it
+// holds them. The strategy is validated against the backend's limits
+// first.
 func Measure(ctx context.Context, b backends.Backend, sc scenarios.Scenario, st scenarios.Strategy, opt Options) (Result, error) {
 	st = st.Normalize()
 	caps := b.Capabilities()
@@ -173,15 +280,39 @@ func Measure(ctx context.Context, b backends.Backend, sc scenarios.Scenario, st 
 	}
 	rounds = min(rounds, reps)
 
-	modes := []backends.Mode{backends.ModeCompute, backends.ModeComm, backends.ModeConcurrent}
+	g, err := sc.Graph(st)
+	if err != nil {
+		return Result{}, err
+	}
+
+	// The runs of one round: the isolated runs under st.Isolated(), the
+	// serial default's isolated runs when those differ, the concurrent run.
+	type run struct {
+		mode backends.Mode
+		st   scenarios.Strategy
+		def  bool // a serial-default run
+	}
 	reuse := !opt.IsolatedOnly && opt.Baseline.matches(sc, st)
-	switch {
-	case opt.IsolatedOnly:
-		modes = modes[:2]
-	case reuse:
-		modes = modes[2:]
+	needDefault := !opt.IsolatedOnly && !IsSerialDefault(sc, st)
+	reuseDefault := needDefault && opt.Baseline.hasDefault(sc)
+	var dg *scenarios.Graph
+	if needDefault && !reuseDefault {
+		if dg, err = sc.Graph(SerialDefaultStrategy()); err != nil {
+			return Result{}, err
+		}
+	}
+	var plan []run
+	if !reuse {
+		plan = append(plan, run{backends.ModeCompute, st.Isolated(), false}, run{backends.ModeComm, st.Isolated(), false})
+	}
+	if dg != nil {
+		plan = append(plan, run{backends.ModeCompute, SerialDefaultStrategy(), true}, run{backends.ModeComm, SerialDefaultStrategy(), true})
+	}
+	if !opt.IsolatedOnly {
+		plan = append(plan, run{mode: backends.ModeConcurrent, st: st})
 	}
 	got := map[backends.Mode][]backends.Rep{}
+	defReps := map[backends.Mode][]backends.Rep{}
 	explain := map[backends.Mode][]backends.OpExplanation{}
 	var lastC3 backends.Collector
 	for round := range rounds {
@@ -189,27 +320,32 @@ func Measure(ctx context.Context, b backends.Backend, sc scenarios.Scenario, st 
 		if round < reps%rounds {
 			n++
 		}
-		for _, m := range modes {
+		for _, p := range plan {
 			w := 0
 			if round == 0 {
 				w = warm
 			}
-			mst := st
-			if m != backends.ModeConcurrent {
-				mst = st.Isolated()
-			}
-			ex := backends.Experiment{Scenario: sc, Strategy: mst, Mode: m, Reps: n, Warmup: w}
+			m := p.mode
+			ex := backends.Experiment{Scenario: sc, Strategy: p.st, Mode: m, Reps: n, Warmup: w}
 			var sink backends.EventSink
 			var col backends.Collector
 			if m == backends.ModeConcurrent && round == rounds-1 {
 				sink = &col
 			}
 			rr, err := b.Run(ctx, ex, sink)
+			what := string(m)
+			if p.def {
+				what = "serial-default " + what
+			}
 			if err != nil {
-				return Result{}, fmt.Errorf("%s run of %s on %s: %w", m, sc.Name, b.Name(), err)
+				return Result{}, fmt.Errorf("%s run of %s on %s: %w", what, sc.Name, b.Name(), err)
 			}
 			if len(rr.Reps) != n {
-				return Result{}, fmt.Errorf("%s run of %s on %s returned %d repetitions, want %d", m, sc.Name, b.Name(), len(rr.Reps), n)
+				return Result{}, fmt.Errorf("%s run of %s on %s returned %d repetitions, want %d", what, sc.Name, b.Name(), len(rr.Reps), n)
+			}
+			if p.def {
+				defReps[m] = append(defReps[m], rr.Reps...)
+				continue
 			}
 			got[m] = append(got[m], rr.Reps...)
 			if len(rr.Explain) > 0 {
@@ -220,6 +356,14 @@ func Measure(ctx context.Context, b backends.Backend, sc scenarios.Scenario, st 
 			}
 		}
 	}
+	if reuse {
+		for _, m := range []backends.Mode{backends.ModeCompute, backends.ModeComm} {
+			got[m] = opt.Baseline.Reps[m]
+		}
+		for m, e := range opt.Baseline.Explain {
+			explain[m] = e
+		}
+	}
 
 	devs := b.Devices()
 	if len(devs) > sc.GPUs {
@@ -227,27 +371,140 @@ func Measure(ctx context.Context, b backends.Backend, sc scenarios.Scenario, st 
 	}
 	r := Result{
 		Scenario: sc, Strategy: st, Backend: b.Name(), Devices: devs,
-		TComp:     Summarize(pick(got[backends.ModeCompute], func(r backends.Rep) int64 { return r.Compute })),
-		TComm:     Summarize(pick(got[backends.ModeComm], func(r backends.Rep) int64 { return r.Comm })),
-		TC3:       Summarize(pick(got[backends.ModeConcurrent], func(r backends.Rep) int64 { return r.Wall })),
-		TCompInC3: Summarize(pick(got[backends.ModeConcurrent], func(r backends.Rep) int64 { return r.Compute })),
-		TCommInC3: Summarize(pick(got[backends.ModeConcurrent], func(r backends.Rep) int64 { return r.Comm })),
-		Explain:   explain,
-		Reps:      got,
+		TC3:     Summarize(pick(got[backends.ModeConcurrent], func(r backends.Rep) int64 { return r.Wall })),
+		Explain: explain,
+		Reps:    got,
 	}
-	if reuse {
-		r.TComp, r.TComm = opt.Baseline.TComp, opt.Baseline.TComm
-		for _, m := range []backends.Mode{backends.ModeCompute, backends.ModeComm} {
-			r.Reps[m] = opt.Baseline.Reps[m]
+	if err := r.fillOps(g); err != nil {
+		return Result{}, fmt.Errorf("%s on %s: %w", sc.Name, b.Name(), err)
+	}
+	switch {
+	case reuseDefault:
+		r.SerialDefault, r.DefaultReps = opt.Baseline.SerialDefault, opt.Baseline.DefaultReps
+	case dg != nil:
+		alone, err := isolatedOps(dg, defReps)
+		if err != nil {
+			return Result{}, fmt.Errorf("serial default of %s on %s: %w", sc.Name, b.Name(), err)
 		}
-		for m, e := range opt.Baseline.Explain {
-			r.Explain[m] = e
-		}
+		r.SerialDefault = sumStats(alone).Median
+		r.DefaultReps = defReps
 	}
 	r.Timeline, r.Samples = lastRep(lastC3)
-	r.Deterministic = caps.Deterministic && allSame(r.Reps)
+	r.Deterministic = caps.Deterministic && allSame(r.Reps) && allSame(r.DefaultReps)
 	r.Derive(caps.HBMBandwidth)
 	return r, nil
+}
+
+// fillOps sets the per-op figures (Ops) and the role totals (TComp, TComm,
+// TCompInC3, TCommInC3) from the repetitions, for graph g. Each op's time
+// alone comes from the isolated run of its role; a role's total is the sum
+// over its ops (sumStats). Repetitions without per-op times (recordings
+// made before graphs) give the pair's ops as Compute and Comm.
+func (r *Result) fillOps(g *scenarios.Graph) error {
+	alone, err := isolatedOps(g, r.Reps)
+	if err != nil {
+		return err
+	}
+	c3 := r.Reps[backends.ModeConcurrent]
+	var inC3 []Stat
+	if len(c3) > 0 {
+		if inC3, err = opStats(g, c3); err != nil {
+			return err
+		}
+	}
+	r.Ops = make([]OpResult, len(g.Ops))
+	var comp, comm, compC3, commC3 []Stat
+	for i, o := range g.Ops {
+		or := OpResult{Name: o.Name, Role: o.Role, Label: o.Label(), Count: o.Count, TAlone: alone[i]}
+		if inC3 != nil {
+			or.TInC3 = inC3[i]
+			if sd := Slowdown(or.TInC3.Median, or.TAlone.Median); !math.IsNaN(sd) {
+				or.Slowdown = sd
+			}
+		}
+		r.Ops[i] = or
+		if o.Role == scenarios.RoleComm {
+			comm, commC3 = append(comm, or.TAlone), append(commC3, or.TInC3)
+		} else {
+			comp, compC3 = append(comp, or.TAlone), append(compC3, or.TInC3)
+		}
+	}
+	r.TComp, r.TComm = sumStats(comp), sumStats(comm)
+	if inC3 != nil {
+		r.TCompInC3, r.TCommInC3 = sumStats(compC3), sumStats(commC3)
+	}
+	return nil
+}
+
+// isolatedOps returns each op's time alone: from the compute-mode
+// repetitions for a compute op, the comm-mode ones for a comm op.
+func isolatedOps(g *scenarios.Graph, reps map[backends.Mode][]backends.Rep) ([]Stat, error) {
+	comp, err := opStats(g, reps[backends.ModeCompute])
+	if err != nil {
+		return nil, err
+	}
+	comm, err := opStats(g, reps[backends.ModeComm])
+	if err != nil {
+		return nil, err
+	}
+	for i, o := range g.Ops {
+		if o.Role == scenarios.RoleComm {
+			comp[i] = comm[i]
+		}
+	}
+	return comp, nil
+}
+
+// opStats summarizes each op's time over the repetitions (Rep.Ops). A
+// repetition without per-op times stands for the pair: one op per role,
+// timed by Compute and Comm; a graph of more ops needs them.
+func opStats(g *scenarios.Graph, reps []backends.Rep) ([]Stat, error) {
+	per := make([][]int64, len(g.Ops))
+	pair := len(g.OpsOf(scenarios.RoleCompute)) <= 1 && len(g.OpsOf(scenarios.RoleComm)) <= 1
+	for _, rp := range reps {
+		switch {
+		case len(rp.Ops) == len(g.Ops):
+			for i, t := range rp.Ops {
+				per[i] = append(per[i], t)
+			}
+		case len(rp.Ops) == 0 && pair:
+			for i, o := range g.Ops {
+				t := rp.Compute
+				if o.Role == scenarios.RoleComm {
+					t = rp.Comm
+				}
+				per[i] = append(per[i], t)
+			}
+		case len(rp.Ops) == 0:
+			return nil, fmt.Errorf("the backend gave no per-op times for a graph of %d ops", len(g.Ops))
+		default:
+			return nil, fmt.Errorf("a repetition has times for %d ops; the graph has %d", len(rp.Ops), len(g.Ops))
+		}
+	}
+	out := make([]Stat, len(g.Ops))
+	for i := range per {
+		out[i] = Summarize(per[i])
+	}
+	return out, nil
+}
+
+// sumStats is the figures of ops run one after another: each quantile is
+// the sum of the ops' (exact for one op; for several the spread is an
+// upper bound, as if the ops were slow or fast together), N the fewest
+// repetitions. No stats give a zero Stat.
+func sumStats(ss []Stat) Stat {
+	var out Stat
+	for i, s := range ss {
+		if i == 0 || s.N < out.N {
+			out.N = s.N
+		}
+		out.Median += s.Median
+		out.Min += s.Min
+		out.Max += s.Max
+		out.P10 += s.P10
+		out.P90 += s.P90
+	}
+	return out
 }
 
 // allSame reports whether every mode's repetitions are identical: what a
@@ -255,7 +512,7 @@ func Measure(ctx context.Context, b backends.Backend, sc scenarios.Scenario, st 
 func allSame(reps map[backends.Mode][]backends.Rep) bool {
 	for _, rs := range reps {
 		for _, r := range rs {
-			if r != rs[0] {
+			if !slices.Equal(r.Ops, rs[0].Ops) || r.Wall != rs[0].Wall || r.Compute != rs[0].Compute || r.Comm != rs[0].Comm {
 				return false
 			}
 		}
@@ -263,38 +520,80 @@ func allSame(reps map[backends.Mode][]backends.Rep) bool {
 	return true
 }
 
-// Derive fills every figure computed from the stats: speedups, fraction of
-// ideal, slowdowns, class, bandwidths, the compute op's achieved TFLOP/s
-// (a GEMM) or bytes per second (a stream op) and, when concurrent
-// runs exist and hbmBandwidth (bytes/s) is known, the bound. Measure calls it;
-// so can anything that builds a Result from its own stats (a test fixture, a
-// synthetic session), so the definitions live in one place.
+// Derive fills every figure computed from the stats: T_serial, T_ideal,
+// speedups, fraction of ideal, uplift, slowdowns, class, bandwidths, the
+// lead compute op's achieved TFLOP/s (a GEMM) or bytes per second (a
+// stream op) and, when concurrent runs exist and hbmBandwidth (bytes/s) is
+// known, the bound. Measure calls it; so can anything that builds a Result
+// from its own stats (a test fixture, a synthetic session), so the
+// definitions live in one place. T_ideal is the list schedule of the
+// graph at the ops' isolated times when Ops holds them, max(T_comp,
+// T_comm) otherwise (the pair); the serial default is T_serial itself when
+// the strategy's isolated runs are the serial default's, and is left as
+// set otherwise.
 func (r *Result) Derive(hbmBandwidth float64) {
 	tComp, tComm, tC3 := r.TComp.Median, r.TComm.Median, r.TC3.Median
-	r.IdealSpeedup = IdealSpeedup(tComp, tComm)
+	r.TSerial = tComp + tComm
+	r.TIdeal = math.Max(tComp, tComm)
+	g, gerr := r.Scenario.Graph(r.Strategy)
+	if gerr != nil {
+		g = nil
+	}
+	if g != nil && len(r.Ops) == len(g.Ops) {
+		dur := make([]float64, len(g.Ops))
+		for i, o := range r.Ops {
+			dur[i] = o.TAlone.Median / float64(max(o.Count, 1))
+		}
+		r.TIdeal = g.ListSchedule(dur).Makespan
+	}
+	r.IdealSpeedup = SpeedupOver(r.TSerial, r.TIdeal)
 	r.Class = Classify(tComp, tComm)
+	if IsSerialDefault(r.Scenario, r.Strategy) {
+		r.SerialDefault = r.TSerial
+	}
+	r.FractionOfIdeal, r.Uplift = nil, 0
 	if r.TC3.N > 0 {
-		r.RealizedSpeedup = RealizedSpeedup(tComp, tComm, tC3)
+		r.RealizedSpeedup = SpeedupOver(r.TSerial, tC3)
 		if f, ok := FractionOfIdeal(r.RealizedSpeedup, r.IdealSpeedup); ok {
 			r.FractionOfIdeal = &f
 		}
+		r.setUplift()
 		r.CompSlowdown = Slowdown(r.TCompInC3.Median, tComp)
 		r.CommSlowdown = Slowdown(r.TCommInC3.Median, tComm)
 	}
 	gpus := r.Scenario.GPUs
-	r.AlgBW = AlgBW(r.Scenario.Comm.SizeBytes(gpus), tComm/1e9)
-	r.BusBW = BusBW(r.Scenario.Comm.Collective, gpus, r.AlgBW)
-	if c := r.Scenario.Compute; tComp > 0 {
-		switch c.Kind {
-		case scenarios.GEMM:
-			r.AchievedTFLOPs = c.FLOPs() / (tComp / 1e9) / 1e12
-		case scenarios.Stream:
-			hbm, _ := HBMBytes(scenarios.Scenario{Compute: c})
-			r.AchievedBW = hbm / (tComp / 1e9)
+	comm, commT := r.Scenario.Comm, tComm
+	comp, compT := r.Scenario.Compute, tComp
+	if g != nil && len(r.Ops) == len(g.Ops) && r.Scenario.IsGraph() {
+		// The lead op of each role: its bytes or FLOPs over its time alone.
+		if i := g.OpsOf(scenarios.RoleComm); len(i) > 0 {
+			o := g.Ops[i[0]]
+			comm, commT = o.Comm, r.Ops[i[0]].TAlone.Median/float64(max(o.Count, 1))
+		}
+		if i := g.OpsOf(scenarios.RoleCompute); len(i) > 0 {
+			o := g.Ops[i[0]]
+			comp, compT = o.Compute, r.Ops[i[0]].TAlone.Median/float64(max(o.Count, 1))
 		}
 	}
+	r.AlgBW = AlgBW(comm.SizeBytes(gpus), commT/1e9)
+	r.BusBW = BusBW(comm.Collective, gpus, r.AlgBW)
+	r.AchievedTFLOPs, r.AchievedBW = 0, 0
+	if compT > 0 {
+		switch comp.Kind {
+		case scenarios.GEMM:
+			r.AchievedTFLOPs = comp.FLOPs() / (compT / 1e9) / 1e12
+		case scenarios.Stream:
+			hbm, _ := HBMBytes(scenarios.Scenario{Compute: comp})
+			r.AchievedBW = hbm / (compT / 1e9)
+		}
+	}
+	r.Bound = nil
 	if r.TC3.N > 0 {
-		if bd, ok := ComputeBound(r.Scenario, tComp, tComm, r.RealizedSpeedup, hbmBandwidth); ok {
+		bd, ok := ComputeBound(r.Scenario, tComp, tComm, r.RealizedSpeedup, hbmBandwidth)
+		if g != nil && r.Scenario.IsGraph() {
+			bd, ok = ComputeGraphBound(g, r.TSerial, r.TIdeal, r.RealizedSpeedup, hbmBandwidth)
+		}
+		if ok {
 			r.Bound = &bd
 		}
 	}
@@ -358,4 +657,58 @@ func lastRep(c backends.Collector) ([]backends.Span, []backends.Sample) {
 		}
 	}
 	return spans, samples
+}
+
+// CompleteV1 fills the figures a result recorded before graphs lacks,
+// from what it holds, leaving every recorded figure as it was: the per-op
+// figures (from its repetitions, the pair's ops timed by Compute and
+// Comm), T_serial and T_ideal (the pair's), and, when its isolated runs
+// are the serial default's, the serial default and U (U = S_real then).
+// A result on copy engines gets U only from a run of the serial default
+// (FillSerialDefault). A result that already has T_serial is left alone.
+func (r *Result) CompleteV1() {
+	if r.TSerial != 0 {
+		return
+	}
+	if len(r.Ops) == 0 && len(r.Reps) > 0 {
+		if g, err := r.Scenario.Graph(r.Strategy); err == nil {
+			c := *r
+			if c.fillOps(g) == nil {
+				r.Ops = c.Ops
+			}
+		}
+	}
+	r.TSerial = r.TComp.Median + r.TComm.Median
+	r.TIdeal = math.Max(r.TComp.Median, r.TComm.Median)
+	if IsSerialDefault(r.Scenario, r.Strategy) {
+		r.SerialDefault = r.TSerial
+	}
+	r.setUplift()
+}
+
+// setUplift sets U from the serial default and T_c3, when both are known.
+func (r *Result) setUplift() {
+	r.Uplift = 0
+	if u := SpeedupOver(r.SerialDefault, r.TC3.Median); r.TC3.N > 0 && r.SerialDefault > 0 && !math.IsNaN(u) {
+		r.Uplift = u
+	}
+}
+
+// FillSerialDefault gives results without a serial default (recorded
+// before it existed, on copy engines or decomposed) the T_serial of a
+// result of the same scenario whose isolated runs are the serial
+// default's (the first such, in order), and U from it.
+func FillSerialDefault(rs []Result) {
+	for i := range rs {
+		if rs[i].SerialDefault > 0 {
+			continue
+		}
+		for j := range rs {
+			if rs[j].TSerial > 0 && IsSerialDefault(rs[j].Scenario, rs[j].Strategy) && sameWork(rs[j].Scenario, rs[i].Scenario) {
+				rs[i].SerialDefault = rs[j].TSerial
+				rs[i].setUplift()
+				break
+			}
+		}
+	}
 }

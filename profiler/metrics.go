@@ -23,6 +23,16 @@ func IdealSpeedup(tComp, tComm float64) float64 {
 	return (tComp + tComm) / m
 }
 
+// SpeedupOver is a reference time over a time: S_ideal = T_serial /
+// T_ideal, S_real = T_serial / T_c3, U = T_serial(default) / T_c3. NaN when
+// t is not positive.
+func SpeedupOver(ref, t float64) float64 {
+	if t <= 0 {
+		return math.NaN()
+	}
+	return ref / t
+}
+
 // RealizedSpeedup is S_real = (T_comp + T_comm) / T_c3. Below 1 the
 // concurrent run was slower than running the ops in series.
 func RealizedSpeedup(tComp, tComm, tC3 float64) float64 {

@@ -3,6 +3,7 @@ package profiler
 import (
 	"context"
 	"fmt"
+	"math"
 	"slices"
 	"time"
 
@@ -67,6 +68,29 @@ func CopyEngineGrid(lim scenarios.Limits) []NamedStrategy {
 	}
 }
 
+// DecomposeGrid holds named strategies for scenarios written as streams
+// with dependent pairs (a collective feeding a GEMM, a GEMM feeding a
+// collective): the pairs whole, and cut into 2, 4 and 8 chunks wired chunk
+// by chunk (async TP), on NCCL and with the launch order and priority of
+// the paper's schedule prioritization. Not part of the default grid: a
+// scenario with no dependent pair has nothing to decompose.
+func DecomposeGrid(lim scenarios.Limits) []NamedStrategy {
+	top := lim.HighestPriority
+	return []NamedStrategy{
+		{"whole", scenarios.Strategy{Decompose: 1}},
+		{"decomp-2", scenarios.Strategy{Decompose: 2}},
+		{"decomp-4", scenarios.Strategy{Decompose: 4}},
+		{"decomp-8", scenarios.Strategy{Decompose: 8}},
+		{"decomp-4-comm-first+prio", scenarios.Strategy{Decompose: 4, Launch: scenarios.CommFirst, CommPriority: top}},
+		{"dma-decomp-4", scenarios.Strategy{Decompose: 4, CommEngine: scenarios.EngineDMA}},
+	}
+}
+
+// namedGrids is every named strategy, the default grid first.
+func namedGrids(lim scenarios.Limits) []NamedStrategy {
+	return append(append(DefaultGrid(lim), CopyEngineGrid(lim)...), DecomposeGrid(lim)...)
+}
+
 // GEMMPartitions are the two GEMM partitions a copy-engine reduction's add
 // kernel is measured beside, on a device of limits lim: wide, the most
 // SMs that leave one partition step free (120 of 132 in steps of 8), and
@@ -95,9 +119,17 @@ type SweepEntry struct {
 	Err      string  `json:"error,omitempty"`
 }
 
-// StrategySummary averages one strategy over the sweep.
+// StrategySummary averages one strategy over the sweep. Strategies are
+// compared by MeanUplift and Wins (U over the serial default, one
+// reference for every strategy of a scenario), not by MeanFraction: F
+// under two strategies has two denominators.
 type StrategySummary struct {
 	Strategy string `json:"strategy"`
+	// MeanUplift is the geometric mean of U over the scenarios where it is
+	// known (U is a ratio of times); Wins counts the scenarios where this
+	// strategy ranked first (Outranks).
+	MeanUplift *float64 `json:"mean_uplift,omitempty"`
+	Wins       int      `json:"wins"`
 	// MeanFraction is the mean fraction of ideal over the scenarios where it
 	// is defined; ByClass splits it by scenario class.
 	MeanFraction *float64          `json:"mean_fraction_of_ideal"`
@@ -168,13 +200,57 @@ func Sweep(ctx context.Context, b backends.Backend, suite []scenarios.Scenario, 
 	return out, nil
 }
 
-// SummarizeSweep averages the fraction of ideal per strategy, in grid order.
+// ScenarioBest is the strategy that ranked first on one scenario.
+type ScenarioBest struct {
+	Scenario string `json:"scenario"`
+	Strategy string `json:"strategy"`
+	// Uplift is its U (0 when unknown), TC3 its concurrent time (ns).
+	Uplift float64 `json:"uplift,omitempty"`
+	TC3    float64 `json:"t_c3_ns"`
+}
+
+// BestPerScenario returns, per scenario in first-seen order, the strategy
+// whose result outranks the others (by U, else T_c3; Outranks). Scenarios
+// where every run failed are left out.
+func BestPerScenario(entries []SweepEntry) []ScenarioBest {
+	var order []string
+	best := map[string]*SweepEntry{}
+	for i := range entries {
+		e := &entries[i]
+		if _, seen := best[e.Scenario]; !seen {
+			order = append(order, e.Scenario)
+			best[e.Scenario] = nil
+		}
+		if e.Result == nil || e.Result.TC3.N == 0 {
+			continue
+		}
+		if b := best[e.Scenario]; b == nil || Outranks(*e.Result, *b.Result) {
+			best[e.Scenario] = e
+		}
+	}
+	var out []ScenarioBest
+	for _, sc := range order {
+		if b := best[sc]; b != nil {
+			out = append(out, ScenarioBest{Scenario: sc, Strategy: b.Strategy, Uplift: b.Result.Uplift, TC3: b.Result.TC3.Median})
+		}
+	}
+	return out
+}
+
+// SummarizeSweep averages each strategy over the sweep, in grid order:
+// its uplift U (geometric mean) and its wins, by which strategies compare,
+// and its fraction of ideal and of the bound, which say how close each
+// came to its own ideal.
 func SummarizeSweep(entries []SweepEntry, grid []NamedStrategy) []StrategySummary {
+	wins := map[string]int{}
+	for _, b := range BestPerScenario(entries) {
+		wins[b.Strategy]++
+	}
 	var out []StrategySummary
 	for _, ns := range grid {
-		s := StrategySummary{Strategy: ns.Name, ByClass: map[Class]float64{}}
-		var sum, boundSum float64
-		boundN := 0
+		s := StrategySummary{Strategy: ns.Name, ByClass: map[Class]float64{}, Wins: wins[ns.Name]}
+		var sum, boundSum, logU float64
+		boundN, uN := 0, 0
 		classSum, classN := map[Class]float64{}, map[Class]int{}
 		for _, e := range entries {
 			if e.Strategy != ns.Name {
@@ -187,6 +263,10 @@ func SummarizeSweep(entries []SweepEntry, grid []NamedStrategy) []StrategySummar
 			if b := e.Result.Bound; b != nil && b.FractionOfBound != nil {
 				boundSum += *b.FractionOfBound
 				boundN++
+			}
+			if u := e.Result.Uplift; u > 0 && !math.IsInf(u, 0) {
+				logU += math.Log(u)
+				uN++
 			}
 			f, ok := e.Result.Fraction()
 			if !ok {
@@ -205,6 +285,10 @@ func SummarizeSweep(entries []SweepEntry, grid []NamedStrategy) []StrategySummar
 			m := boundSum / float64(boundN)
 			s.MeanFractionOfBound = &m
 		}
+		if uN > 0 {
+			m := math.Exp(logU / float64(uN))
+			s.MeanUplift = &m
+		}
 		for c, v := range classSum {
 			s.ByClass[c] = v / float64(classN[c])
 		}
@@ -222,7 +306,7 @@ func ParseGrid(names []string, lim scenarios.Limits) ([]NamedStrategy, error) {
 	if len(names) == 0 {
 		return DefaultGrid(lim), nil
 	}
-	all := append(DefaultGrid(lim), CopyEngineGrid(lim)...)
+	all := namedGrids(lim)
 	var out []NamedStrategy
 	for _, n := range names {
 		i := slices.IndexFunc(all, func(ns NamedStrategy) bool { return ns.Name == n })
@@ -247,7 +331,7 @@ func CheckGridNames(names []string) error {
 // are the same on every device.
 func GridNames() []string {
 	var names []string
-	for _, ns := range append(DefaultGrid(scenarios.Limits{}), CopyEngineGrid(scenarios.Limits{})...) {
+	for _, ns := range namedGrids(scenarios.Limits{}) {
 		names = append(names, ns.Name)
 	}
 	return names

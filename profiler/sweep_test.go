@@ -3,6 +3,7 @@ package profiler
 import (
 	"context"
 	"encoding/json"
+	"math"
 	"os"
 	"path/filepath"
 	"slices"
@@ -157,5 +158,54 @@ func TestGridFollowsTheDevice(t *testing.T) {
 			grid[3].Strategy.ComputeSMs != tc.split || grid[3].Strategy.CommSMs != tc.commTo {
 			t.Errorf("%d SMs in steps of %d: %v", tc.lim.SMs, tc.lim.SMStep, grid)
 		}
+	}
+}
+
+// The sweep's summary and its best per scenario rank strategies by U, not
+// by F: copy engines that halve the collective's time alone shrink their
+// own ideal, so on "p" dma has the lower F (0.30 against 0.48) and the
+// higher U (1.44 against 1.38): dma wins there. On "q" dma is slower and
+// the baseline wins.
+func TestSweepRanksByUpliftNotFraction(t *testing.T) {
+	pair := func(name string) scenarios.Scenario {
+		return scenarios.Scenario{
+			Name: name, GPUs: 2,
+			Compute: scenarios.ComputeOp{Kind: scenarios.GEMM, M: 1000, N: 64, K: 512, DType: scenarios.BF16},
+			Comm:    scenarios.CommOp{Collective: scenarios.AllGather, Bytes: 800 << 10},
+		}
+	}
+	grid := []NamedStrategy{{Name: "baseline"}, {Name: "dma", Strategy: scenarios.Strategy{CommEngine: scenarios.EngineDMA}}}
+	// The compute op takes 1000 ns, the collective 800 on NCCL and 400 on
+	// copy engines; T_c3 is scripted per scenario and strategy.
+	c3 := map[string]float64{"p baseline": 1300, "p dma": 1250, "q baseline": 1300, "q dma": 1500}
+	var entries []SweepEntry
+	for _, sc := range []scenarios.Scenario{pair("p"), pair("q")} {
+		for _, ns := range grid {
+			fb := &graphFake{caps: graphCaps()}
+			fb.wallExtra = c3[sc.Name+" "+ns.Name] - 1000
+			r, err := Measure(context.Background(), fb, sc, ns.Strategy, Options{Reps: 1})
+			if err != nil {
+				t.Fatal(err)
+			}
+			entries = append(entries, SweepEntry{Scenario: sc.Name, Strategy: ns.Name, Result: &r})
+		}
+	}
+	if f0, _ := entries[0].Result.Fraction(); f0 <= func() float64 { f, _ := entries[1].Result.Fraction(); return f }() {
+		t.Fatalf("the case needs F to favour the baseline on p")
+	}
+	best := BestPerScenario(entries)
+	if len(best) != 2 || best[0].Strategy != "dma" || best[1].Strategy != "baseline" {
+		t.Errorf("best per scenario %+v, want dma on p, baseline on q", best)
+	}
+	if best[0].Uplift != 1800.0/1250 {
+		t.Errorf("p's best U %v, want 1800/1250", best[0].Uplift)
+	}
+	sum := SummarizeSweep(entries, grid)
+	if sum[0].Wins != 1 || sum[1].Wins != 1 {
+		t.Errorf("wins %d and %d, want 1 each", sum[0].Wins, sum[1].Wins)
+	}
+	wantU := math.Sqrt(1800.0 / 1250 * 1800.0 / 1500)
+	if sum[1].MeanUplift == nil || !near(*sum[1].MeanUplift, wantU) {
+		t.Errorf("dma's mean U %v, want the geometric mean %v", sum[1].MeanUplift, wantU)
 	}
 }

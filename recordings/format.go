@@ -15,8 +15,12 @@ import (
 )
 
 // SchemaVersion is the version of the format this package writes, and the
-// newest it reads.
-const SchemaVersion = 1
+// newest it reads. Version 2 carries format-2 scenarios (streams of ops),
+// per-op repetition times (backends.Rep.Ops), spans naming their graph op
+// and instance, and results with the graph metrics, the serial default's
+// repetitions and U; a version-1 recording reads with those figures
+// filled from what it holds (profiler.Result.CompleteV1).
+const SchemaVersion = 2
 
 // MaxFrameSize bounds a frame's payload, both as stored and once
 // decompressed. The reader treats a larger length as damage instead of

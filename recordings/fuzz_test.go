@@ -10,8 +10,8 @@ import (
 
 // FuzzReader feeds the reader arbitrary bytes: it must never panic, never
 // allocate without bound, and fail only in the ways it documents.
-// Seeds: valid recordings (single frames, batches) and damaged ones; more
-// are in testdata/fuzz/FuzzReader.
+// Seeds: valid recordings (single frames, batches, format-2 graph
+// sessions) and damaged ones; more are in testdata/fuzz/FuzzReader.
 func FuzzReader(f *testing.F) {
 	in, _ := allKinds()
 	single := smallRecording(f, in, true)
@@ -38,6 +38,17 @@ func FuzzReader(f *testing.F) {
 		f.Add(c)
 	}
 	f.Add(append(bytes.Clone(single[:len(single)/2]), single[preambleSize:]...)) // a cut frame, then frames again
+
+	// Format 2: graph scenarios, per-op repetitions, spans per instance;
+	// whole, cut, and with a flipped byte in the result.
+	graph := smallRecording(f, graphEvents(), false)
+	graphSingle := smallRecording(f, graphEvents(), true)
+	f.Add(graph)
+	f.Add(graphSingle)
+	f.Add(graph[:len(graph)*2/3])
+	g := bytes.Clone(graphSingle)
+	g[len(g)/2] ^= 0x10
+	f.Add(g)
 
 	f.Fuzz(func(t *testing.T, data []byte) {
 		r, err := NewReader(bytes.NewReader(data))

@@ -200,6 +200,10 @@ func (r *Reader) Next() (Event, error) {
 			ev := r.pending[0]
 			r.pending[0] = Event{}
 			r.pending = r.pending[1:]
+			if ev.Result != nil && r.header.Schema < 2 {
+				// Recorded before graphs: fill the figures it lacks.
+				ev.Result.CompleteV1()
+			}
 			return ev, nil
 		}
 		if d := r.damage; d != nil {

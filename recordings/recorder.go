@@ -588,6 +588,38 @@ func encodeResult(res *profiler.Result) ([]byte, error) {
 
 // copyResult copies a result deeply enough that the caller may change
 // the original (TestCopyResultCoversReferenceFields keeps it complete).
+// cloneReps copies repetitions per mode, their per-op times included.
+func cloneReps(in map[backends.Mode][]backends.Rep) map[backends.Mode][]backends.Rep {
+	if in == nil {
+		return nil
+	}
+	out := make(map[backends.Mode][]backends.Rep, len(in))
+	for m, v := range in {
+		v = slices.Clone(v)
+		for i := range v {
+			v[i].Ops = slices.Clone(v[i].Ops)
+		}
+		out[m] = v
+	}
+	return out
+}
+
+// cloneScenario copies a scenario's streams, their ops and after lists.
+func cloneScenario(sc scenarios.Scenario) scenarios.Scenario {
+	if sc.Streams == nil {
+		return sc
+	}
+	sc.Streams = slices.Clone(sc.Streams)
+	for i := range sc.Streams {
+		ops := slices.Clone(sc.Streams[i].Ops)
+		for j := range ops {
+			ops[j].After = slices.Clone(ops[j].After)
+		}
+		sc.Streams[i].Ops = ops
+	}
+	return sc
+}
+
 func copyResult(r profiler.Result) *profiler.Result {
 	r.Devices = slices.Clone(r.Devices)
 	if r.FractionOfIdeal != nil {
@@ -613,13 +645,10 @@ func copyResult(r profiler.Result) *profiler.Result {
 		}
 		r.Explain = ex
 	}
-	if r.Reps != nil {
-		reps := maps.Clone(r.Reps)
-		for m, v := range reps {
-			reps[m] = slices.Clone(v)
-		}
-		r.Reps = reps
-	}
+	r.Reps = cloneReps(r.Reps)
+	r.DefaultReps = cloneReps(r.DefaultReps)
+	r.Ops = slices.Clone(r.Ops)
+	r.Scenario = cloneScenario(r.Scenario)
 	r.Timeline = slices.Clone(r.Timeline)
 	r.Samples = slices.Clone(r.Samples)
 	return &r

@@ -29,8 +29,15 @@ import (
 const MaxFileSize = 64 << 10
 
 // maxNesting bounds how deeply a scenario file may nest block and flow
-// collections. A scenario needs 2 levels (strategy: inside the top level).
+// collections. A format-2 scenario needs scenarioNesting; as the depth is
+// estimated from indentation, where a list entry's "- " and its keys count
+// as two levels, a block-style file reaches 9, so 16 leaves room without
+// letting the parser's super-linear cost in deep nesting run away.
 const maxNesting = 16
+
+// scenarioNesting is the deepest a valid scenario nests: the top-level
+// mapping, streams, a stream, its ops, an op, its after list.
+const scenarioNesting = 6
 
 // Problem is one thing wrong with a scenario file, at a 1-based line and
 // column. Msg says what is wrong and, after a "; ", what is allowed.
@@ -86,7 +93,12 @@ func Load(path string, lim Limits) (Scenario, error) {
 //
 // Every problem, from YAML syntax to Validate's field errors, is reported
 // at once in a *FileError, each at the line and column of the offending
-// node (for a missing field, of its nearest parent).
+// node (for a missing field, of its nearest parent; for an entry of a
+// list, such as $.streams[1].ops[0].after[2], of the entry).
+//
+// A file holds either compute and comm (format 1) or streams (format 2);
+// for the latter the returned scenario's Compute and Comm are its lead ops
+// (Scenario.WithLead).
 func Parse(data []byte, filename string, lim Limits) (Scenario, error) {
 	return StrategyKnobs().Parse(data, filename, lim)
 }
@@ -99,8 +111,14 @@ func (ks Knobs) Parse(data []byte, filename string, lim Limits) (Scenario, error
 	}
 	d := &decoder{knobs: ks}
 	sc, ok := d.decode(data)
+	if ok && sc.IsGraph() && !d.isFailed("$.compute") {
+		// Compute and comm of a format-2 scenario are its lead ops.
+		sc = sc.WithLead()
+	}
 	if ok {
-		if err := ks.Validate(sc, lim); err != nil {
+		// A stream field that failed to decode leaves a graph with holes:
+		// its ops are still checked, but not what they make together.
+		if err := ks.validate(sc, lim, !d.failedWithin("$.streams")); err != nil {
 			var ve *ValidationError
 			if !errors.As(err, &ve) {
 				d.add(1, 1, "$", err.Error())
@@ -136,9 +154,15 @@ func (ks Knobs) Parse(data []byte, filename string, lim Limits) (Scenario, error
 // Marshal writes sc as YAML in the form Parse reads back to an equal value:
 // fields in declaration order, sizes in exact units ("256MiB"), and zero
 // optional fields (reps, an all-default strategy) left out.
+//
+// A format-2 scenario is written as its streams: compute and comm, its lead
+// ops, are left out, and Parse fills them in again.
 func Marshal(sc Scenario) ([]byte, error) {
+	if sc.IsGraph() {
+		sc.Compute, sc.Comm = ComputeOp{}, CommOp{}
+	}
 	out, err := yaml.MarshalWithOptions(sc, yaml.Indent(2),
-		textAsYAML[string](), textAsYAML[ComputeKind](), textAsYAML[DType](),
+		textAsYAML[string](), textAsYAML[ComputeKind](), textAsYAML[OpKind](), textAsYAML[DType](),
 		textAsYAML[Collective](), textAsYAML[LaunchOrder](), textAsYAML[CommEngine]())
 	if err != nil {
 		return nil, err
@@ -184,28 +208,40 @@ func plainSafe(s string) bool {
 	return isString && got == s
 }
 
-// unquoteN writes compute's n key bare. goccy quotes it because YAML 1.1
-// read a bare n as "no"; YAML 1.2, which Parse follows, reads it as the
-// string it is. Only the compute block is touched (the top-level key at the
-// start of a line and the indented lines under it), and in it only a key
-// at compute's own indentation, so text in strings is never changed.
+// unquoteN writes the n key of GEMMs bare. goccy quotes it because YAML
+// 1.1 read a bare n as "no"; YAML 1.2, which Parse follows, reads it as the
+// string it is. Only the compute block and the streams block are touched
+// (the top-level key at the start of a line and the lines under it), and
+// in them only a line that starts with the key (after its indentation and
+// a list entry's "- "): every string yamlText writes is one line, so no
+// line of a string's text starts there.
 func unquoteN(out []byte) []byte {
-	const head = "\ncompute:\n"
-	start := bytes.Index(out, []byte(head))
-	if start < 0 {
-		return out
-	}
-	end := start + len(head)
-	for end < len(out) && out[end] == ' ' {
-		nl := bytes.IndexByte(out[end:], '\n')
-		if nl < 0 {
-			end = len(out)
-			break
+	for _, head := range []string{"\ncompute:\n", "\nstreams:\n"} {
+		start := bytes.Index(out, []byte(head))
+		if start < 0 {
+			continue
 		}
-		end += nl + 1
+		end := start + len(head)
+		var block []byte
+		block = append(block, out[start:end]...)
+		for end < len(out) && (out[end] == ' ' || bytes.HasPrefix(out[end:], []byte("- "))) {
+			nl := bytes.IndexByte(out[end:], '\n')
+			line := out[end:]
+			if nl >= 0 {
+				line = out[end : end+nl+1]
+			}
+			end += len(line)
+			body := bytes.TrimLeft(line, " ")
+			body = bytes.TrimPrefix(body, []byte("- "))
+			if rest, quoted := bytes.CutPrefix(body, []byte(`"n": `)); quoted {
+				lead := line[:len(line)-len(body)]
+				line = slices.Concat(lead, []byte("n: "), rest)
+			}
+			block = append(block, line...)
+		}
+		out = slices.Concat(out[:start], block, out[end:])
 	}
-	block := bytes.Replace(out[start:end], []byte("\n  \"n\": "), []byte("\n  n: "), 1)
-	return slices.Concat(out[:start], block, out[end:])
+	return out
 }
 
 // decoder turns the AST of one scenario file into a Scenario, collecting
@@ -239,15 +275,31 @@ func (d *decoder) fail(tk *token.Token, path, msg string) {
 	d.failed = append(d.failed, path)
 }
 
+// failedWithin reports whether a field at or inside path failed to decode.
+func (d *decoder) failedWithin(path string) bool {
+	return slices.ContainsFunc(d.failed, func(f string) bool { return f == path || within(f, path) })
+}
+
+// isFailed reports whether the field at path failed to decode.
+func (d *decoder) isFailed(path string) bool { return slices.Contains(d.failed, path) }
+
 // coveredByFailure reports whether path is, contains or lies inside a field
 // that already failed to decode.
 func (d *decoder) coveredByFailure(path string) bool {
 	for _, f := range d.failed {
-		if path == f || strings.HasPrefix(path, f+".") || strings.HasPrefix(f, path+".") || f == "$" {
+		if path == f || within(path, f) || within(f, path) || f == "$" {
 			return true
 		}
 	}
 	return false
+}
+
+// within reports whether path lies inside the field at parent: a field of
+// it ("$.strategy.launch" in "$.strategy") or an entry of it
+// ("$.streams[1].ops" in "$.streams").
+func within(path, parent string) bool {
+	rest, found := strings.CutPrefix(path, parent)
+	return found && rest != "" && (rest[0] == '.' || rest[0] == '[')
 }
 
 func tokenPos(tk *token.Token) (int, int) {
@@ -285,7 +337,7 @@ func (d *decoder) decode(data []byte) (sc Scenario, ok bool) {
 	}
 	tokens := lexer.Tokenize(src)
 	if tk := tooDeep(tokens, maxNesting); tk != nil {
-		d.addAt(tk, "$", fmt.Sprintf("nesting is deeper than %d levels; a scenario nests 2 levels (the fields of compute, comm and strategy)", maxNesting))
+		d.addAt(tk, "$", fmt.Sprintf("nesting is deeper than %d levels; a scenario nests at most %d (streams, a stream's ops, an op's after list)", maxNesting, scenarioNesting))
 		return sc, false
 	}
 	file, err := parseTokens(tokens)
@@ -303,7 +355,7 @@ func (d *decoder) decode(data []byte) (sc Scenario, ok bool) {
 	}
 	switch {
 	case len(docs) == 0:
-		d.add(1, 1, "$", "file is empty; want a YAML mapping with at least name, gpus, compute and comm")
+		d.add(1, 1, "$", "file is empty; want a YAML mapping with at least name, gpus, and compute and comm (or streams)")
 		return sc, false
 	case len(docs) > 1:
 		line, col := firstPos(d.resolve(docs[1].Body))
@@ -323,6 +375,7 @@ func (d *decoder) decode(data []byte) (sc Scenario, ok bool) {
 		return sc, false
 	}
 	d.decodeStruct(root, reflect.ValueOf(&sc).Elem(), "$")
+	d.checkFormat(root.(ast.MapNode))
 	if len(d.problems) == 0 {
 		// The walk above is the authority on what the file means and says
 		// everything wrong at once; goccy's strict decoder runs as well as a
@@ -334,6 +387,40 @@ func (d *decoder) decode(data []byte) (sc Scenario, ok bool) {
 		}
 	}
 	return sc, true
+}
+
+// checkFormat reports a file that mixes the two scenario formats (compute
+// and comm next to streams) or whose streams are empty, once, at the key
+// concerned; Validate's complaints about the same fields are then dropped.
+func (d *decoder) checkFormat(root ast.MapNode) {
+	keys := map[string]*token.Token{}
+	var streams ast.Node
+	it := root.MapRange()
+	for it.Next() {
+		k := keyText(it.Key())
+		keys[k] = nodeToken(it.Key())
+		if k == "streams" {
+			streams = d.resolve(it.Value())
+		}
+	}
+	streamsTok, hasStreams := keys["streams"]
+	if !hasStreams {
+		return
+	}
+	for _, k := range []string{"compute", "comm"} {
+		if tk, both := keys[k]; both {
+			d.fail(tk, "$."+k, k+" belongs to a one-pair scenario (format 1) and this file also has streams (format 2); a scenario file has either compute and comm or streams, never both: move the op into a stream, or remove streams")
+			d.failed = append(d.failed, "$.compute", "$.comm")
+			return
+		}
+	}
+	if seq, isSeq := streams.(*ast.SequenceNode); !isSeq || len(seq.Values) == 0 {
+		if streams == nil || streams.Type() == ast.NullType || isSeq {
+			d.fail(streamsTok, "$.streams", "streams is empty; want a list of streams, each a mapping of name and ops (at least a compute stream and a communication stream)")
+		}
+		// A value of the wrong type was reported by the walk.
+		d.failed = append(d.failed, "$.compute", "$.comm")
+	}
 }
 
 // checkText rejects input that is not UTF-8 text: binary junk, NUL and
@@ -441,6 +528,8 @@ func (d *decoder) syntaxProblem(err error) {
 		hint = "indent with spaces, not tabs"
 	case strings.Contains(msg, "quote") || strings.Contains(msg, "quoted"):
 		hint = "close the quote on the same line"
+	case strings.Contains(msg, "',' or ']' must be specified"):
+		hint = "an op reference with an instance inside [ ] needs quotes, as in after: [\"ag[0]\", \"rs[i]\"], or write the list one entry per line"
 	}
 	d.addAt(tk, "", "invalid YAML: "+msg+"; "+hint)
 }
@@ -645,6 +734,20 @@ func (d *decoder) decodeField(keyTok *token.Token, v ast.Node, dst reflect.Value
 			return
 		}
 		d.decodeStruct(n, dst, path)
+	case t.Kind() == reflect.Slice:
+		seq, isSeq := n.(*ast.SequenceNode)
+		if !isSeq {
+			d.fail(keyTok, path, fmt.Sprintf("%s is %s, not a list; want %s", label(path), describeNode(n), listHint(t, path)))
+			return
+		}
+		out := reflect.MakeSlice(t, 0, len(seq.Values))
+		for i, v := range seq.Values {
+			elem := reflect.New(t.Elem()).Elem()
+			// A list entry has no key: its problems point at the entry.
+			d.decodeField(entryToken(d.resolve(v)), v, elem, fmt.Sprintf("%s[%d]", path, i))
+			out = reflect.Append(out, elem)
+		}
+		dst.Set(out)
 	case t == reflect.TypeFor[ByteSize]():
 		if !isScalar(n) {
 			d.fail(keyTok, path, fmt.Sprintf("%s is %s; want a byte count such as 268435456 or 256MiB", label(path), describeNode(n)))
@@ -684,6 +787,30 @@ func (d *decoder) decodeField(keyTok *token.Token, v ast.Node, dst reflect.Value
 		// Not reachable with the scenario types; keep going rather than panic.
 		d.fail(keyTok, path, fmt.Sprintf("%s has an unsupported Go type %s; this is a c3lab bug", label(path), t))
 	}
+}
+
+// entryToken is the token a list entry's problems point at: a mapping's
+// first key, or the entry itself.
+func entryToken(n ast.Node) *token.Token {
+	if m, isMap := n.(ast.MapNode); isMap {
+		it := m.MapRange()
+		if it.Next() {
+			return nodeToken(it.Key())
+		}
+	}
+	return nodeToken(n)
+}
+
+// listHint says what a list field of type t at path holds, for messages.
+func listHint(t reflect.Type, path string) string {
+	e := t.Elem()
+	switch {
+	case e.Kind() == reflect.Struct:
+		return fmt.Sprintf("a list of mappings of %s, one entry per line starting with '- '", strings.Join(fieldNames(e), ", "))
+	case strings.HasSuffix(path, ".after"):
+		return "a list of op references such as [ag] or [ag[i], rs[3]]"
+	}
+	return "a list of " + e.Kind().String() + " values"
 }
 
 // intValue reads a whole number from the scalar node n.
@@ -790,10 +917,12 @@ func firstPos(n ast.Node) (int, int) {
 }
 
 // position returns the line and column where the field at path (a
-// Validate path such as "$.strategy.comm_sms") is written: the value of a
-// scalar field, the key of a mapping-valued or empty field, and for a
-// missing field the key of its nearest existing parent (or the first
-// field of the file). present is false when the field is missing or empty.
+// Validate path such as "$.strategy.comm_sms" or
+// "$.streams[1].ops[0].after[2]") is written: the value of a scalar field
+// or list entry, the key of a mapping-valued, list-valued or empty field,
+// the first key of a mapping in a list, and for a missing field the key of
+// its nearest existing parent (or the first field of the file). present is
+// false when the field is missing or empty.
 func (d *decoder) position(path string) (line, col int, present bool) {
 	root := d.resolve(d.body)
 	line, col = firstPos(root)
@@ -802,6 +931,10 @@ func (d *decoder) position(path string) (line, col int, present bool) {
 	}
 	cur, raw := root, root
 	for seg := range strings.SplitSeq(strings.TrimPrefix(path, "$."), ".") {
+		key, idxs, ok := splitSegment(seg)
+		if !ok {
+			return line, col, false
+		}
 		m, isMap := cur.(ast.MapNode)
 		if !isMap {
 			return line, col, false
@@ -809,7 +942,7 @@ func (d *decoder) position(path string) (line, col int, present bool) {
 		var keyNode, val ast.Node
 		it := m.MapRange()
 		for it.Next() {
-			if keyText(it.Key()) == seg {
+			if keyText(it.Key()) == key {
 				keyNode, val = it.Key(), it.Value()
 			}
 		}
@@ -818,6 +951,19 @@ func (d *decoder) position(path string) (line, col int, present bool) {
 		}
 		line, col = tokenPos(nodeToken(keyNode))
 		cur, raw = d.resolve(val), val
+		for _, i := range idxs {
+			seq, isSeq := cur.(*ast.SequenceNode)
+			if !isSeq || i >= len(seq.Values) {
+				return line, col, false
+			}
+			raw = seq.Values[i]
+			cur = d.resolve(raw)
+			if _, isMap := cur.(ast.MapNode); isMap {
+				line, col = firstPos(cur)
+			} else {
+				line, col = tokenPos(nodeToken(raw))
+			}
+		}
 	}
 	if cur == nil || cur.Type() == ast.NullType {
 		return line, col, false
@@ -826,4 +972,24 @@ func (d *decoder) position(path string) (line, col int, present bool) {
 		line, col = tokenPos(nodeToken(raw))
 	}
 	return line, col, true
+}
+
+// splitSegment reads one segment of a field path: a key and the list
+// indexes after it ("ops[0]" is ops and [0]; "after[2]" is after and [2]).
+func splitSegment(seg string) (key string, idxs []int, ok bool) {
+	key, rest, _ := strings.Cut(seg, "[")
+	if key == "" {
+		return "", nil, false
+	}
+	if rest == "" {
+		return key, nil, true
+	}
+	for part := range strings.SplitSeq(strings.TrimSuffix(rest, "]"), "][") {
+		i, err := strconv.Atoi(part)
+		if err != nil || i < 0 {
+			return "", nil, false
+		}
+		idxs = append(idxs, i)
+	}
+	return key, idxs, true
 }

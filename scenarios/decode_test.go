@@ -5,6 +5,8 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"reflect"
+	"regexp"
 	"strings"
 	"testing"
 )
@@ -85,7 +87,7 @@ func TestParseValid(t *testing.T) {
 			if err != nil {
 				t.Fatalf("Parse: %v", err)
 			}
-			if got != tt.want {
+			if !got.Equal(tt.want) {
 				t.Errorf("Parse = %+v\nwant    %+v", got, tt.want)
 			}
 		})
@@ -118,7 +120,7 @@ func TestParseErrors(t *testing.T) {
 		{"too large", baseYAML + "description: " + strings.Repeat("x", MaxFileSize) + "\n", 1, 1, "file is larger than 64KiB", 0},
 		{"merge key", "<<: {name: demo}\n", 1, 1, "merge keys (<<) are not supported", 0},
 		// Unknown fields.
-		{"unknown top-level field", edit(t, "gpus: 2\n", "gpus: 2\ngpu_count: 2\n"), 3, 1, `unknown field "gpu_count" at the top level; allowed name, description, source, gpus, profile, compute, comm, reps, strategy`, 0},
+		{"unknown top-level field", edit(t, "gpus: 2\n", "gpus: 2\ngpu_count: 2\n"), 3, 1, `unknown field "gpu_count" at the top level; allowed name, description, source, gpus, profile, compute, comm, streams, reps, strategy`, 0},
 		{"misspelt top-level field", edit(t, "name: demo", "nmae: demo"), 1, 1, `unknown field "nmae" at the top level (did you mean name?)`, 2},
 		{"unknown strategy field", baseYAML + "strategy:\n  comm_smz: 8\n", 13, 3, `unknown field "comm_smz" in strategy (did you mean comm_sms?); allowed launch, comm_priority, comm_sms,`, 0},
 		{"unknown compute field", edit(t, "  m: 4096", "  m: 4096\n  batch: 2"), 6, 3, `unknown field "batch" in compute; allowed kind, m, n, k, dtype, bytes`, 0},
@@ -345,14 +347,14 @@ func TestMarshalRoundTrip(t *testing.T) {
 			if err != nil {
 				t.Fatalf("Parse(Marshal(sc)): %v\n%s", err, out)
 			}
-			if got != sc {
+			if !got.Equal(sc) {
 				t.Errorf("round trip changed the scenario\n got %+v\nwant %+v\n%s", got, sc, out)
 			}
 			text := string(out)
 			if !strings.HasSuffix(text, "\n") || strings.HasSuffix(text, "\n\n") {
 				t.Errorf("output should end in exactly one newline:\n%q", text)
 			}
-			if !strings.Contains(text, "\n  bytes: "+sc.Comm.Bytes.String()+"\n") {
+			if !sc.IsGraph() && !strings.Contains(text, "\n  bytes: "+sc.Comm.Bytes.String()+"\n") {
 				t.Errorf("sizes should be written in units, like %s:\n%s", sc.Comm.Bytes, text)
 			}
 			if sc.Strategy == (Strategy{}) && strings.Contains(text, "\nstrategy:") {
@@ -361,7 +363,7 @@ func TestMarshalRoundTrip(t *testing.T) {
 			if sc.Reps == 0 && strings.Contains(text, "\nreps:") {
 				t.Errorf("unset reps should be left out:\n%s", text)
 			}
-			if sc.Compute.Kind == GEMM && !strings.Contains(text, "\n  n: ") {
+			if sc.Compute.Kind == GEMM && !regexp.MustCompile(`\n +n: `).MatchString(text) {
 				t.Errorf("compute's n should be written bare:\n%s", text)
 			}
 		})
@@ -388,7 +390,7 @@ func TestMarshalQuotesText(t *testing.T) {
 		}
 		d := &decoder{}
 		back, ok := d.decode(out)
-		if !ok || len(d.problems) != 0 || back != sc {
+		if !ok || len(d.problems) != 0 || !back.Equal(sc) {
 			t.Errorf("text %q came back as %q, %q, %q (%v)\n%s", text, back.Description, back.Source, back.Profile, d.problems, out)
 		}
 	}
@@ -419,7 +421,7 @@ func TestMarshalLeavesTextAlone(t *testing.T) {
 	}
 	d := &decoder{}
 	back, ok := d.decode(out)
-	if !ok || len(d.problems) != 0 || back != sc {
+	if !ok || len(d.problems) != 0 || !back.Equal(sc) {
 		t.Errorf("decode(Marshal(sc)) = %+v, %v, %v\nwant %+v\n%s", back, ok, d.problems, sc, out)
 	}
 }
@@ -446,6 +448,364 @@ func TestCommSMsAsTheRestOfAComputeSplit(t *testing.T) {
 		}
 		if (tc.want == "") != (got == "") || !strings.Contains(got, tc.want) {
 			t.Errorf("%+v: errors %v, want %q", tc.st, errs, tc.want)
+		}
+	}
+}
+
+// baseV2 is a valid format-2 scenario: a TP all-gather feeding a GEMM,
+// decomposed in 4. Its line numbers are fixed points of the tests below
+// (the all-gather on line 6, the GEMM on line 11, its after on line 17).
+const baseV2 = `name: tp
+gpus: 2
+streams:
+  - name: tp
+    ops:
+      - name: ag
+        kind: all-gather
+        bytes: 64MiB
+  - name: compute
+    ops:
+      - name: qkv
+        kind: gemm
+        m: 8192
+        n: 5120
+        k: 8192
+        dtype: bf16
+        after: [ag]
+        decompose: 4
+`
+
+// editV2 returns baseV2 with old replaced by new (old must occur).
+func editV2(t *testing.T, old, new string) string {
+	t.Helper()
+	if !strings.Contains(baseV2, old) {
+		t.Fatalf("baseV2 has no %q", old)
+	}
+	return strings.Replace(baseV2, old, new, 1)
+}
+
+func baseV2Scenario() Scenario {
+	return Scenario{Name: "tp", GPUs: 2, Streams: []StreamSpec{
+		{Name: "tp", Ops: []StreamOp{{Name: "ag", Kind: OpKind(AllGather), Bytes: 64 << 20}}},
+		{Name: "compute", Ops: []StreamOp{{Name: "qkv", Kind: OpKind(GEMM), M: 8192, N: 5120, K: 8192, DType: BF16, After: []string{"ag"}, Decompose: 4}}},
+	}}
+}
+
+func TestParseV2Valid(t *testing.T) {
+	base := baseV2Scenario().WithLead()
+	with := func(f func(*Scenario)) Scenario {
+		sc := baseV2Scenario()
+		f(&sc)
+		return sc.WithLead()
+	}
+	tests := []struct {
+		name string
+		src  string
+		want Scenario
+	}{
+		{"base", baseV2, base},
+		{"compact lists", strings.ReplaceAll(strings.ReplaceAll(baseV2, "\n  ", "\n"), "\n  - name", "\n- name"), base},
+		{"flow style", `{name: tp, gpus: 2, streams: [{name: tp, ops: [{name: ag, kind: all-gather, bytes: 64MiB}]},
+  {name: compute, ops: [{name: qkv, kind: gemm, m: 8192, n: 5120, k: 8192, dtype: bf16, after: [ag], decompose: 4}]}]}`, base},
+		{"after as a block list", editV2(t, "after: [ag]", "after:\n          - ag"), base},
+		{"instance references", editV2(t, "bytes: 64MiB\n", "bytes: 64MiB\n      - name: rs\n        kind: reduce-scatter\n        bytes: 8MiB\n        count: 4\n        after: [qkv, \"ag[0]\"]\n      - name: rs2\n        kind: reduce-scatter\n        bytes: 8MiB\n        count: 4\n        after:\n          - rs[i]\n          - rs[3]\n"),
+			with(func(s *Scenario) {
+				s.Streams[0].Ops = append(s.Streams[0].Ops, StreamOp{Name: "rs", Kind: OpKind(ReduceScatter), Bytes: 8 << 20, Count: 4, After: []string{"qkv", "ag[0]"}},
+					StreamOp{Name: "rs2", Kind: OpKind(ReduceScatter), Bytes: 8 << 20, Count: 4, After: []string{"rs[i]", "rs[3]"}})
+			})},
+		{"unnamed ops take stream.index", strings.Replace(editV2(t, "      - name: ag\n        kind", "      - kind"), "after: [ag]", "after: [tp.1]", 1),
+			with(func(s *Scenario) {
+				s.Streams[0].Ops[0].Name = ""
+				s.Streams[1].Ops[0].After = []string{"tp.1"}
+			})},
+		{"anchors in lists", editV2(t, "m: 8192\n        n: 5120\n        k: 8192", "m: &d 8192\n        n: 5120\n        k: *d"), base},
+		{"strategy decompose", baseV2 + "strategy:\n  decompose: 8\n", with(func(s *Scenario) { s.Strategy.Decompose = 8 })},
+		{"host copies on one GPU", `name: offload
+gpus: 1
+streams:
+  - name: compute
+    ops: [{name: g, kind: gemm, m: 4096, n: 4096, k: 4096, dtype: bf16, count: 8}]
+  - name: pcie
+    ops: [{name: out, kind: d2h, bytes: 256MiB, count: 4}, {name: in, kind: h2d, bytes: 256MiB, count: 4}]
+`, Scenario{Name: "offload", GPUs: 1,
+			Compute: ComputeOp{Kind: GEMM, M: 4096, N: 4096, K: 4096, DType: BF16}, Comm: CommOp{Collective: DeviceToHost, Bytes: 256 << 20},
+			Streams: []StreamSpec{
+				{Name: "compute", Ops: []StreamOp{{Name: "g", Kind: OpKind(GEMM), M: 4096, N: 4096, K: 4096, DType: BF16, Count: 8}}},
+				{Name: "pcie", Ops: []StreamOp{{Name: "out", Kind: OpKind(DeviceToHost), Bytes: 256 << 20, Count: 4}, {Name: "in", Kind: OpKind(HostToDevice), Bytes: 256 << 20, Count: 4}}},
+			}}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got, err := Parse([]byte(tt.src), "t.yaml", h200())
+			if err != nil {
+				t.Fatalf("Parse: %v", err)
+			}
+			if !got.Equal(tt.want) {
+				t.Errorf("Parse = %+v\nwant    %+v", got, tt.want)
+			}
+		})
+	}
+}
+
+func TestParseV2Errors(t *testing.T) {
+	tests := []struct {
+		name      string
+		src       string
+		line, col int
+		path      string
+		msg       string // a fragment of the first problem's message
+		problems  int    // how many problems in all; 0 means 1
+	}{
+		// The graph.
+		{"cycle", editV2(t, "bytes: 64MiB\n", "bytes: 64MiB\n        after: [qkv]\n"), 9, 9, "$.streams[0].ops[0].after",
+			"the dependencies form a cycle through ag, qkv; every op must be able to start", 0},
+		{"unknown op name in after", editV2(t, "after: [ag]", "after: [ag, ga]"), 17, 21, "$.streams[1].ops[0].after[1]",
+			`after names op "ga", which the scenario does not have (did you mean ag?); allowed ag, qkv`, 0},
+		{"after reference syntax", editV2(t, "after: [ag]", "after: [ag, \"ag[j]\"]"), 17, 21, "$.streams[1].ops[0].after[1]",
+			`after entry "ag[j]" is not an op reference; write op, op[3] or op[i]`, 0},
+		{"after instance out of range", editV2(t, "after: [ag]", "after: [\"ag[3]\"]"), 17, 17, "$.streams[1].ops[0].after[0]",
+			"after ag[3] asks for instance 3 of ag, which has 1; allowed ag[0]..ag[0]", 0},
+		{"decompose does not divide m", editV2(t, "m: 8192", "m: 8190"), 18, 20, "$.streams[1].ops[0].decompose",
+			"decompose 4 of ag -> qkv: the GEMM's m (8190) does not split into 4 chunks", 0},
+		{"strategy decompose does not divide m", editV2(t, "        decompose: 4\n", "") + "strategy:\n  decompose: 3\n", 19, 14, "$.strategy.decompose",
+			"decompose 3 of ag -> qkv: the GEMM's m (8192) does not split into 3 chunks", 0},
+		{"decompose of a pair that is not one", editV2(t, "after: [ag]", "after: [ag, ag]"), 18, 20, "$.streams[1].ops[0].decompose",
+			"qkv cannot be decomposed: it must wait for exactly one whole op", 0},
+		{"stream past the instance limit", editV2(t, "bytes: 64MiB\n", "bytes: 64MiB\n      - name: small\n        kind: all-gather\n        bytes: 4MiB\n        count: 4093\n"), 9, 9, "$.streams[0].ops[1]",
+			"the streams expand to 4101 op instances, past the limit at op small (4093 instances); allowed at most 4096 in all", 0},
+		{"count past the instance limit", editV2(t, "dtype: bf16\n", "dtype: bf16\n        count: 5000\n"), 17, 16, "$.streams[1].ops[0].count",
+			"count is 5000; allowed 1..4096", 0},
+		{"does not fit the device", editV2(t, "bytes: 64MiB\n", "bytes: 64MiB\n      - name: big\n        kind: all-reduce\n        bytes: 80GiB\n"), 9, 9, "$.streams[0].ops[1]",
+			// qkv: A 128, B 80, C 80, workspace 64, check A+B 208 MiB (560
+			// MiB); ag 64 + 128 MiB and big 2 x 80 GiB (160.2 GiB); 1 GiB.
+			"the scenario needs 161.7 GiB of device memory per GPU (1 compute ops' buffers, workspaces and the largest GEMM's check operands 560.0 MiB, 2 communication ops' device buffers 160.2 GiB, 1.0 GiB for NCCL and cuBLASLt) but NVIDIA H200 has 139.8 GiB; the largest op, big, holds 160.0 GiB", 0},
+		{"compute and streams both", editV2(t, "gpus: 2\n", "gpus: 2\ncompute: {kind: gemm, m: 8, n: 8, k: 8, dtype: bf16}\ncomm: {collective: all-gather, bytes: 1MiB}\n"), 3, 1, "$.compute",
+			"compute belongs to a one-pair scenario (format 1) and this file also has streams (format 2); a scenario file has either compute and comm or streams, never both", 0},
+		{"mixed stream", editV2(t, "bytes: 64MiB\n", "bytes: 64MiB\n      - name: g0\n        kind: gemm\n        m: 8\n        n: 8\n        k: 8\n        dtype: bf16\n"), 10, 15, "$.streams[0].ops[1].kind",
+			"stream tp holds comm ops and this op is compute (gemm); put compute and communication ops on separate streams", 0},
+		{"duplicate op name", editV2(t, "name: qkv", "name: ag"), 11, 15, "$.streams[1].ops[0].name", `op name "ag" is used twice`, 0},
+		{"no communication op", editV2(t, "kind: all-gather\n        bytes: 64MiB", "kind: stream\n        bytes: 64MiB"), 3, 1, "$.streams",
+			"the streams hold no communication op (a collective or a host copy); a scenario runs compute next to communication", 2},
+		{"empty streams", "name: tp\ngpus: 2\nstreams: []\n", 3, 1, "$.streams", "streams is empty; want a list of streams", 0},
+		// Ops by kind.
+		{"unknown kind", editV2(t, "kind: all-gather", "kind: all-gathr"), 7, 15, "$.streams[0].ops[0].kind",
+			`streams[0].ops[0].kind "all-gathr" is unknown (did you mean all-gather?); allowed gemm, stream, all-gather, reduce-scatter, all-reduce, all-to-all, h2d, d2h, swap`, 0},
+		{"missing kind", editV2(t, "        kind: all-gather\n", ""), 6, 9, "$.streams[0].ops[0].kind", "streams[0].ops[0].kind is missing; allowed gemm, stream, all-gather", 0},
+		{"gemm dimension out of range", editV2(t, "k: 8192", "k: 0"), 15, 12, "$.streams[1].ops[0].k", "k is 0; allowed 1..1048576", 0},
+		{"missing dtype", editV2(t, "        dtype: bf16\n", ""), 11, 9, "$.streams[1].ops[0].dtype", "streams[1].ops[0].dtype is missing; allowed bf16, fp16, fp8, fp32", 0},
+		{"comm op with gemm fields", editV2(t, "bytes: 64MiB", "bytes: 64MiB\n        m: 8"), 6, 9, "$.streams[0].ops[0]", "m, n, k and dtype belong to a gemm; a all-gather op takes only bytes", 0},
+		{"comm bytes out of range", editV2(t, "bytes: 64MiB", "bytes: 0"), 8, 16, "$.streams[0].ops[0].bytes", "bytes is 0; allowed 1B..1TiB per rank", 0},
+		{"one GPU with a collective", editV2(t, "gpus: 2", "gpus: 1"), 2, 7, "$.gpus", "gpus is 1; op ag is a collective (all-gather), which needs at least 2", 0},
+		// The walk over lists.
+		{"streams not a list", "name: tp\ngpus: 2\nstreams: {name: tp}\n", 3, 1, "$.streams", "streams is a mapping, not a list; want a list of mappings of name, ops", 0},
+		{"op not a mapping", editV2(t, "      - name: ag\n        kind: all-gather\n        bytes: 64MiB\n", "      - ag\n"), 6, 9, "$.streams[0].ops[0]",
+			`streams[0].ops[0] is "ag", not a mapping; want a mapping of name, kind, m, n, k, dtype, bytes, count, after, decompose`, 0},
+		{"after not a list", editV2(t, "after: [ag]", "after: ag"), 17, 9, "$.streams[1].ops[0].after",
+			`streams[1].ops[0].after is "ag", not a list; want a list of op references such as [ag] or [ag[i], rs[3]]`, 0},
+		{"after entry not text", editV2(t, "after: [ag]", "after: [[ag]]"), 17, 17, "$.streams[1].ops[0].after[0]", "streams[1].ops[0].after[0] is a list, not text", 0},
+		{"unknown op field", editV2(t, "        decompose: 4\n", "        decompse: 4\n"), 18, 9, "$.streams[1].ops[0].decompse",
+			`unknown field "decompse" in streams[1].ops[0] (did you mean decompose?); allowed name, kind, m, n, k, dtype, bytes, count, after, decompose`, 0},
+		{"unknown stream field", editV2(t, "    ops:\n      - name: qkv", "    opps:\n      - name: qkv"), 9, 5, "$.streams[1].ops",
+			// Then, on line 10: unknown field "opps" in streams[1] (did you mean ops?).
+			"streams[1].ops is missing; give it at least one, or remove it", 2},
+		{"leading zero in an op", editV2(t, "m: 8192", "m: 08192"), 13, 12, "$.streams[1].ops[0].m", "streams[1].ops[0].m is 08192, ambiguous", 0},
+		{"wrong type in an op", editV2(t, "decompose: 4", "decompose: four"), 18, 20, "$.streams[1].ops[0].decompose", `streams[1].ops[0].decompose is "four", not a whole number`, 0},
+		{"unquoted instance reference in a flow list", editV2(t, "after: [ag]", "after: [ag[0]]"), 17, 19, "", "an op reference with an instance inside [ ] needs quotes", 0},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, err := Parse([]byte(tt.src), "bad.yaml", h200())
+			var fe *FileError
+			if !errors.As(err, &fe) {
+				t.Fatalf("Parse error = %v (%T), want *FileError", err, err)
+			}
+			p := fe.Problems[0]
+			if p.Line != tt.line || p.Col != tt.col || p.Path != tt.path || !strings.Contains(p.Msg, tt.msg) {
+				t.Errorf("first problem = %d:%d: %s: %s\nwant          %d:%d: %s: ...%s...", p.Line, p.Col, p.Path, p.Msg, tt.line, tt.col, tt.path, tt.msg)
+			}
+			if want := max(tt.problems, 1); len(fe.Problems) != want {
+				t.Errorf("%d problems, want %d:\n%v", len(fe.Problems), want, err)
+			}
+			for line := range strings.SplitSeq(err.Error(), "\n") {
+				if !strings.HasPrefix(line, "bad.yaml:") || !strings.Contains(line, "; ") {
+					t.Errorf("problem line %q is not file:line:col: what; allowed", line)
+				}
+			}
+		})
+	}
+}
+
+func TestMarshalRoundTripV2(t *testing.T) {
+	tp := baseV2Scenario()
+	tp.Description, tp.Source, tp.Reps = "a TP pair: \"quoted\", with: colons", "Llama-3 70B", 5
+	tp.Strategy = Strategy{Launch: CommFirst, CommPriority: -5, Decompose: 8}
+	streams := Scenario{Name: "streams", GPUs: 2, Streams: []StreamSpec{
+		{Name: "compute", Ops: []StreamOp{
+			{Name: "g", Kind: OpKind(GEMM), M: 4096, N: 4096, K: 4096, DType: FP8, Count: 16},
+			{Kind: OpKind(Stream), Bytes: 1 << 30, After: []string{"rs[3]"}},
+		}},
+		{Name: "comm", Ops: []StreamOp{
+			{Name: "ag", Kind: OpKind(AllGather), Bytes: 4 << 20, Count: 64},
+			{Name: "rs", Kind: OpKind(ReduceScatter), Bytes: 4 << 20, Count: 16, After: []string{"g[i]", "ag"}},
+		}},
+	}}
+	offload := Scenario{Name: "offload", GPUs: 1, Streams: []StreamSpec{
+		{Name: "c", Ops: []StreamOp{{Name: "n", Kind: OpKind(GEMM), M: 8192, N: 8192, K: 8192, DType: BF16}}},
+		{Name: "pcie", Ops: []StreamOp{{Name: "null", Kind: OpKind(HostSwap), Bytes: 256 << 20, After: []string{"n"}}}},
+	}}
+	for _, sc := range []Scenario{tp, streams, offload} {
+		t.Run(sc.Name, func(t *testing.T) {
+			out, err := Marshal(sc)
+			if err != nil {
+				t.Fatalf("Marshal: %v", err)
+			}
+			got, err := Parse(out, sc.Name+".yaml", h200())
+			if err != nil {
+				t.Fatalf("Parse(Marshal(sc)): %v\n%s", err, out)
+			}
+			if !got.Equal(sc.WithLead()) {
+				t.Errorf("round trip changed the scenario\n got %+v\nwant %+v\n%s", got, sc.WithLead(), out)
+			}
+			// What Parse returns (lead ops filled) round-trips as it is.
+			again, err := Marshal(got)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if back, err := Parse(again, "again.yaml", h200()); err != nil || !back.Equal(got) {
+				t.Errorf("Parse(Marshal(Parse(...))) = %+v, %v\nwant %+v", back, err, got)
+			}
+			text := string(out)
+			for _, bad := range []string{"\ncompute:", "\ncomm:", `"n":`} {
+				if strings.Contains(text, bad) {
+					t.Errorf("a format-2 scenario should be written without %q:\n%s", bad, text)
+				}
+			}
+			if !strings.Contains(text, "\nstreams:\n") || (sc.Name != "offload" && !strings.Contains(text, "\n    n: ")) {
+				t.Errorf("streams should be written, with GEMMs' n bare:\n%s", text)
+			}
+		})
+	}
+}
+
+func TestWithLead(t *testing.T) {
+	g1 := StreamOp{Name: "g1", Kind: OpKind(GEMM), M: 64, N: 32, K: 16, DType: BF16, Count: 3, After: []string{"ag"}}
+	g2 := StreamOp{Name: "g2", Kind: OpKind(Stream), Bytes: 1 << 20}
+	ag := StreamOp{Name: "ag", Kind: OpKind(AllGather), Bytes: 8 << 20}
+	rs := StreamOp{Name: "rs", Kind: OpKind(ReduceScatter), Bytes: 1 << 20}
+	pair := Scenario{Name: "p", GPUs: 2, Compute: ComputeOp{Kind: Stream, Bytes: 5}, Comm: CommOp{Collective: AllReduce, Bytes: 7}}
+	for _, tc := range []struct {
+		name          string
+		sc            Scenario
+		compute, comm any
+	}{
+		{"pair unchanged", pair, pair.Compute, pair.Comm},
+		{"first of each role in stream order", Scenario{Streams: []StreamSpec{{Name: "c", Ops: []StreamOp{g1, g2}}, {Name: "m", Ops: []StreamOp{ag, rs}}}},
+			ComputeOp{Kind: GEMM, M: 64, N: 32, K: 16, DType: BF16}, CommOp{Collective: AllGather, Bytes: 8 << 20}},
+		{"comm stream first", Scenario{Streams: []StreamSpec{{Name: "m", Ops: []StreamOp{rs, ag}}, {Name: "c", Ops: []StreamOp{g2, g1}}}},
+			ComputeOp{Kind: Stream, Bytes: 1 << 20}, CommOp{Collective: ReduceScatter, Bytes: 1 << 20}},
+		{"stale pair replaced", Scenario{Compute: pair.Compute, Comm: pair.Comm, Streams: []StreamSpec{{Name: "c", Ops: []StreamOp{g2}}}},
+			ComputeOp{Kind: Stream, Bytes: 1 << 20}, CommOp{}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			got := tc.sc.WithLead()
+			if got.Compute != tc.compute || got.Comm != tc.comm {
+				t.Errorf("lead = %+v, %+v; want %+v, %+v", got.Compute, got.Comm, tc.compute, tc.comm)
+			}
+			if !reflect.DeepEqual(got.Streams, tc.sc.Streams) {
+				t.Errorf("WithLead changed the streams")
+			}
+		})
+	}
+}
+
+// TestV2Examples parses the example files of testdata/v2 and checks the
+// graphs they make; every one is far below MaxFileSize (a realistic layer
+// of 16 ops takes about 2KiB, so the cap needs no raising).
+func TestV2Examples(t *testing.T) {
+	files, err := filepath.Glob(filepath.Join("testdata", "v2", "*.yaml"))
+	if err != nil || len(files) < 3 {
+		t.Fatalf("examples: %v, %v", files, err)
+	}
+	want := map[string]struct {
+		ops, instances int
+		check          func(t *testing.T, g *Graph)
+	}{
+		"tp-ag-gemm-decomposed-4.yaml": {2, 8, func(t *testing.T, g *Graph) {
+			ag, qkv := g.Ops[0], g.Ops[1]
+			if ag.Chunks != 4 || qkv.Chunks != 4 || ag.Feeds != 1 || qkv.FedBy != 0 || qkv.Compute.M != 2048 || ag.Comm.Bytes != 16<<20 {
+				t.Errorf("decomposed pair = %+v / %+v", ag, qkv)
+			}
+		}},
+		"gemm-stream-16-next-to-ag-64.yaml": {2, 80, nil},
+		"layer-16-ops.yaml": {16, 17, func(t *testing.T, g *Graph) {
+			if len(g.Streams) != 3 || g.Streams[0].Role != RoleCompute || g.Streams[2].Role != RoleComm {
+				t.Errorf("streams = %+v", g.Streams)
+			}
+		}},
+	}
+	for _, file := range files {
+		t.Run(filepath.Base(file), func(t *testing.T) {
+			w, known := want[filepath.Base(file)]
+			if !known {
+				t.Fatalf("no expectations for %s", file)
+			}
+			data, err := os.ReadFile(file)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(data) > MaxFileSize/16 {
+				t.Errorf("%d bytes: examples should stay far below MaxFileSize (%d)", len(data), MaxFileSize)
+			}
+			sc, err := Load(file, h200())
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !sc.IsGraph() || sc.Compute.Kind == "" || sc.Comm.Collective == "" {
+				t.Errorf("scenario %+v lacks streams or lead ops", sc)
+			}
+			g, err := sc.Graph(sc.Strategy)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(g.Ops) != w.ops || len(g.Instances) != w.instances {
+				t.Errorf("%d ops, %d instances; want %d, %d", len(g.Ops), len(g.Instances), w.ops, w.instances)
+			}
+			if w.check != nil {
+				w.check(t, g)
+			}
+		})
+	}
+}
+
+func TestPositionWithIndexes(t *testing.T) {
+	src := baseV2 + "reps: 3\n"
+	d := &decoder{knobs: StrategyKnobs()}
+	if _, ok := d.decode([]byte(src)); !ok || len(d.problems) > 0 {
+		t.Fatalf("decode: %v", d.problems)
+	}
+	for _, tc := range []struct {
+		path      string
+		line, col int
+		present   bool
+	}{
+		{"$.streams", 3, 1, true},
+		{"$.streams[0]", 4, 5, true},
+		{"$.streams[1].name", 9, 11, true},
+		{"$.streams[1].ops", 10, 5, true},
+		{"$.streams[1].ops[0]", 11, 9, true},
+		{"$.streams[1].ops[0].m", 13, 12, true},
+		{"$.streams[1].ops[0].after", 17, 9, true},
+		{"$.streams[1].ops[0].after[0]", 17, 17, true},
+		{"$.streams[0].ops[0].after", 6, 9, false},     // missing: its op
+		{"$.streams[1].ops[0].after[1]", 17, 9, false}, // past the list: the key
+		{"$.streams[2].name", 3, 1, false},             // past the streams: the key
+		{"$.streams[0].ops[0].m", 6, 9, false},
+		{"$.streams[x]", 1, 1, false}, // not a path Validate makes: the first field
+		{"$.reps", 19, 7, true},
+	} {
+		line, col, present := d.position(tc.path)
+		if line != tc.line || col != tc.col || present != tc.present {
+			t.Errorf("position(%s) = %d:%d %v, want %d:%d %v", tc.path, line, col, present, tc.line, tc.col, tc.present)
 		}
 	}
 }

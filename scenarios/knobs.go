@@ -26,6 +26,7 @@ const (
 	CapGEMMSMTarget   Capability = "size a GEMM for fewer SMs"
 	CapDMA            Capability = "run collectives on copy engines"
 	CapNCCLCopyEngine Capability = "run NCCL's copy-engine collectives"
+	CapDecompose      Capability = "decompose dependent pairs into chunks"
 )
 
 // Knob is one strategy knob: its name in every place c3lab shows or reads
@@ -461,6 +462,34 @@ func StrategyKnobs() Knobs {
 				}
 				return s.ChunkBytes.String()
 			},
+		},
+		{
+			Key: "decompose", Flag: "decompose",
+			Usage:    "split every dependent collective/GEMM pair into this many chunks wired chunk by chunk (async TP); 1 = whole; 0 = the scenario's own",
+			Examples: []string{"4"},
+			Value:    func(s *Strategy) any { return &s.Decompose },
+			Needs:    needIf(CapDecompose, func(s Strategy) bool { return s.Decompose > 1 }),
+			Check: func(s Strategy, _ Limits) []string {
+				if s.Decompose < 0 || s.Decompose > MaxChunks {
+					return []string{fmt.Sprintf("decompose is %d; allowed 0 (the scenario's own), 1 (whole) or 2..%d chunks", s.Decompose, MaxChunks)}
+				}
+				return nil
+			},
+			Show: showInt("decompose=%d", func(s Strategy) int { return s.Decompose }),
+			Setting: func(s Strategy, _ Limits) string {
+				switch s.Decompose {
+				case 0:
+					return "the scenario's own"
+				case 1:
+					return "whole pairs"
+				}
+				return fmt.Sprintf("%d chunks", s.Decompose)
+			},
+			// The lab's key cycles 0 -> 2 -> 4 -> 8 -> 1; it turns only
+			// for a format-2 scenario with a decomposable pair, which the
+			// lab checks against the scenario on screen.
+			Keys: []KnobKey{{Action: "decompose", Key: "D", Needs: CapDecompose,
+				Help: func(Limits) string { return "decompose dependent pairs: own / 2 / 4 / 8 chunks / whole" }}},
 		},
 	}
 }

@@ -19,14 +19,20 @@ const GEMMWorkspaceBytes = 64 << 20
 // strategy, part by part, as the cuda backend allocates it
 // (backends/cuda: prepare, checkGEMMOn, reductionSetup, symmetricSetup).
 // Every part saturates at math.MaxInt64 instead of overflowing.
+//
+// For a format-2 scenario every op holds its own buffers, one set per op
+// whatever its count (its instances run one after another on one stream
+// and reuse them), and a decomposed op's chunks are slices of the whole
+// op's buffers, so decomposition adds nothing. GEMMs are verified one at a
+// time, so only the largest GEMM's check operands are held at once.
 type Footprint struct {
-	// Compute is the compute op's buffers: a GEMM's A (K x M), B (K x N)
-	// and C (M x N, bf16 for an fp8 GEMM), its workspace, and the check
-	// operands (A and B again) allocated while its result is verified; a
-	// stream op's input and output.
+	// Compute is the compute ops' buffers: a GEMM's A (K x M), B (K x N)
+	// and C (M x N, bf16 for an fp8 GEMM) and its workspace, a stream op's
+	// input and output; and the check operands (A and B again) of the
+	// largest GEMM, allocated while its result is verified.
 	Compute int64
-	// Comm is the collective's send and receive buffers, or a host copy's
-	// device buffers.
+	// Comm is the collectives' send and receive buffers, or the host
+	// copies' device buffers.
 	Comm int64
 	// Engine is what the collective's engine adds: a copy-engine
 	// reduction's staging buffer (the N-1 peers' blocks), or the
@@ -35,6 +41,19 @@ type Footprint struct {
 	Engine int64
 	// Reserve is RuntimeReserveBytes, left to NCCL and cuBLASLt.
 	Reserve int64
+	// Ops is each op's own share of Compute, Comm and Engine (check
+	// operands aside), in stream order, for a format-2 scenario; nil for a
+	// one-pair scenario.
+	Ops []OpMemory
+}
+
+// OpMemory is the device memory one op of a format-2 scenario holds.
+type OpMemory struct {
+	// Name is the op's name ("<stream>.<n>" when the file gives none) and
+	// Path its field ("$.streams[0].ops[1]").
+	Name, Path string
+	// Bytes is the op's buffers (and its engine's).
+	Bytes int64
 }
 
 // Total is the sum of every part.
@@ -47,7 +66,40 @@ func (f Footprint) Total() int64 {
 func (sc Scenario) DeviceMemory(st Strategy) Footprint {
 	st = st.Normalize()
 	f := Footprint{Reserve: RuntimeReserveBytes}
-	c := sc.Compute
+	if !sc.IsGraph() {
+		buf, check := computeMemory(sc.Compute)
+		f.Compute = addSat(buf, check)
+		f.Comm, f.Engine = commMemory(sc.Comm, sc.GPUs, st)
+		return f
+	}
+	var maxCheck int64
+	for si, ss := range sc.Streams {
+		for oi, o := range ss.Ops {
+			om := OpMemory{Name: o.Name, Path: fmt.Sprintf("$.streams[%d].ops[%d]", si, oi)}
+			if om.Name == "" {
+				om.Name = fmt.Sprintf("%s.%d", ss.Name, oi+1)
+			}
+			switch {
+			case o.Kind.IsCompute():
+				buf, check := computeMemory(o.AsCompute())
+				f.Compute = addSat(f.Compute, buf)
+				maxCheck = max(maxCheck, check)
+				om.Bytes = buf
+			case o.Kind.IsComm():
+				comm, engine := commMemory(o.AsComm(), sc.GPUs, st)
+				f.Comm, f.Engine = addSat(f.Comm, comm), addSat(f.Engine, engine)
+				om.Bytes = addSat(comm, engine)
+			}
+			f.Ops = append(f.Ops, om)
+		}
+	}
+	f.Compute = addSat(f.Compute, maxCheck)
+	return f
+}
+
+// computeMemory returns a compute op's buffers (and workspace) and the
+// check operands its verification adds.
+func computeMemory(c ComputeOp) (buffers, check int64) {
 	switch c.Kind {
 	case GEMM:
 		m, n, k, size := nonNeg(int64(c.M)), nonNeg(int64(c.N)), nonNeg(int64(c.K)), c.DType.Size()
@@ -56,40 +108,46 @@ func (sc Scenario) DeviceMemory(st Strategy) Footprint {
 			out = BF16.Size() // fp8 GEMMs write bf16
 		}
 		ab := addSat(mulSat(mulSat(k, m), size), mulSat(mulSat(k, n), size))
-		f.Compute = addSat(addSat(mulSat(ab, 2), mulSat(mulSat(m, n), out)), GEMMWorkspaceBytes)
+		return addSat(addSat(ab, mulSat(mulSat(m, n), out)), GEMMWorkspaceBytes), ab
 	case Stream:
-		f.Compute = mulSat(nonNeg(int64(c.Bytes)), 2)
+		return mulSat(nonNeg(int64(c.Bytes)), 2), 0
 	}
-	gpus := max(int64(sc.GPUs), 1)
-	b := nonNeg(int64(sc.Comm.Bytes))
+	return 0, 0
+}
+
+// commMemory returns a communication op's device buffers on one of gpus
+// GPUs and what its engine under st adds.
+func commMemory(c CommOp, gpus int, st Strategy) (comm, engine int64) {
+	g := max(int64(gpus), 1)
+	b := nonNeg(int64(c.Bytes))
 	var send, recv int64
-	switch sc.Comm.Collective {
+	switch c.Collective {
 	case AllGather:
-		send, recv = b, mulSat(b, gpus)
+		send, recv = b, mulSat(b, g)
 	case ReduceScatter:
-		send, recv = mulSat(b, gpus), b
+		send, recv = mulSat(b, g), b
 	case AllReduce, AllToAll:
 		send, recv = b, b
 	case HostToDevice, DeviceToHost, HostSwap:
 		// The device side of each direction (the host side is pinned host
 		// memory): the d2h source and the h2d destination.
-		send, recv = sc.Comm.HostBytes()
+		send, recv = c.HostBytes()
 	}
-	f.Comm = addSat(send, recv)
+	comm = addSat(send, recv)
 	switch st.CommEngine {
 	case EngineDMA:
 		// The peers' blocks land in a staging buffer before the add: the
 		// reduce-scatter's result size, or 1/N of the all-reduce buffer.
-		switch sc.Comm.Collective {
+		switch c.Collective {
 		case ReduceScatter:
-			f.Engine = mulSat(gpus-1, b)
+			engine = mulSat(g-1, b)
 		case AllReduce:
-			f.Engine = mulSat(gpus-1, b/gpus)
+			engine = mulSat(g-1, b/g)
 		}
 	case EngineNCCLCE:
-		f.Engine = f.Comm
+		engine = comm
 	}
-	return f
+	return comm, engine
 }
 
 // checkMemory reports, at the field that contributes most, a scenario whose
@@ -102,6 +160,9 @@ func checkMemory(sc Scenario, lim Limits) *FieldError {
 	f := sc.DeviceMemory(sc.Strategy)
 	if f.Total() <= lim.MemoryBytes {
 		return nil
+	}
+	if sc.IsGraph() {
+		return graphMemoryError(sc, f, lim)
 	}
 	var parts []string
 	if f.Compute > 0 {
@@ -118,14 +179,7 @@ func checkMemory(sc Scenario, lim Limits) *FieldError {
 		}
 		parts = append(parts, fmt.Sprintf("%s %s %s", sc.Comm.Collective, what, fmtBytes(f.Comm)))
 	}
-	if f.Engine > 0 {
-		what := "copy-engine staging buffer"
-		if sc.Strategy.Normalize().CommEngine == EngineNCCLCE {
-			what = "NCCL copy-engine windows"
-		}
-		parts = append(parts, fmt.Sprintf("%s %s", what, fmtBytes(f.Engine)))
-	}
-	parts = append(parts, fmtBytes(f.Reserve)+" for NCCL and cuBLASLt")
+	parts = append(parts, engineAndReserve(sc, f)...)
 	path, fix := "$.comm.bytes", "use a smaller comm.bytes"
 	if sc.Comm.Collective == AllGather || sc.Comm.Collective == ReduceScatter {
 		fix += " or fewer gpus"
@@ -135,6 +189,56 @@ func checkMemory(sc Scenario, lim Limits) *FieldError {
 		if sc.Compute.Kind == Stream {
 			path, fix = "$.compute.bytes", "use a smaller compute.bytes"
 		}
+	}
+	return &FieldError{Path: path, Msg: fmt.Sprintf("the scenario needs %s of device memory per GPU (%s) but %s has %s; %s",
+		fmtBytes(f.Total()), strings.Join(parts, ", "), deviceName(lim), fmtBytes(lim.MemoryBytes), fix)}
+}
+
+// engineAndReserve words the engine's and the runtime's parts of f.
+func engineAndReserve(sc Scenario, f Footprint) []string {
+	var parts []string
+	if f.Engine > 0 {
+		what := "copy-engine staging buffer"
+		if sc.Strategy.Normalize().CommEngine == EngineNCCLCE {
+			what = "NCCL copy-engine windows"
+		}
+		parts = append(parts, fmt.Sprintf("%s %s", what, fmtBytes(f.Engine)))
+	}
+	return append(parts, fmtBytes(f.Reserve)+" for NCCL and cuBLASLt")
+}
+
+// graphMemoryError words a format-2 scenario that does not fit: the parts
+// summed over its ops, at the op that holds the most.
+func graphMemoryError(sc Scenario, f Footprint, lim Limits) *FieldError {
+	var nCompute, nComm int
+	for _, ss := range sc.Streams {
+		for _, o := range ss.Ops {
+			switch {
+			case o.Kind.IsCompute():
+				nCompute++
+			case o.Kind.IsComm():
+				nComm++
+			}
+		}
+	}
+	var parts []string
+	if f.Compute > 0 {
+		parts = append(parts, fmt.Sprintf("%d compute ops' buffers, workspaces and the largest GEMM's check operands %s", nCompute, fmtBytes(f.Compute)))
+	}
+	if f.Comm > 0 {
+		parts = append(parts, fmt.Sprintf("%d communication ops' device buffers %s", nComm, fmtBytes(f.Comm)))
+	}
+	parts = append(parts, engineAndReserve(sc, f)...)
+	path, fix := "$.streams", "use smaller shapes or bytes, or fewer ops"
+	if len(f.Ops) > 0 {
+		big := f.Ops[0]
+		for _, o := range f.Ops[1:] {
+			if o.Bytes > big.Bytes {
+				big = o
+			}
+		}
+		path = big.Path
+		fix = fmt.Sprintf("the largest op, %s, holds %s (one buffer set per op, whatever its count): use smaller shapes or bytes, or fewer ops", big.Name, fmtBytes(big.Bytes))
 	}
 	return &FieldError{Path: path, Msg: fmt.Sprintf("the scenario needs %s of device memory per GPU (%s) but %s has %s; %s",
 		fmtBytes(f.Total()), strings.Join(parts, ", "), deviceName(lim), fmtBytes(lim.MemoryBytes), fix)}

@@ -2,7 +2,9 @@ package scenarios
 
 import (
 	"errors"
+	"fmt"
 	"math"
+	"reflect"
 	"strings"
 	"testing"
 )
@@ -160,5 +162,109 @@ func TestParseDeviceMemory(t *testing.T) {
 	p := fe.Problems[0]
 	if p.Line != 11 || p.Path != "$.comm.bytes" || !strings.Contains(p.Msg, "139.8 GiB") {
 		t.Errorf("problem %+v, want line 11 at $.comm.bytes with the device's memory", p)
+	}
+}
+
+// TestDeviceMemoryGraph adds up a format-2 scenario's ops: one buffer set
+// per op whatever its count, a decomposed op's whole buffers (its chunks
+// are slices of them), one workspace per GEMM op, and the check operands
+// of the largest GEMM only (GEMMs are verified one at a time).
+func TestDeviceMemoryGraph(t *testing.T) {
+	const mib = 1 << 20
+	big := StreamOp{Name: "big", Kind: OpKind(GEMM), M: 4096, N: 2048, K: 1024, DType: BF16, Count: 16, After: []string{"ag"}, Decompose: 4}
+	small := StreamOp{Kind: OpKind(GEMM), M: 1024, N: 1024, K: 1024, DType: FP8}
+	st := StreamOp{Name: "st", Kind: OpKind(Stream), Bytes: 256 * mib, Count: 3}
+	ag := StreamOp{Name: "ag", Kind: OpKind(AllGather), Bytes: 2 * mib}
+	rs := StreamOp{Name: "rs", Kind: OpKind(ReduceScatter), Bytes: 16 * mib, Count: 64}
+	sc := Scenario{Name: "g", GPUs: 4, Streams: []StreamSpec{
+		{Name: "tp", Ops: []StreamOp{ag, rs}},
+		{Name: "compute", Ops: []StreamOp{big, small, st}},
+	}}
+	bigBuf := int64(1024*4096*2+1024*2048*2) + 4096*2048*2 + GEMMWorkspaceBytes
+	bigCheck := int64(1024*4096*2 + 1024*2048*2)
+	smallBuf := int64(1024*1024+1024*1024) + 1024*1024*2 + GEMMWorkspaceBytes
+	agBuf, rsBuf := int64(2*mib+4*2*mib), int64(4*16*mib+16*mib)
+	for _, tc := range []struct {
+		name   string
+		st     Strategy
+		engine int64
+	}{
+		{"sm", Strategy{}, 0},
+		{"dma stages the reduce-scatter's peers' blocks", Strategy{CommEngine: EngineDMA}, 3 * 16 * mib},
+		{"decomposed by the strategy: the same buffers", Strategy{Decompose: 8}, 0},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			f := sc.DeviceMemory(tc.st)
+			if want := bigBuf + smallBuf + 2*256*mib + bigCheck; f.Compute != want {
+				t.Errorf("compute %d, want %d", f.Compute, want)
+			}
+			if f.Comm != agBuf+rsBuf || f.Engine != tc.engine || f.Reserve != RuntimeReserveBytes {
+				t.Errorf("comm %d engine %d reserve %d, want %d %d %d", f.Comm, f.Engine, f.Reserve, agBuf+rsBuf, tc.engine, int64(RuntimeReserveBytes))
+			}
+			want := []OpMemory{
+				{"ag", "$.streams[0].ops[0]", agBuf},
+				{"rs", "$.streams[0].ops[1]", rsBuf + tc.engine},
+				{"big", "$.streams[1].ops[0]", bigBuf},
+				{"compute.2", "$.streams[1].ops[1]", smallBuf},
+				{"st", "$.streams[1].ops[2]", 2 * 256 * mib},
+			}
+			if !reflect.DeepEqual(f.Ops, want) {
+				t.Errorf("ops %+v\nwant %+v", f.Ops, want)
+			}
+		})
+	}
+	// A pair has no per-op list, and the same parts as before.
+	if f := (Scenario{GPUs: 2, Compute: small.AsCompute(), Comm: ag.AsComm()}).DeviceMemory(Strategy{}); f.Ops != nil || f.Compute != smallBuf+2*mib {
+		t.Errorf("pair footprint %+v", f)
+	}
+}
+
+// TestValidateDeviceMemoryGraph refuses a graph that does not fit, at the
+// op that holds the most, and does not count an op's instances or chunks
+// as more buffers.
+func TestValidateDeviceMemoryGraph(t *testing.T) {
+	gemm := func(name string, count int) StreamOp {
+		return StreamOp{Name: name, Kind: OpKind(GEMM), M: 40960, N: 40960, K: 40960, DType: BF16, Count: count} // A, B and C of 3.125 GiB each
+	}
+	ag := StreamOp{Name: "ag", Kind: OpKind(AllGather), Bytes: 1 << 30, Count: 1000}
+	fits := Scenario{Name: "fits", GPUs: 2, Streams: []StreamSpec{
+		{Name: "compute", Ops: []StreamOp{gemm("g", 3000)}},
+		{Name: "comm", Ops: []StreamOp{ag}},
+	}}
+	if err := Validate(fits, h200()); err != nil {
+		t.Errorf("3000 instances of one GEMM share its buffers: %v", err)
+	}
+	chunked := fits
+	chunked.Streams = []StreamSpec{
+		{Name: "tp", Ops: []StreamOp{{Name: "ag", Kind: OpKind(AllGather), Bytes: 40960 * 40960}}},
+		{Name: "compute", Ops: []StreamOp{{Name: "g", Kind: OpKind(GEMM), M: 40960, N: 40960, K: 40960, DType: BF16, After: []string{"ag"}, Decompose: 64}}},
+	}
+	if err := Validate(chunked, h200()); err != nil {
+		t.Errorf("64 chunks are slices of one pair's buffers: %v", err)
+	}
+	var ops []StreamOp
+	for i := range 16 {
+		ops = append(ops, gemm(fmt.Sprintf("g%d", i), 1))
+	}
+	huge := Scenario{Name: "huge", GPUs: 2, Streams: []StreamSpec{
+		{Name: "compute", Ops: ops},
+		{Name: "comm", Ops: []StreamOp{{Name: "ar", Kind: OpKind(AllReduce), Bytes: 1 << 30}}},
+	}}
+	err := Validate(huge, h200())
+	var ve *ValidationError
+	if !errors.As(err, &ve) || len(ve.Fields) != 1 {
+		t.Fatalf("Validate = %v, want one memory problem", err)
+	}
+	// Each GEMM: A, B, C of 3.125 GiB and a 64 MiB workspace; the check
+	// operands of one: 6.25 GiB.
+	const operand = 40960 * 40960 * 2
+	total := fmtBytes(16*(3*operand+GEMMWorkspaceBytes) + 2*operand + 2<<30 + RuntimeReserveBytes)
+	for _, w := range []string{"needs " + total, "16 compute ops' buffers", "1 communication ops' device buffers 2.0 GiB", "NVIDIA H200 has 139.8 GiB", "the largest op, g0, holds 9.4 GiB"} {
+		if !strings.Contains(ve.Fields[0].Msg, w) {
+			t.Errorf("message %q lacks %q", ve.Fields[0].Msg, w)
+		}
+	}
+	if ve.Fields[0].Path != "$.streams[0].ops[0]" {
+		t.Errorf("path %s, want the largest op's", ve.Fields[0].Path)
 	}
 }

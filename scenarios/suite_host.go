@@ -7,20 +7,19 @@ package scenarios
 // several GPUs on its first; their strategies pit the copy engines against
 // c3lab's SM copy kernel.
 //
-// Sizes were chosen under the rough H200 model of Builtin's table (GEMM at
-// 650 TFLOP/s bf16 or 3.6 TB/s of HBM, whichever is slower; a stream op
-// moving 2x its bytes through HBM) with PCIe at 50 GB/s per direction plus
-// 10 µs per copy, so that the set holds each class:
+// Sizes were chosen from the rates measured on one H200 (H200Rates: the
+// GEMMs, stream ops and c3lab's copy kernel over PCIe, each alone) so that
+// the set holds each class:
 //
-//	name                                          compute                     comm           T_comp T_comm  class
-//	llama3-70b-ffn-gate-up-act-offload-d2h-112m   gemm 8192x7168x8192 bf16    d2h 112MiB      1.480  2.359  comm-long
-//	llama3-70b-ffn-down-dgrad-act-reload-h2d-128m gemm 8192x28672x8192 bf16   h2d 128MiB      5.920  2.694  gemm-long
-//	llama3-70b-decode-ffn-up-kv-offload-d2h-16m   gemm 64x28672x8192 bf16     d2h 16MiB       0.132  0.346  comm-long
-//	llama3-70b-prefill-ffn-up-kv-reload-h2d-64m   gemm 4096x28672x8192 bf16   h2d 64MiB       2.960  1.352  gemm-long
-//	llama3-70b-adam-stream-optimizer-swap-32m     stream 1GiB                 swap 32MiB      0.597  0.681  balanced
-//	llama3-70b-qkv-wgrad-optimizer-swap-96m       gemm 8192x10240x8192 bf16   swap 96MiB      2.114  2.023  balanced
-//	llama3-70b-ffn-down-weight-stream-h2d-448m    gemm 12288x8192x28672 bf16  h2d 448MiB      8.881  9.405  balanced
-//	mixtral-8x22b-decode-expert-fetch-h2d-192m    gemm 256x16384x6144 bf16    h2d 192MiB      0.079  4.037  comm-long
+//	name                                                     compute                     comm                   T_comp T_comm ratio  class
+//	llama3-70b-ffn-gate-up-act-offload-d2h-112m-1gpu         gemm 8192x7168x8192 bf16    d2h 112MiB              1.244  2.239  1.80  comm-long
+//	llama3-70b-ffn-down-dgrad-act-reload-h2d-128m-1gpu       gemm 8192x28672x8192 bf16   h2d 128MiB              4.886  2.622  0.54  gemm-long
+//	llama3-70b-decode-ffn-up-kv-offload-d2h-16m-1gpu         gemm 64x28672x8192 bf16     d2h 16MiB               0.120  0.322  2.69  comm-long
+//	llama3-70b-prefill-ffn-up-kv-reload-h2d-64m-1gpu         gemm 4096x28672x8192 bf16   h2d 64MiB               2.466  1.314  0.53  gemm-long
+//	llama3-70b-adam-stream-optimizer-swap-16m-1gpu           stream 1GiB                 swap 16MiB              0.529  0.507  0.96  balanced
+//	llama3-70b-qkv-wgrad-optimizer-swap-48m-1gpu             gemm 8192x10240x8192 bf16   swap 48MiB              1.765  1.547  0.88  balanced
+//	llama3-70b-ffn-down-weight-stream-h2d-448m-1gpu          gemm 12288x8192x28672 bf16  h2d 448MiB              7.307  9.168  1.25  balanced
+//	mixtral-8x22b-decode-expert-fetch-h2d-192m-1gpu          gemm 256x16384x6144 bf16    h2d 192MiB              0.075  3.935 52.40  comm-long
 //
 // (times in ms; TestHostCopySuiteClasses recomputes this table.)
 func hostCopySuite() []builtin {
@@ -48,14 +47,14 @@ func hostCopySuite() []builtin {
 		"KV-cache reload under a prefill GEMM twice as long: the copy should hide completely, and a copy kernel that takes SMs is the way to lose it.",
 		srcLlama70+", shapes from one GPU serving with a CPU-offloaded KV cache: a 4096-token prefill chunk's FFN up projection (4096x28672x8192) next to the reload of one layer's KV cache for a resumed 16384-token sequence (16384 x 8 KV heads x 128 x 2 (K, V) x 2B = 64MiB)",
 		gemm(4096, llama70FFN, llama70Hidden), HostToDevice, 16384*kvBytesPerToken)
-	add("llama3-70b-adam-stream-optimizer-swap-32m",
+	add("llama3-70b-adam-stream-optimizer-swap-16m",
 		"Optimizer offload beside an optimizer step: the host copies and the memory-bound AdamW kernel share HBM, and the swap's two directions share PCIe.",
-		srcLlama70+", shapes from one GPU with ZeRO-Offload-style optimizer offload: a fused AdamW step over 64Mi parameters of FP32 state on the GPU (weights, gradients and two moments: 1GiB) next to the next slice's 16Mi bf16 gradients going to the host and its updated bf16 weights coming back (32MiB each way)",
-		ComputeOp{Kind: Stream, Bytes: 64 * mib * 16}, HostSwap, 16*mib*bf16)
-	add("llama3-70b-qkv-wgrad-optimizer-swap-96m",
+		srcLlama70+", shapes from one GPU with ZeRO-Offload-style optimizer offload: a fused AdamW step over 64Mi parameters of FP32 state on the GPU (weights, gradients and two moments: 1GiB) next to the next slice's 8Mi bf16 gradients going to the host and its updated bf16 weights coming back (16MiB each way)",
+		ComputeOp{Kind: Stream, Bytes: 64 * mib * 16}, HostSwap, 8*mib*bf16)
+	add("llama3-70b-qkv-wgrad-optimizer-swap-48m",
 		"Gradients out and parameters in while a weight-gradient GEMM runs: balanced, and both copy directions at once test whether PCIe's duplex holds.",
-		srcLlama70+", shapes from one GPU with ZeRO-Offload-style optimizer offload (8192 tokens): the weight gradient of the fused QKV projection (8192x10240x8192, K = tokens) next to 48Mi bf16 gradients going to the host and 48Mi updated bf16 parameters coming back (96MiB each way)",
-		gemm(llama70Hidden, llama70QKV, 8192), HostSwap, 48*mib*bf16)
+		srcLlama70+", shapes from one GPU with ZeRO-Offload-style optimizer offload (8192 tokens): the weight gradient of the fused QKV projection (8192x10240x8192, K = tokens) next to 24Mi bf16 gradients going to the host and 24Mi updated bf16 parameters coming back (48MiB each way)",
+		gemm(llama70Hidden, llama70QKV, 8192), HostSwap, 24*mib*bf16)
 	add("llama3-70b-ffn-down-weight-stream-h2d-448m",
 		"Weight streaming from host memory: the next layer's down-projection weight arrives while this layer's down projection runs, balanced on paper.",
 		srcLlama70+", shapes from one GPU with CPU-offloaded weights (12288 tokens): the FFN down projection (12288x8192x28672) next to the upload of the next layer's down-projection weight (8192 x 28672 x 2B = 448MiB)",

@@ -7,7 +7,10 @@
 // from whoever knows the device.
 package scenarios
 
-import "fmt"
+import (
+	"fmt"
+	"reflect"
+)
 
 // DType is the element type of a GEMM's operands.
 type DType string
@@ -301,6 +304,11 @@ type Strategy struct {
 	// ChunkBytes splits each dma transfer into chunks of this size so they
 	// pipeline; 0 means one copy per transfer.
 	ChunkBytes ByteSize `yaml:"chunk_bytes,omitempty" json:"chunk_bytes"`
+	// Decompose splits every dependent pair of a format-2 scenario (a
+	// collective feeding a GEMM, a GEMM feeding a collective) into this
+	// many chunks wired chunk by chunk (async TP); 1 keeps every pair
+	// whole; 0 keeps the scenario's own decomposition.
+	Decompose int `yaml:"decompose,omitempty" json:"decompose,omitempty"`
 }
 
 // Normalize fills the defaults of empty enum fields.
@@ -334,10 +342,17 @@ type Scenario struct {
 	// Profile names the device profile, such as "h200"; empty means the
 	// backend's default device.
 	Profile string `yaml:"profile,omitempty" json:"profile,omitempty"`
-	// Compute is the computation op.
-	Compute ComputeOp `yaml:"compute" json:"compute"`
-	// Comm is the collective.
-	Comm CommOp `yaml:"comm" json:"comm"`
+	// Compute is the computation op. In a format-2 scenario (Streams set)
+	// it is left out of the file and holds the lead compute op, the first
+	// of the streams: what a summary line names (WithLead).
+	Compute ComputeOp `yaml:"compute,omitempty" json:"compute"`
+	// Comm is the collective; in a format-2 scenario the lead
+	// communication op, like Compute.
+	Comm CommOp `yaml:"comm,omitempty" json:"comm"`
+	// Streams, when set, makes the scenario a graph of ops on streams
+	// (format 2): streams of GEMMs next to streams of collectives,
+	// dependencies, decomposed pairs. Scenario.Graph expands it.
+	Streams []StreamSpec `yaml:"streams,omitempty" json:"streams,omitempty"`
 	// Reps is the number of measured repetitions of each run (after warm-up).
 	Reps int `yaml:"reps,omitempty" json:"reps,omitempty"`
 	// Strategy is the strategy the scenario starts with; flags and the TUI
@@ -382,7 +397,8 @@ type Limits struct {
 }
 
 // Isolated returns the strategy an op's isolated baseline runs under: the
-// collective's implementation (engine, copy engines, chunking) is kept, and
+// collective's implementation (engine, copy engines, chunking) and the
+// decomposition, which changes the ops themselves, are kept, and
 // every knob that only shares the GPU between the two ops (launch order,
 // priority, partitions, CTA cap, GEMM SM target) is cleared, so each op runs
 // alone on the whole GPU and the cost of sharing shows as a slowdown.
@@ -393,5 +409,39 @@ func (s Strategy) Isolated() Strategy {
 		CommEngine:  s.CommEngine,
 		CopyEngines: s.CopyEngines,
 		ChunkBytes:  s.ChunkBytes,
+		Decompose:   s.Decompose,
 	}
+}
+
+// Equal reports whether two scenarios are the same in every field,
+// streams included (a scenario with streams cannot be compared with ==).
+func (s Scenario) Equal(o Scenario) bool {
+	return reflect.DeepEqual(s.normalStreams(), o.normalStreams())
+}
+
+// normalStreams returns s with empty stream, op and after lists as nil, so
+// that a decoded empty list equals a missing one.
+func (s Scenario) normalStreams() Scenario {
+	if len(s.Streams) == 0 {
+		s.Streams = nil
+		return s
+	}
+	streams := make([]StreamSpec, len(s.Streams))
+	for i, ss := range s.Streams {
+		if len(ss.Ops) == 0 {
+			ss.Ops = nil
+		} else {
+			ops := make([]StreamOp, len(ss.Ops))
+			for j, o := range ss.Ops {
+				if len(o.After) == 0 {
+					o.After = nil
+				}
+				ops[j] = o
+			}
+			ss.Ops = ops
+		}
+		streams[i] = ss
+	}
+	s.Streams = streams
+	return s
 }

@@ -35,6 +35,11 @@ type composer struct {
 	confirm string            // a file waiting for y/n before being overwritten
 	note    string
 
+	// graph, when set, is the stream composer of a scenario written as
+	// streams (format 2), which then replaces fields; skeys are its keys.
+	graph *streamForm
+	skeys streamKeys
+
 	// As a mode: the screen's size, and the composer's keys.
 	size
 	keys composerKeys
@@ -57,6 +62,10 @@ func defaultComposerKeys() composerKeys {
 
 // ShortHelp lists the composer's keys, as its hint line shows them.
 func (cp *composer) ShortHelp() []key.Binding {
+	if cp.graph != nil {
+		k := cp.skeys
+		return []key.Binding{cp.keys.prev, k.addOp, k.remove, k.up, k.addStream, k.pick, cp.keys.add, cp.keys.save, cp.keys.close}
+	}
 	return []key.Binding{cp.keys.prev, cp.keys.add, cp.keys.save, cp.keys.close}
 }
 
@@ -86,12 +95,19 @@ func composerFields(sc scenarios.Scenario) []composerField {
 	}
 }
 
-// newComposer starts a composer on a copy of sc, named as the user's own.
+// newComposer starts a composer on a copy of sc, named as the user's own:
+// the stream composer for a scenario written as streams, the pair's
+// fields for one compute op next to one collective.
 func newComposer(sc scenarios.Scenario) *composer {
 	if !strings.HasSuffix(sc.Name, "-custom") {
 		sc.Name += "-custom"
 	}
-	cp := &composer{fields: composerFields(sc), input: textinput.New(), keys: defaultComposerKeys()}
+	cp := &composer{input: textinput.New(), keys: defaultComposerKeys()}
+	if sc.IsGraph() {
+		cp.graph, cp.skeys = newStreamForm(sc), defaultStreamKeys()
+	} else {
+		cp.fields = composerFields(sc)
+	}
 	cp.input.Prompt = ""
 	cp.load()
 	return cp
@@ -99,6 +115,12 @@ func newComposer(sc scenarios.Scenario) *composer {
 
 // load puts the focused field into the text input.
 func (cp *composer) load() {
+	if cp.graph != nil {
+		cp.input.SetValue(*cp.graph.value(cp.graph.focus))
+		cp.input.CursorEnd()
+		cp.input.Focus()
+		return
+	}
 	cp.input.SetValue(cp.fields[cp.focus].value)
 	cp.input.CursorEnd()
 	cp.input.Focus()
@@ -107,6 +129,9 @@ func (cp *composer) load() {
 // scenario builds the scenario the fields describe; fields that do not
 // parse are reported at their path.
 func (cp *composer) scenario(lim scenarios.Limits) (scenarios.Scenario, map[string]string) {
+	if cp.graph != nil {
+		return cp.graph.scenario(lim)
+	}
 	errs := map[string]string{}
 	v := map[string]string{}
 	for _, f := range cp.fields {
@@ -166,6 +191,10 @@ type composerSavedMsg struct {
 // existing file is left alone and the message's err is outfile.ErrExists,
 // for the composer to ask.
 func saveScenarioCmd(sc scenarios.Scenario, path string, overwrite bool) tea.Cmd {
+	if sc.IsGraph() {
+		// A file written as streams leaves the lead ops out.
+		sc.Compute, sc.Comm = scenarios.ComputeOp{}, scenarios.CommOp{}
+	}
 	return func() tea.Msg {
 		data, err := scenarios.Marshal(sc)
 		if err != nil {
@@ -227,6 +256,12 @@ func (cp *composer) onKey(m *Model, msg tea.KeyPressMsg) (tea.Cmd, keyUse) {
 	switch {
 	case key.Matches(msg, k.close):
 		return nil, closed
+	case key.Matches(msg, k.prev) && cp.graph != nil:
+		cp.graph.move(-1)
+		cp.load()
+	case key.Matches(msg, k.next) && cp.graph != nil:
+		cp.graph.move(+1)
+		cp.load()
 	case key.Matches(msg, k.prev):
 		cp.focus = (cp.focus + len(cp.fields) - 1) % len(cp.fields)
 		cp.load()
@@ -261,6 +296,13 @@ func (cp *composer) onKey(m *Model, msg tea.KeyPressMsg) (tea.Cmd, keyUse) {
 		// An existing file comes back as outfile.ErrExists, and the
 		// composer asks before overwriting it (composerSavedMsg).
 		return saveScenarioCmd(sc, sc.Name+".yaml", false), took
+	case cp.graph != nil:
+		cmd, changed := cp.onStreamKey(msg)
+		if changed {
+			cp.load()
+		}
+		_, cp.errs = cp.scenario(m.caps.Limits)
+		return cmd, took
 	default:
 		var cmd tea.Cmd
 		cp.input, cmd = cp.input.Update(msg)
@@ -330,5 +372,9 @@ func fitWidth(s string, w int) string {
 // View is the composer overlay.
 func (cp *composer) View(m *Model) []string {
 	w := min(cp.w-4, 100)
+	if cp.graph != nil {
+		lines, at := streamLines(m.styles, cp, w-4)
+		return m.overlayBox("Compose streams · validated as you type", scrollTo(m.styles, lines, at, cp.h-5), w)
+	}
 	return m.overlayBox("Compose a scenario · validated as you type", composerLines(m.styles, cp, w-4), w)
 }

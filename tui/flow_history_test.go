@@ -80,8 +80,8 @@ func historyBlock(t *testing.T, screen string) []string {
 	lines := strings.Split(screen, "\n")
 	for i, l := range lines {
 		r := []rune(l)
-		at := slices.Index(r, 'h')
-		if !strings.Contains(l, "┤") || at < 0 || !strings.HasPrefix(string(r[at:]), "history ") || i+fracChartLines > len(lines) {
+		at := slices.Index(r, 'u')
+		if !strings.Contains(l, "┤") || at < 0 || !strings.HasPrefix(string(r[at:]), "uplift U ") || i+fracChartLines > len(lines) {
 			continue
 		}
 		end := at + slices.Index(r[at:], '│')

@@ -293,5 +293,5 @@ func TestScreenFitsEverySize(t *testing.T) {
 
 // testTrail is a scenario's history of three strategies.
 func testTrail() []trailPoint {
-	return []trailPoint{{"baseline", 0.17, true}, {"prio=-5", 0.74, true}, {"comm-first prio=-5 dma", 0.981, true}}
+	return []trailPoint{{"baseline", 1.08, true}, {"prio=-5", 1.37, true}, {"comm-first prio=-5 dma", 1.74, true}}
 }

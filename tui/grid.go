@@ -3,6 +3,7 @@ package tui
 import (
 	"context"
 	"fmt"
+	"math"
 
 	"charm.land/bubbles/v2/key"
 	tea "charm.land/bubbletea/v2"
@@ -21,16 +22,18 @@ type gridCol struct {
 
 // gridCell is one measured (or pending) cell.
 type gridCell struct {
-	done     bool
-	fraction float64
-	ok       bool
-	err      error
+	done bool
+	// u is the cell's uplift U (uplift), what cells are compared by.
+	u   float64
+	ok  bool
+	err error
 }
 
 // sweepGrid is the lab's sweep: the current scenario under every
 // combination of a comm SM partition (rows) and a collective setup
 // (columns), measured cell by cell off the UI loop, shown as a heatmap of
-// the fraction of ideal.
+// the uplift U over the serial default: one reference for every cell, so
+// cells compare (each cell's fraction of ideal has its own ideal).
 type sweepGrid struct {
 	scenario   scenarios.Scenario
 	rows       []int // comm SMs, 0 = no partition
@@ -161,7 +164,7 @@ func (g *sweepGrid) store(m *Model, msg gridMsg) tea.Cmd {
 	r, c := msg.index/len(g.cols), msg.index%len(g.cols)
 	cell := gridCell{done: true, err: msg.err}
 	if msg.err == nil {
-		cell.fraction, cell.ok = msg.r.Fraction()
+		cell.u, cell.ok = uplift(msg.r)
 		m.rec.cur.Result(msg.r)
 	} else {
 		m.rec.cur.Error("sweep cell " + g.strategy(r, c).String() + ": " + errLine(msg.err))
@@ -185,7 +188,7 @@ func (g *sweepGrid) progress() string {
 			switch {
 			case cell.err != nil:
 				failed++
-			case cell.ok && (bestR < 0 || cell.fraction > g.cells[bestR][bestC].fraction):
+			case cell.ok && (bestR < 0 || cell.u > g.cells[bestR][bestC].u):
 				bestR, bestC = r, c
 			}
 		}
@@ -195,7 +198,7 @@ func (g *sweepGrid) progress() string {
 		out += fmt.Sprintf(", %d failed", failed)
 	}
 	if bestR >= 0 {
-		out += fmt.Sprintf(" · best %s of ideal under %s · enter applies a cell", report.WholePercent(g.cells[bestR][bestC].fraction), g.strategy(bestR, bestC))
+		out += fmt.Sprintf(" · best U %s under %s · enter applies a cell", report.Ratio(g.cells[bestR][bestC].u), g.strategy(bestR, bestC))
 	}
 	return out
 }
@@ -229,8 +232,9 @@ func (g *sweepGrid) onKey(m *Model, msg tea.KeyPressMsg) (tea.Cmd, keyUse) {
 func (g *sweepGrid) close() { g.cancel() }
 
 // gridLines renders the heatmap: a header of columns, a row per partition,
-// each cell the fraction of ideal (· pending, … measuring, ! failed), the
-// cursor cell in brackets.
+// each cell the uplift U (· pending, … measuring, ! failed), the best
+// cell marked good and a cell slower than serial bad, the cursor cell in
+// brackets.
 func gridLines(st Styles, g *sweepGrid) []string {
 	const labelW, cellW = 13, 14
 	head := fit("", labelW)
@@ -238,6 +242,14 @@ func gridLines(st Styles, g *sweepGrid) []string {
 		head += st.Label.Render(fit(c.name, cellW))
 	}
 	out := []string{head}
+	best := math.Inf(-1)
+	for r := range g.cells {
+		for _, cell := range g.cells[r] {
+			if cell.done && cell.err == nil && cell.ok {
+				best = max(best, cell.u)
+			}
+		}
+	}
 	for r, sms := range g.rows {
 		label := "no partition"
 		if sms > 0 {
@@ -254,10 +266,10 @@ func gridLines(st Styles, g *sweepGrid) []string {
 			case cell.done && !cell.ok:
 				text = "n/a"
 			case cell.done:
-				text, style = report.WholePercent(cell.fraction), st.Value
-				if cell.fraction >= 0.6 {
+				text, style = report.Ratio(cell.u), st.Value
+				if cell.u == best {
 					style = st.Good
-				} else if cell.fraction < 0 {
+				} else if cell.u < 1 {
 					style = st.Bad
 				}
 			case idx == g.next:
@@ -283,5 +295,5 @@ func gridLines(st Styles, g *sweepGrid) []string {
 // View is the sweep overlay.
 func (g *sweepGrid) View(m *Model) []string {
 	w := min(g.w-4, 13+14*len(g.cols)+4)
-	return m.overlayBox("Sweep · "+g.scenario.Name+" · % of ideal", gridLines(m.styles, g), w)
+	return m.overlayBox("Sweep · "+g.scenario.Name+" · U, uplift over serial", gridLines(m.styles, g), w)
 }

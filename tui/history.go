@@ -11,7 +11,7 @@ import (
 // maxFracHistory is how many results of a scenario the history chart keeps.
 const maxFracHistory = 240
 
-// Size of the fraction-of-ideal history block in the metrics panel: the
+// Size of the uplift history block in the metrics panel: the
 // chart's rows, then a marker row and a legend.
 const (
 	fracChartRows  = 3
@@ -21,19 +21,20 @@ const (
 	fracAxisW = 6
 )
 
-// fracPoint is one result in a fraction-of-ideal history.
+// fracPoint is one result in a scenario's history: its strategy and its
+// uplift U (uplift), the figure strategies are compared by.
 type fracPoint struct {
 	strategy string
-	// fraction is the result's fraction of ideal; NaN when it has none.
-	fraction float64
+	// u is the result's uplift over the serial default; NaN when it has none.
+	u float64
 }
 
 // addFrac appends a result to a history, keeping the newest maxFracHistory.
-func addFrac(h []fracPoint, strategy string, f float64, ok bool) []fracPoint {
+func addFrac(h []fracPoint, strategy string, u float64, ok bool) []fracPoint {
 	if !ok {
-		f = math.NaN()
+		u = math.NaN()
 	}
-	h = append(h, fracPoint{strategy: strategy, fraction: f})
+	h = append(h, fracPoint{strategy: strategy, u: u})
 	if len(h) > maxFracHistory {
 		h = h[len(h)-maxFracHistory:]
 	}
@@ -62,12 +63,15 @@ func fracWindow(h []fracPoint, cw int) (vis []fracPoint, pad int, changes []frac
 	return vis, pad, changes
 }
 
-// fracChartBlock renders a scenario's fraction-of-ideal history at inner
-// width w: fracChartRows rows of braille chart (0% to 100%; a value out of
-// that range is drawn at the edge, and the edge's label shows the true
-// extreme), a row with ┴ under each strategy change, and a legend naming the
-// latest changes. Each result takes one cell. It returns fracChartLines
-// lines, or nil when w leaves no room for a chart.
+// fracChartBlock renders a scenario's history of uplift U at inner width
+// w: fracChartRows rows of braille chart (from the lower of 1.00x and the
+// lowest U up to the higher of the highest U and one more than the
+// bottom, so a flat history stays readable; the axis labels show both
+// ends), a row with ┴ under each strategy change, and a legend naming the
+// latest changes. Each result takes one cell. U, not the fraction of
+// ideal, is what a chart across strategies may show: each strategy has
+// its own ideal. It returns fracChartLines lines, or nil when w leaves no
+// room for a chart.
 func fracChartBlock(st Styles, h []fracPoint, labelW, w int) []string {
 	cw := w - labelW - fracAxisW
 	if cw < 4 {
@@ -77,20 +81,21 @@ func fracChartBlock(st Styles, h []fracPoint, labelW, w int) []string {
 	// One result per cell (both dot columns), so that every change of
 	// strategy, even on consecutive results, gets a marker of its own.
 	vals := make([]float64, 2*len(vis))
-	lo, hi := 0.0, 1.0
+	lo, hi := 1.0, 0.0
 	for i, p := range vis {
-		vals[2*i], vals[2*i+1] = p.fraction, p.fraction
-		if !math.IsNaN(p.fraction) {
-			lo, hi = min(lo, p.fraction), max(hi, p.fraction)
+		vals[2*i], vals[2*i+1] = p.u, p.u
+		if !math.IsNaN(p.u) {
+			lo, hi = min(lo, p.u), max(hi, p.u)
 		}
 	}
-	chart := brailleLines(vals, 0, 1, cw, fracChartRows)
+	hi = max(hi, lo+1)
+	chart := brailleLines(vals, lo, hi, cw, fracChartRows)
 	out := make([]string, 0, fracChartLines)
 	for r, line := range chart {
 		label, axis, tick := "", "", "│"
 		switch r {
 		case 0:
-			label, axis, tick = "history", report.WholePercent(hi), "┤"
+			label, axis, tick = "uplift U", report.Ratio(hi), "┤"
 		case 1:
 			label = strconv.Itoa(len(h)) + " run"
 			if len(h) != 1 {
@@ -98,7 +103,7 @@ func fracChartBlock(st Styles, h []fracPoint, labelW, w int) []string {
 			}
 		}
 		if r == fracChartRows-1 {
-			axis, tick = report.WholePercent(lo), "┤"
+			axis, tick = report.Ratio(lo), "┤"
 		}
 		out = append(out, st.Label.Render(fit(label, labelW))+st.Dim.Render(alignRight(axis, fracAxisW-1)+tick)+st.Chart.Render(line))
 	}

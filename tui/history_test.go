@@ -12,9 +12,9 @@ import (
 	"github.com/c3lab/c3lab/scenarios"
 )
 
-// testHistory is a scenario's history over four strategy changes, with a
-// result that has no fraction of ideal (a gap) and one strategy slower
-// than serial (below 0%).
+// testHistory is a scenario's history of uplift U over four strategy
+// changes, with a result that has no U (a gap) and one strategy slower
+// than serial (below 1.00x).
 func testHistory() []fracPoint {
 	var h []fracPoint
 	add := func(st string, n int, base, step float64) {
@@ -22,12 +22,12 @@ func testHistory() []fracPoint {
 			h = addFrac(h, st, base+step*float64(i%3), true)
 		}
 	}
-	add("baseline", 8, 0.15, 0.02)
-	add("prio=-5", 10, 0.70, 0.03)
+	add("baseline", 8, 1.15, 0.02)
+	add("prio=-5", 10, 1.70, 0.03)
 	h = addFrac(h, "prio=-5", 0, false)
-	add("comm-first prio=-5 dma", 12, 0.95, 0.02)
-	add("comm_sms=8", 6, -0.25, 0.05)
-	add("comm-first prio=-5 dma", 6, 0.97, 0.01)
+	add("comm-first prio=-5 dma", 12, 1.95, 0.02)
+	add("comm_sms=8", 6, 0.75, 0.05)
+	add("comm-first prio=-5 dma", 6, 1.97, 0.01)
 	return h
 }
 
@@ -38,12 +38,12 @@ func TestAddFracBounded(t *testing.T) {
 	for i := range maxFracHistory + 10 {
 		h = addFrac(h, "baseline", float64(i), true)
 	}
-	if len(h) != maxFracHistory || h[0].fraction != 10 || h[len(h)-1].fraction != maxFracHistory+9 {
-		t.Errorf("len %d, first %v, last %v", len(h), h[0].fraction, h[len(h)-1].fraction)
+	if len(h) != maxFracHistory || h[0].u != 10 || h[len(h)-1].u != maxFracHistory+9 {
+		t.Errorf("len %d, first %v, last %v", len(h), h[0].u, h[len(h)-1].u)
 	}
 	h = addFrac(h, "baseline", 0.5, false)
-	if !math.IsNaN(h[len(h)-1].fraction) {
-		t.Errorf("a result without a fraction is %v, want NaN", h[len(h)-1].fraction)
+	if !math.IsNaN(h[len(h)-1].u) {
+		t.Errorf("a result without U is %v, want NaN", h[len(h)-1].u)
 	}
 }
 
@@ -73,8 +73,8 @@ func TestFracWindow(t *testing.T) {
 	}
 }
 
-// TestFracChartBlock checks the block's shape: its size, the true minimum
-// on the axis when a result is below 0%, a marker per change and the
+// TestFracChartBlock checks the block's shape: its size, the range of U
+// on the axis (down to a strategy slower than serial), a marker per change and the
 // legend; and no chart when the width leaves no room.
 func TestFracChartBlock(t *testing.T) {
 	st := DefaultStyles(true)
@@ -83,7 +83,7 @@ func TestFracChartBlock(t *testing.T) {
 		t.Fatalf("%d lines, want %d", len(lines), fracChartLines)
 	}
 	text := strings.Split(plain(t, lines, 70), "\n")
-	if !strings.Contains(text[0], "history   100%┤") || !strings.Contains(text[1], "43 runs") || !strings.Contains(text[2], " -25%┤") {
+	if !strings.Contains(text[0], "uplift U 1.99x┤") || !strings.Contains(text[1], "43 runs") || !strings.Contains(text[2], "0.75x┤") {
 		t.Errorf("axis labels:\n%s", strings.Join(text, "\n"))
 	}
 	if n := strings.Count(text[fracChartRows], "┴"); n != 4 {

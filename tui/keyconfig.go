@@ -29,7 +29,7 @@ func (k *KeyMap) bindingsByAction() map[string]*key.Binding {
 	return map[string]*key.Binding{
 		"up": &k.Up, "down": &k.Down, "pick": &k.Pick, "next_panel": &k.NextPanel,
 		"launch": &k.Launch, "priority": &k.Priority, "sms_down": &k.SMsDown, "sms_up": &k.SMsUp,
-		"ctas": &k.CTAs, "dma": &k.DMA, "copy_engines": &k.CEs,
+		"ctas": &k.CTAs, "dma": &k.DMA, "copy_engines": &k.CEs, "decompose": &k.Decompose,
 		"gpu": &k.GPU, "zoom_in": &k.ZoomIn, "zoom_out": &k.ZoomOut, "zoom_reset": &k.ZoomReset,
 		"pan_left": &k.PanLeft, "pan_right": &k.PanRight,
 		"advice": &k.Advice, "live": &k.Live, "sweep": &k.Sweep, "compose": &k.Compose, "rerun": &k.Rerun,

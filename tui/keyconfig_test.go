@@ -84,7 +84,7 @@ func TestKeyActionsNameEveryBinding(t *testing.T) {
 			t.Errorf("KeyMap.%s has no action name", v.Type().Field(i).Name)
 		}
 	}
-	want := "advice, close, compose, copy_engines, ctas, dma, down, gpu, help, launch, live, next_panel, pan_left, pan_right, pick, priority, quit, record, rerun, sms_down, sms_up, sweep, up, zoom_in, zoom_out, zoom_reset"
+	want := "advice, close, compose, copy_engines, ctas, decompose, dma, down, gpu, help, launch, live, next_panel, pan_left, pan_right, pick, priority, quit, record, rerun, sms_down, sms_up, sweep, up, zoom_in, zoom_out, zoom_reset"
 	if got := strings.Join(KeyActions(), ", "); got != want {
 		t.Errorf("actions %s\nwant    %s", got, want)
 	}

@@ -24,6 +24,8 @@ type KeyMap struct {
 	CTAs     key.Binding
 	DMA      key.Binding
 	CEs      key.Binding
+	// Decompose cycles the decompose knob (scenarios written as streams).
+	Decompose key.Binding
 
 	// GPU cycles the device the timeline and utilization panels show; the
 	// zoom and pan keys move the timeline's window. They act on the main
@@ -60,6 +62,7 @@ func DefaultKeyMap() KeyMap {
 		CTAs:      key.NewBinding(key.WithKeys("c"), key.WithHelp("c", "CTAs")),
 		DMA:       key.NewBinding(key.WithKeys("d"), key.WithHelp("d", "dma")),
 		CEs:       key.NewBinding(key.WithKeys("e"), key.WithHelp("e", "CEs")),
+		Decompose: key.NewBinding(key.WithKeys("D"), key.WithHelp("D", "chunks")),
 		GPU:       key.NewBinding(key.WithKeys("g"), key.WithHelp("g", "GPU")),
 		ZoomIn:    key.NewBinding(key.WithKeys("+", "="), key.WithHelp("+", "zoom in")),
 		ZoomOut:   key.NewBinding(key.WithKeys("-"), key.WithHelp("-", "zoom out")),
@@ -113,7 +116,7 @@ func (k KeyMap) ShortHelp() []key.Binding {
 func (k KeyMap) FullHelp() [][]key.Binding {
 	return [][]key.Binding{
 		{k.Up, k.Down, k.Pick, k.NextPanel},
-		{k.Launch, k.Priority, k.SMsDown, k.SMsUp, k.CTAs, k.DMA, k.CEs},
+		{k.Launch, k.Priority, k.SMsDown, k.SMsUp, k.CTAs, k.DMA, k.CEs, k.Decompose},
 		{k.GPU, k.ZoomIn, k.ZoomOut, k.ZoomReset, k.PanLeft, k.PanRight},
 		{k.Advice, k.Live, k.Sweep, k.Compose, k.Rerun, k.Record, k.Help, k.Close, k.Quit},
 	}

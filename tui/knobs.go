@@ -2,6 +2,9 @@ package tui
 
 import (
 	"fmt"
+	"slices"
+	"strconv"
+	"strings"
 
 	"charm.land/bubbles/v2/key"
 	tea "charm.land/bubbletea/v2"
@@ -24,7 +27,12 @@ const (
 	knobCTAs     knob = "ctas"
 	knobDMA      knob = "dma"
 	knobCEs      knob = "copy_engines"
+	knobChunks   knob = "decompose"
 )
+
+// decomposeSteps is the cycle of the decompose key: the scenario's own
+// decomposition, 2, 4 and 8 chunks, then every pair whole.
+func decomposeSteps() []int { return []int{0, 2, 4, 8, 1} }
 
 // ctaSteps is the cycle of the comm CTA cap key (0 is the library default).
 func ctaSteps() [4]int { return [4]int{0, 8, 16, 32} }
@@ -73,12 +81,13 @@ func keyKnob(ks scenarios.Knobs, km KeyMap, msg tea.KeyPressMsg) (knob, bool) {
 	return "", false
 }
 
-// turning is what a turner needs: the strategy, the scenario's
-// collective, the backend (its capabilities, its name and its device's)
-// and lacks, the error saying the backend cannot do what the key needs
-// (nil when it can).
+// turning is what a turner needs: the strategy, the scenario on screen
+// and its collective, the backend (its capabilities, its name and its
+// device's) and lacks, the error saying the backend cannot do what the key
+// needs (nil when it can).
 type turning struct {
 	st           scenarios.Strategy
+	sc           scenarios.Scenario
 	coll         scenarios.Collective
 	c            backends.Capabilities
 	backend, dev string
@@ -148,6 +157,7 @@ func turners() map[knob]func(t turning) (scenarios.Strategy, string, error) {
 			st.CommEngine = scenarios.EngineDMA
 			return st, "comm engine: dma (copy engines, no SMs)", nil
 		},
+		knobChunks: turnDecompose,
 		knobCEs: func(t turning) (scenarios.Strategy, string, error) {
 			st := t.st
 			if t.lacks != nil {
@@ -198,17 +208,87 @@ func turnSMs(t turning, dir int) (scenarios.Strategy, string, error) {
 	return st, fmt.Sprintf("comm SMs: %d of %d (compute gets the other %d)", st.CommSMs, lim.SMs, lim.SMs-st.CommSMs), nil
 }
 
+// turnDecompose moves the decompose knob to the next step of its cycle
+// (decomposeSteps) that the scenario's pairs split into, skipping a chunk
+// count that does not divide their shapes. It turns only for a scenario
+// written as streams with a decomposable pair (a collective feeding a
+// GEMM, or a GEMM feeding a collective).
+func turnDecompose(t turning) (scenarios.Strategy, string, error) {
+	st := t.st
+	if t.lacks != nil {
+		return st, "", t.lacks
+	}
+	if !t.sc.IsGraph() {
+		return st, "", fmt.Errorf("D: decomposition splits a dependent pair of a scenario written as streams; %s is one compute op next to one collective", t.sc.Name)
+	}
+	whole := st
+	whole.Decompose = 1
+	if _, err := t.sc.Graph(whole); err != nil {
+		return st, "", fmt.Errorf("D: %s does not expand into a graph: %s", t.sc.Name, errLine(err))
+	}
+	two := st
+	two.Decompose = 2
+	if g, err := t.sc.Graph(two); err == nil && !chunked(g) {
+		return st, "", fmt.Errorf("D: %s has no pair to decompose: a GEMM that waits for one whole collective (after: [op]) or a collective that waits for one whole GEMM", t.sc.Name)
+	}
+	steps := decomposeSteps()
+	at := slices.Index(steps, st.Decompose)
+	if at < 0 {
+		at = len(steps) - 1 // a count off the cycle: start it again
+	}
+	kn, _ := scenarios.StrategyKnobs().Find("decompose")
+	var skipped []string
+	for i := 1; i <= len(steps); i++ {
+		n := steps[(at+i)%len(steps)]
+		try := st
+		try.Decompose = n
+		if _, err := t.sc.Graph(try); err != nil {
+			skipped = append(skipped, strconv.Itoa(n))
+			continue
+		}
+		note := "decompose: " + kn.Setting(try, t.c.Limits)
+		if len(skipped) > 0 {
+			note += " (" + strings.Join(skipped, ", ") + " chunks do not divide the pairs' shapes)"
+		}
+		return try, note, nil
+	}
+	return st, "", fmt.Errorf("D: no chunk count of %v divides the pairs of %s", steps[1:4], t.sc.Name)
+}
+
+// chunked reports whether some op of g is cut into chunks.
+func chunked(g *scenarios.Graph) bool {
+	for _, o := range g.Ops {
+		if o.Chunks > 1 {
+			return true
+		}
+	}
+	return false
+}
+
 // turn applies one knob key of c3lab's knob table to st for collective
 // coll on a backend with caps c (named backend, for messages).
 func turn(k knob, st scenarios.Strategy, coll scenarios.Collective, c backends.Capabilities, backend string) (scenarios.Strategy, string, error) {
-	return turnWith(scenarios.StrategyKnobs(), k, st, coll, c, backend)
+	return turnIn(scenarios.StrategyKnobs(), k, st, pairOf(coll), c, backend)
 }
 
-// turnWith applies one knob key of table ks to st. It returns the new
-// strategy and a one-line note saying what changed, or an error saying why
-// the knob cannot move (the backend cannot do what the key needs, or the
-// knob is at a limit); st is then returned unchanged.
+// turnWith applies one knob key of table ks to st for collective coll.
 func turnWith(ks scenarios.Knobs, k knob, st scenarios.Strategy, coll scenarios.Collective, c backends.Capabilities, backend string) (scenarios.Strategy, string, error) {
+	return turnIn(ks, k, st, pairOf(coll), c, backend)
+}
+
+// pairOf is a one-pair scenario with collective coll, for turning knobs
+// that look only at the collective.
+func pairOf(coll scenarios.Collective) scenarios.Scenario {
+	return scenarios.Scenario{Comm: scenarios.CommOp{Collective: coll}}
+}
+
+// turnIn applies one knob key of table ks to st for scenario sc. It
+// returns the new strategy and a one-line note saying what changed, or an
+// error saying why the knob cannot move (the backend cannot do what the
+// key needs, the scenario has nothing for it, or the knob is at a limit);
+// st is then returned unchanged.
+func turnIn(ks scenarios.Knobs, k knob, st scenarios.Strategy, sc scenarios.Scenario, c backends.Capabilities, backend string) (scenarios.Strategy, string, error) {
+	coll := sc.Comm.Collective
 	st = st.Normalize()
 	dev := c.Limits.Device
 	if dev == "" {
@@ -218,7 +298,7 @@ func turnWith(ks scenarios.Knobs, k knob, st scenarios.Strategy, coll scenarios.
 		if knob(kk.key.Action) != k {
 			continue
 		}
-		t := turning{st: st, coll: coll, c: c, backend: backend, dev: dev}
+		t := turning{st: st, sc: sc, coll: coll, c: c, backend: backend, dev: dev}
 		if !c.Has(kk.key.Needs) {
 			t.lacks = fmt.Errorf("%s: the %s backend cannot %s", kk.key.Key, backend, kk.key.Needs)
 		}

@@ -125,6 +125,9 @@ func computeLayout(w, h, tracks int) layout {
 		topH += fracChartLines
 		l.history = true
 	}
+	// On the smallest terminals the metrics are cut (the box says how
+	// many lines) rather than drawn over the status and help lines.
+	topH = min(topH, bodyH)
 	l.list = rect{0, y, lw, topH}
 	l.metrics = rect{lw, y, mw, topH}
 	y += topH

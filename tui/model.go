@@ -105,8 +105,8 @@ type lab struct {
 	sums   map[string]summary
 	// trail keeps each scenario's last measurements, oldest first.
 	trail map[string][]trailPoint
-	// hist keeps each scenario's fraction of ideal, one point per result
-	// (the history chart), oldest first.
+	// hist keeps each scenario's uplift U, one point per result (the
+	// history chart), oldest first.
 	hist map[string][]fracPoint
 	// rec is the session's recording (the record key toggles it).
 	rec recording
@@ -185,7 +185,7 @@ func newModel(ctx context.Context, cfg Config) Model {
 	}}
 	m.header = newHeaderBar()
 	m.footer = footerBar{help: help.New()}
-	m.timeline.tracks = 5
+	m.timeline.tracks, m.timeline.ces = 5, 3
 	if cfg.Backend == nil {
 		m.status = status{statusError, "no backend"}
 		return m
@@ -199,7 +199,8 @@ func newModel(ctx context.Context, cfg Config) Model {
 	if len(devs) > 0 {
 		ces = devs[0].CopyEngines
 	}
-	m.timeline.tracks = 2 + min(max(ces, 0), 8)
+	m.timeline.ces = min(max(ces, 0), 8)
+	m.timeline.tracks = 2 + m.timeline.ces
 	if cfg.Keys != nil {
 		m.keys = *cfg.Keys
 	}
@@ -500,6 +501,25 @@ func (m *Model) setResult(r profiler.Result) {
 	m.result = &r
 	m.refreshDevices()
 	m.noteResult(r)
+	m.fitTimeline()
+}
+
+// fitTimeline gives the timeline a row per track of the result on screen:
+// compute, comm and the copy engines for a one-pair result, the streams
+// (and any engine their ops ran on) for a scenario written as streams;
+// the panels are laid out again when that changes.
+func (m *Model) fitTimeline() {
+	n := 2 + m.timeline.ces
+	if m.result != nil && m.result.Scenario.IsGraph() {
+		n = len(timelineTracks(m.result, m.timeline.ces, m.gpu))
+	}
+	if n == m.timeline.tracks {
+		return
+	}
+	m.timeline.tracks = n
+	if m.width > 0 {
+		m.resize(m.width, m.height)
+	}
 }
 
 // noteResult adds a result to its scenario's summary, trail and history.
@@ -507,7 +527,8 @@ func (m *lab) noteResult(r profiler.Result) {
 	f, ok := r.Fraction()
 	m.sums[r.Scenario.Name] = summary{class: r.Class, fraction: f, ok: ok}
 	t := m.trail[r.Scenario.Name]
-	p := trailPoint{strategy: r.Strategy.String(), fraction: f, ok: ok}
+	u, uok := uplift(r)
+	p := trailPoint{strategy: r.Strategy.String(), u: u, ok: uok}
 	if n := len(t); n > 0 && t[n-1].strategy == p.strategy {
 		t[n-1] = p // the same strategy again (live mode): update its point
 	} else {
@@ -517,7 +538,7 @@ func (m *lab) noteResult(r profiler.Result) {
 		t = t[len(t)-maxTrail:]
 	}
 	m.trail[r.Scenario.Name] = t
-	m.hist[r.Scenario.Name] = addFrac(m.hist[r.Scenario.Name], p.strategy, f, ok)
+	m.hist[r.Scenario.Name] = addFrac(m.hist[r.Scenario.Name], p.strategy, u, uok)
 }
 
 // onKey routes a key: down the mode stack from the top, then to the
@@ -628,7 +649,7 @@ func (m Model) turnKnob(kn knob, keyName string) (Model, tea.Cmd) {
 	if m.backend == nil || len(m.suite) == 0 {
 		return m, nil
 	}
-	st, note, err := turn(kn, m.strategy, m.suite[m.active].Comm.Collective, m.caps, m.name)
+	st, note, err := turnIn(scenarios.StrategyKnobs(), kn, m.strategy, m.suite[m.active], m.caps, m.name)
 	if err != nil {
 		m.status = status{statusWarn, err.Error()}
 		return m, nil

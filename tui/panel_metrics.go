@@ -28,23 +28,23 @@ func metricsTitle(r *profiler.Result) string {
 }
 
 // trailPoint is one past measurement of a scenario: its strategy and the
-// fraction of ideal it reached.
+// uplift U it reached (uplift), the one figure strategies are compared by.
 type trailPoint struct {
 	strategy string
-	fraction float64
+	u        float64
 	ok       bool
 }
 
 // maxTrail is how many past measurements of a scenario the lab keeps.
 const maxTrail = 8
 
-// trailLine shows how the fraction of ideal moved as the strategy changed,
+// trailLine shows how the uplift U moved as the strategy changed,
 // newest last, in the w cells it has: every point with the strategies'
 // full names when they fit, else with their short names (as the history's
 // legend writes them), dropping the oldest points that still do not fit
 // behind a "…".
 func trailLine(st Styles, trail []trailPoint, labelW, w int) string {
-	label := st.Label.Render(fit("trail", labelW))
+	label := st.Label.Render(fit("trail U", labelW))
 	if len(trail) < 2 {
 		return label + st.Dim.Render("flip a knob to compare strategies")
 	}
@@ -53,7 +53,7 @@ func trailLine(st Styles, trail []trailPoint, labelW, w int) string {
 		for i, p := range trail {
 			f := "n/a"
 			if p.ok {
-				f = report.WholePercent(p.fraction)
+				f = report.Ratio(p.u)
 			}
 			name := p.strategy
 			if short {

@@ -21,8 +21,10 @@ const (
 	tlBusyW  = 10
 )
 
-// timelineTracks lists device dev's tracks: the compute and comm streams,
-// one row per copy engine (ces of them), then any other track its spans use.
+// timelineTracks lists device dev's tracks: for a one-pair result the
+// compute and comm streams and one row per copy engine (ces of them); for
+// a scenario written as streams its streams, in the file's order; then
+// any other track its spans use (copy engines a graph's ops ran on).
 func timelineTracks(r *profiler.Result, ces, dev int) []string {
 	tracks := []string{"compute", "comm"}
 	for i := range ces {
@@ -30,6 +32,12 @@ func timelineTracks(r *profiler.Result, ces, dev int) []string {
 	}
 	if r == nil {
 		return tracks
+	}
+	if r.Scenario.IsGraph() {
+		tracks = tracks[:0:0]
+		for _, ss := range r.Scenario.Streams {
+			tracks = append(tracks, ss.Name)
+		}
 	}
 	var extra []string
 	for _, s := range r.Timeline {
@@ -52,13 +60,20 @@ func timelineTitle(r *profiler.Result, dev, n int, z tlZoom) string {
 	if r == nil {
 		return t
 	}
+	if hasInstances(r) {
+		t += " ▐ next kernel · op[i]: its instance i"
+	}
 	return t + " · one concurrent repetition, " + report.Duration(float64(runEnd(r)))
 }
 
 // timelineLines draws a Gantt chart of r's concurrent repetition on device
 // dev: one row per track, the bars of zoom z's window scaled to width w
 // (spans cut at its edges drawn in part), each track's busy time over the
-// whole repetition, then a time axis of the window.
+// whole repetition, then a time axis of the window. Spans of a graph's op
+// instances (Span.GraphOp) show their kernel boundaries: an instance that
+// starts where the one before it on the track ends begins with ▐, and an
+// instance wide enough for it carries its label ("ag[3]"; the op's name
+// alone when it runs once).
 func timelineLines(st Styles, r *profiler.Result, tracks []string, w, dev int, z tlZoom) []string {
 	if r == nil || len(r.Timeline) == 0 {
 		return []string{st.Dim.Render("no timeline yet (the backend reports spans of the concurrent run)")}
@@ -67,11 +82,16 @@ func timelineLines(st Styles, r *profiler.Result, tracks []string, w, dev int, z
 	wa, wb := z.window(end)
 	bw := max(w-tlLabelW-tlBusyW, 4)
 	scale := float64(bw) / float64(wb-wa)
+	counts := instanceCounts(r)
 	out := make([]string, 0, len(tracks)+2)
 	for _, tr := range tracks {
-		cells := make([]backends.Op, bw)
+		cells := make([]tlCell, bw)
+		for i := range cells {
+			cells[i].span = -1
+		}
 		var spans [][2]int64
-		for _, s := range r.Timeline {
+		var labels []tlLabel
+		for i, s := range r.Timeline {
 			if s.Device != dev || s.Track != tr || s.End <= s.Start {
 				continue
 			}
@@ -81,11 +101,19 @@ func timelineLines(st Styles, r *profiler.Result, tracks []string, w, dev int, z
 			}
 			a := int(float64(s.Start-wa) * scale)
 			b := int(math.Ceil(float64(s.End-wa) * scale))
-			for c := max(a, 0); c < min(b, bw); c++ {
-				if cells[c] == "" || s.Op == backends.OpComm {
-					cells[c] = s.Op
+			a, b = max(a, 0), min(b, bw)
+			for c := a; c < b; c++ {
+				if cells[c].span < 0 || owns(s, r.Timeline[cells[c].span]) {
+					cells[c] = tlCell{span: i, op: s.Op}
 				}
 			}
+			if s.GraphOp != "" {
+				labels = append(labels, tlLabel{span: i, a: a, b: b, text: instanceLabel(s, counts)})
+			}
+		}
+		markBoundaries(cells, r.Timeline)
+		for _, l := range labels {
+			placeLabel(cells, l)
 		}
 		busy := "—"
 		if len(spans) > 0 {
@@ -102,23 +130,134 @@ func timelineLines(st Styles, r *profiler.Result, tracks []string, w, dev int, z
 	return append(out, pad+st.Dim.Render(axis), st.Label.Render(fit("time "+strconv.Itoa(z.factor())+"x", tlLabelW))+st.Dim.Render(labels))
 }
 
-// drawCells renders one track's cells: "█" compute, "▓" comm, blank idle;
-// runs of one op share one styled segment.
-func drawCells(st Styles, cells []backends.Op) string {
+// tlCell is one cell of a timeline track: the span drawn there (-1: idle),
+// its op, and what the cell shows instead of the span's bar: a kernel
+// boundary or a character of the span's label.
+type tlCell struct {
+	span     int
+	op       backends.Op
+	boundary bool
+	label    rune
+}
+
+// tlLabel is a span's label and the cells [a, b) the span covers.
+type tlLabel struct {
+	span, a, b int
+	text       string
+}
+
+// owns reports whether span s takes a cell that span cur holds: the
+// collective's spans win over the compute op's (a copy that overlaps a
+// kernel stays visible), and of two spans of one role the later starting
+// takes the shared cell, so that each instance begins in a cell of its own.
+func owns(s, cur backends.Span) bool {
+	if s.Op != cur.Op {
+		return s.Op == backends.OpComm
+	}
+	return s.Start > cur.Start
+}
+
+// markBoundaries marks the first cell of each graph instance that starts
+// right where another span on the track left off (the cell before it is
+// drawn for that span): a kernel boundary, where queued kernels of other
+// streams can take the SMs.
+func markBoundaries(cells []tlCell, spans []backends.Span) {
+	for c := 1; c < len(cells); c++ {
+		cur, prev := cells[c].span, cells[c-1].span
+		if cur >= 0 && prev >= 0 && cur != prev && spans[cur].GraphOp != "" {
+			cells[c].boundary = true
+		}
+	}
+}
+
+// placeLabel writes a label into the cells of its span, after the span's
+// first cell, when the span holds the label and one cell on each side of
+// it; a label that does not fit is left out (zoom in to read it).
+func placeLabel(cells []tlCell, l tlLabel) {
+	text := []rune(l.text)
+	if l.b-l.a < len(text)+2 {
+		return
+	}
+	for i, ch := range text {
+		c := l.a + 1 + i
+		if cells[c].span != l.span {
+			return // another span took part of the room: no half label
+		}
+		cells[c].label = ch
+	}
+}
+
+// instanceCounts is, per graph op of r's spans, how many instances it ran
+// (its highest instance number plus one).
+func instanceCounts(r *profiler.Result) map[string]int {
+	out := map[string]int{}
+	for _, s := range r.Timeline {
+		if s.GraphOp != "" {
+			out[s.GraphOp] = max(out[s.GraphOp], s.Instance+1)
+		}
+	}
+	return out
+}
+
+// hasInstances reports whether r's spans name graph ops and instances.
+func hasInstances(r *profiler.Result) bool {
+	return slices.ContainsFunc(r.Timeline, func(s backends.Span) bool { return s.GraphOp != "" })
+}
+
+// instanceLabel is a span's label: "ag[3]" for instance 3 of op ag, the
+// op's name alone when it runs once.
+func instanceLabel(s backends.Span, counts map[string]int) string {
+	if counts[s.GraphOp] <= 1 {
+		return s.GraphOp
+	}
+	return s.GraphOp + "[" + strconv.Itoa(s.Instance) + "]"
+}
+
+// drawCells renders one track's cells: "█" compute, "▓" comm, "▐" the
+// first cell of an instance that follows another, a label's characters,
+// blank idle; runs of one look share one styled segment.
+func drawCells(st Styles, cells []tlCell) string {
+	type look struct {
+		op    backends.Op
+		label bool
+	}
+	lookOf := func(c tlCell) look {
+		if c.span < 0 {
+			return look{}
+		}
+		return look{op: c.op, label: c.label != 0}
+	}
+	glyph := func(c tlCell) rune {
+		switch {
+		case c.span < 0:
+			return ' '
+		case c.label != 0:
+			return c.label
+		case c.boundary:
+			return '▐'
+		case c.op == backends.OpComm:
+			return '▓'
+		}
+		return '█'
+	}
 	var b strings.Builder
 	for i := 0; i < len(cells); {
+		lk := lookOf(cells[i])
+		var run strings.Builder
 		j := i
-		for j < len(cells) && cells[j] == cells[i] {
+		for j < len(cells) && lookOf(cells[j]) == lk {
+			run.WriteRune(glyph(cells[j]))
 			j++
 		}
-		n := j - i
-		switch cells[i] {
-		case backends.OpCompute:
-			b.WriteString(st.Compute.Render(strings.Repeat("█", n)))
-		case backends.OpComm:
-			b.WriteString(st.Comm.Render(strings.Repeat("▓", n)))
+		switch {
+		case lk.label:
+			b.WriteString(st.Value.Render(run.String()))
+		case lk.op == backends.OpCompute:
+			b.WriteString(st.Compute.Render(run.String()))
+		case lk.op == backends.OpComm:
+			b.WriteString(st.Comm.Render(run.String()))
 		default:
-			b.WriteString(strings.Repeat(" ", n))
+			b.WriteString(run.String())
 		}
 		i = j
 	}
@@ -252,8 +391,9 @@ func tickUnit(b int64) (unit string, div float64) {
 // window: the zoom and pan keys are its own.
 type timelinePanel struct {
 	detailFrame
-	// tracks is the number of rows: compute, comm and the copy engines.
-	tracks int
+	// tracks is the number of rows: compute, comm and the copy engines,
+	// or a graph's streams (fitTimeline); ces is the copy engines' count.
+	tracks, ces int
 	// zoom is the zoom and window; a result of another scenario resets it.
 	zoom tlZoom
 }
@@ -311,5 +451,5 @@ func (t *timelinePanel) View(m *Model) []string {
 	}
 	r := m.result
 	return t.frame(m.styles, timelineTitle(r, m.gpu, len(m.gpus()), t.zoom),
-		timelineLines(m.styles, r, timelineTracks(r, t.tracks-2, m.gpu), t.w-2, m.gpu, t.zoom))
+		timelineLines(m.styles, r, timelineTracks(r, t.ces, m.gpu), t.w-2, m.gpu, t.zoom))
 }

@@ -4,12 +4,14 @@ import (
 	"strings"
 
 	tea "charm.land/bubbletea/v2"
+	"charm.land/lipgloss/v2"
 	"github.com/charmbracelet/x/ansi"
 
 	"github.com/c3lab/c3lab/backends"
 	"github.com/c3lab/c3lab/heuristics"
 	"github.com/c3lab/c3lab/profiler"
 	"github.com/c3lab/c3lab/profiler/report"
+	"github.com/c3lab/c3lab/scenarios"
 )
 
 // resourceLabel is a resource's name on screen.
@@ -63,60 +65,40 @@ func opTime(r *profiler.Result, mode backends.Mode, e backends.OpExplanation) fl
 // whyTitle names the panel.
 func whyTitle() string { return "Why · what bounded each op in the concurrent run" }
 
-// whyLines lists, per op of the concurrent run, each bounding resource with
-// its time, its share of the op's time and the backend's detail; then the
-// isolated runs' main bounds, one line per op.
+// whyLines says what the result's figures are (T_serial, T_ideal, T_c3,
+// S_ideal, S_real, F and U) and then, per op of the concurrent run, each
+// bounding resource with its time, its share of the op's time and the
+// backend's detail: per graph op (Result.Ops) with its slowdown for a
+// scenario written as streams, per role for a one-pair result; then the
+// isolated runs' main bounds, one line per op, and the advice.
 func whyLines(st Styles, r *profiler.Result, w int, backend string, caps backends.Capabilities) []string {
 	if r == nil {
 		return []string{st.Dim.Render("no measurement yet")}
 	}
+	out := figureLines(st, r, w)
 	c3 := r.Explain[backends.ModeConcurrent]
-	if len(c3) == 0 && len(r.Explain) == 0 {
+	if len(c3) == 0 && len(r.Explain) == 0 && len(r.Ops) == 0 {
 		// No explanation, but the advice holds on any backend.
-		return append([]string{st.Dim.Render("the " + backend + " backend does not say what bounded its runs")}, adviceLines(st, r, w, caps)...)
+		out = append(out, st.Dim.Render("the "+backend+" backend does not say what bounded its runs"))
+		return append(out, adviceLines(st, r, w, caps)...)
 	}
-	const resW, timeW, pctW = 14, 10, 6
-	barW := 0
-	if w >= 90 {
-		barW = 10
-	}
-	var out []string
-	for _, e := range c3 {
-		total := opTime(r, backends.ModeConcurrent, e)
-		opStyle := st.Compute
-		slow := r.CompSlowdown
-		if e.Op == backends.OpComm {
-			opStyle, slow = st.Comm, r.CommSlowdown
+	if len(r.Ops) > 0 {
+		out = append(out, graphOpLines(st, r, c3, w)...)
+	} else {
+		for _, e := range c3 {
+			total := opTime(r, backends.ModeConcurrent, e)
+			opStyle := st.Compute
+			slow := r.CompSlowdown
+			if e.Op == backends.OpComm {
+				opStyle, slow = st.Comm, r.CommSlowdown
+			}
+			out = append(out, opStyle.Render(fit(string(e.Op), 9))+st.Value.Render(e.Label)+
+				st.Dim.Render(" · "+report.Duration(total)+" in C3 ("+report.Ratio(slow)+" its time alone)"))
+			out = append(out, boundLines(st, opStyle, e.Bounds, total, w)...)
 		}
-		out = append(out, opStyle.Render(fit(string(e.Op), 9))+st.Value.Render(e.Label)+
-			st.Dim.Render(" · "+report.Duration(total)+" in C3 ("+report.Ratio(slow)+" its time alone)"))
-		for _, b := range e.Bounds {
-			share := float64(b.Nanos) / total
-			line := "  " + st.Label.Render(fit(resourceLabel(b.Resource), resW)) +
-				alignRight(report.Duration(float64(b.Nanos)), timeW-2) + alignRight(report.WholePercent(share), pctW) + "  "
-			if barW > 0 {
-				line += styledBar(st, opStyle, share, barW) + "  "
-			}
-			// A long detail wraps under itself (up to three lines).
-			indent := 2 + resW + timeW - 2 + pctW + 2
-			if barW > 0 {
-				indent += barW + 2
-			}
-			parts := []string{b.Detail}
-			if avail := w - indent; avail >= 24 {
-				parts = strings.Split(ansi.Wrap(b.Detail, avail, " "), "\n")
-				if len(parts) > 3 {
-					parts = append(parts[:2], strings.Join(parts[2:], " "))
-				}
-			}
-			out = append(out, line+st.Dim.Render(parts[0]))
-			for _, p := range parts[1:] {
-				out = append(out, strings.Repeat(" ", indent)+st.Dim.Render(p))
-			}
+		if len(c3) == 0 {
+			out = append(out, st.Dim.Render("no explanation of the concurrent run"))
 		}
-	}
-	if len(c3) == 0 {
-		out = append(out, st.Dim.Render("no explanation of the concurrent run"))
 	}
 	for _, m := range []backends.Mode{backends.ModeCompute, backends.ModeComm} {
 		for _, e := range r.Explain[m] {
@@ -132,6 +114,148 @@ func whyLines(st Styles, r *profiler.Result, w int, backend string, caps backend
 		}
 	}
 	return append(out, adviceLines(st, r, w, caps)...)
+}
+
+// graphFigures are a result's graph figures, in ns and ratios: the
+// result's own where the profiler filled them, else the one-pair forms
+// (T_serial = T_comp + T_comm, T_ideal = the longer of the two). U falls
+// back to S_real (uplift) until the profiler fills it; uFilled says
+// whether it did.
+func graphFigures(r *profiler.Result) (tSerial, tIdeal, u float64, uFilled bool) {
+	tSerial, tIdeal = r.TSerial, r.TIdeal
+	if tSerial <= 0 {
+		tSerial = r.TComp.Median + r.TComm.Median
+	}
+	if tIdeal <= 0 {
+		tIdeal = max(r.TComp.Median, r.TComm.Median)
+	}
+	u, _ = uplift(*r)
+	return tSerial, tIdeal, u, r.Uplift > 0
+}
+
+// figureLines are the why panel's first lines: the times the figures come
+// from and the figures, U last, as the one a strategy is judged by.
+func figureLines(st Styles, r *profiler.Result, w int) []string {
+	tSerial, tIdeal, u, filled := graphFigures(r)
+	lab := func(s string) string { return st.Label.Render(s + " ") }
+	val := func(s string) string { return st.Value.Render(s) }
+	sep := st.Dim.Render(" · ")
+	times := lab("T_serial") + val(report.Duration(tSerial)) + sep + lab("T_ideal") + val(report.Duration(tIdeal)) + sep + lab("T_c3") + val(report.Duration(r.TC3.Median))
+	f := "n/a"
+	if v, ok := r.Fraction(); ok {
+		f = report.Percent(v)
+	}
+	uNote := " over the serial default"
+	if !filled {
+		uNote = " (S_real until the serial default is measured)"
+	}
+	figs := lab("S_ideal") + val(report.Ratio(r.IdealSpeedup)) + sep + lab("S_real") + val(report.Ratio(r.RealizedSpeedup)) + sep +
+		lab("F") + val(f) + sep + lab("U") + val(report.Ratio(u))
+	if ansiWidth(figs+uNote) <= w {
+		figs += st.Dim.Render(uNote)
+	}
+	return []string{times, figs}
+}
+
+// graphOpLines explains each graph op of r (Result.Ops): its label, its
+// time in the concurrent run against its time alone (the slowdown), and
+// the bounds the backend reported for it, matched by label or name.
+// Explanations that match no op follow, by role, so none is lost.
+func graphOpLines(st Styles, r *profiler.Result, c3 []backends.OpExplanation, w int) []string {
+	used := make([]bool, len(c3))
+	var out []string
+	for _, o := range r.Ops {
+		opStyle := st.Compute
+		if o.Role == scenarios.RoleComm {
+			opStyle = st.Comm
+		}
+		label := strings.TrimPrefix(o.Label, o.Name+": ")
+		slow := o.Slowdown
+		if slow == 0 && o.TAlone.Median > 0 {
+			slow = o.TInC3.Median / o.TAlone.Median
+		}
+		head := opStyle.Render(fit(o.Name, 9)) + st.Value.Render(label) +
+			st.Dim.Render(" · "+report.Duration(o.TInC3.Median)+" in C3, "+report.Duration(o.TAlone.Median)+" alone")
+		if slow > 0 {
+			head += st.Dim.Render(" (") + slowStyle(st, slow).Render(report.Ratio(slow)) + st.Dim.Render(")")
+		}
+		out = append(out, head)
+		for i, e := range c3 {
+			if used[i] || !explains(e, o) {
+				continue
+			}
+			used[i] = true
+			total := o.TInC3.Median
+			if total <= 0 {
+				total = opTime(r, backends.ModeConcurrent, e)
+			}
+			out = append(out, boundLines(st, opStyle, e.Bounds, total, w)...)
+			break
+		}
+	}
+	for i, e := range c3 {
+		if used[i] {
+			continue
+		}
+		opStyle := st.Compute
+		if e.Op == backends.OpComm {
+			opStyle = st.Comm
+		}
+		total := opTime(r, backends.ModeConcurrent, e)
+		out = append(out, opStyle.Render(fit(string(e.Op), 9))+st.Value.Render(e.Label))
+		out = append(out, boundLines(st, opStyle, e.Bounds, total, w)...)
+	}
+	return out
+}
+
+// explains reports whether explanation e is about graph op o: its label
+// is the op's ("qkv: gemm ..."), starts with the op's name, or is it.
+func explains(e backends.OpExplanation, o profiler.OpResult) bool {
+	return e.Label == o.Label || e.Label == o.Name || strings.HasPrefix(e.Label, o.Name+": ")
+}
+
+// slowStyle colours a slowdown: bad from 1.5x, plain below.
+func slowStyle(st Styles, slow float64) lipgloss.Style {
+	if slow >= 1.5 {
+		return st.Bad
+	}
+	return st.Value
+}
+
+// boundLines lists an op's bounds, one resource a line: its time, its
+// share of the op's time total, a bar on wide panels and the backend's
+// detail, wrapped under itself (up to three lines).
+func boundLines(st Styles, opStyle lipgloss.Style, bounds []backends.Bound, total float64, w int) []string {
+	const resW, timeW, pctW = 14, 10, 6
+	barW := 0
+	if w >= 90 {
+		barW = 10
+	}
+	var out []string
+	for _, b := range bounds {
+		share := float64(b.Nanos) / total
+		line := "  " + st.Label.Render(fit(resourceLabel(b.Resource), resW)) +
+			alignRight(report.Duration(float64(b.Nanos)), timeW-2) + alignRight(report.WholePercent(share), pctW) + "  "
+		if barW > 0 {
+			line += styledBar(st, opStyle, share, barW) + "  "
+		}
+		indent := 2 + resW + timeW - 2 + pctW + 2
+		if barW > 0 {
+			indent += barW + 2
+		}
+		parts := []string{b.Detail}
+		if avail := w - indent; avail >= 24 {
+			parts = strings.Split(ansi.Wrap(b.Detail, avail, " "), "\n")
+			if len(parts) > 3 {
+				parts = append(parts[:2], strings.Join(parts[2:], " "))
+			}
+		}
+		out = append(out, line+st.Dim.Render(parts[0]))
+		for _, p := range parts[1:] {
+			out = append(out, strings.Repeat(" ", indent)+st.Dim.Render(p))
+		}
+	}
+	return out
 }
 
 // adviceLines is the heuristics' suggestion for the result's scenario and

@@ -228,7 +228,7 @@ func (m *lab) noteSetting() {
 	if r.cur == nil || len(m.suite) == 0 {
 		return
 	}
-	if sc := m.suite[m.active]; !r.noted || sc != r.sc {
+	if sc := m.suite[m.active]; !r.noted || !sc.Equal(r.sc) {
 		r.cur.Scenario(sc)
 		r.sc = sc
 	}

@@ -18,8 +18,8 @@ import (
 func TestTrailUsesItsWidth(t *testing.T) {
 	st := DefaultStyles(true)
 	trail := []trailPoint{
-		{"baseline", 0.17, true}, {"comm-first", 0.46, true},
-		{"comm-first prio=-5", 0.60, true}, {"comm-first dma", 0.833, true},
+		{"baseline", 1.17, true}, {"comm-first", 1.46, true},
+		{"comm-first prio=-5", 1.60, true}, {"comm-first dma", 1.833, true},
 	}
 	for _, size := range [][2]int{{80, 24}, {120, 36}, {160, 50}, {200, 50}} {
 		l := computeLayout(size[0], size[1], 5)
@@ -32,7 +32,7 @@ func TestTrailUsesItsWidth(t *testing.T) {
 			}
 			text := strings.TrimSpace(ansi.Strip(line)[labelW:])
 			shown := strings.Count(text, "→") + 1
-			if !strings.HasSuffix(text, "83%") || strings.Contains(text, "…%") {
+			if !strings.HasSuffix(text, "1.83x") || strings.Contains(text, "…x") {
 				t.Fatalf("the newest point is not whole: %q", text)
 			}
 			if shown < len(trail) && !strings.HasPrefix(text, "… ") {
@@ -42,7 +42,7 @@ func TestTrailUsesItsWidth(t *testing.T) {
 			if shown < len(trail) {
 				var more []string
 				for _, p := range trail[len(trail)-shown-1:] {
-					more = append(more, abbrevStrategy(p.strategy)+" "+report.WholePercent(p.fraction))
+					more = append(more, abbrevStrategy(p.strategy)+" "+report.Ratio(p.u))
 				}
 				next := strings.Join(more, " → ")
 				if shown+1 < len(trail) {

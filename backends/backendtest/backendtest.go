@@ -97,14 +97,23 @@ func WalkKnobs(t testing.TB, ks scenarios.Knobs, caps backends.Capabilities, scs
 }
 
 // KnobScenarios are a GEMM and a stream op next to an all-gather on 2
-// GPUs: on the simulator every knob changes one of them (a stream priority
-// needs SMs that free up, which a persistent GEMM never does), so they are
-// what WalkKnobs walks on the simulator and on recordings of it.
+// GPUs, then a format-2 scenario whose all-gather feeds the GEMM that
+// consumes it (a tensor-parallel layer's input), which the decompose knob
+// splits: on the simulator every knob changes one of them (a stream
+// priority needs SMs that free up, which a persistent GEMM never does), so
+// they are what WalkKnobs walks on the simulator and on recordings of it.
 func KnobScenarios() []scenarios.Scenario {
+	gemm := scenarios.ComputeOp{Kind: scenarios.GEMM, M: 8192, N: 2048, K: 8192, DType: scenarios.BF16}
+	ag := scenarios.CommOp{Collective: scenarios.AllGather, Bytes: 64 << 20}
+	tp := scenarios.StreamOp{Name: "gemm", Kind: scenarios.OpKind(scenarios.GEMM), M: gemm.M, N: gemm.N, K: gemm.K, DType: gemm.DType, After: []string{"ag"}}
 	return []scenarios.Scenario{
 		{Name: "gemm-ag", GPUs: 2, Compute: scenarios.ComputeOp{Kind: scenarios.GEMM, M: 8192, N: 8192, K: 8192, DType: scenarios.BF16},
 			Comm: scenarios.CommOp{Collective: scenarios.AllGather, Bytes: 64 << 20}},
 		{Name: "stream-ag", GPUs: 2, Compute: scenarios.ComputeOp{Kind: scenarios.Stream, Bytes: 1 << 30},
 			Comm: scenarios.CommOp{Collective: scenarios.AllGather, Bytes: 64 << 20}},
+		{Name: "ag-gemm", GPUs: 2, Compute: gemm, Comm: ag, Streams: []scenarios.StreamSpec{
+			{Name: "comm", Ops: []scenarios.StreamOp{scenarios.CommStreamOp("ag", ag)}},
+			{Name: "compute", Ops: []scenarios.StreamOp{tp}},
+		}},
 	}
 }

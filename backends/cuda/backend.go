@@ -28,8 +28,10 @@ type Backend struct {
 	prepared *prepared
 	streams  map[streamKey]streamID
 	verified map[string]bool
-	opts     Options
-	ncclCE   bool // NCCL has symmetric windows (2.28's copy-engine path)
+	// spareEvents holds, per GPU, events a released graph gave back.
+	spareEvents map[int][]eventID
+	opts        Options
+	ncclCE      bool // NCCL has symmetric windows (2.28's copy-engine path)
 	// gateVal is the value that opens the current gated repetition;
 	// gateStalls counts gated repetitions the watchdog had to open.
 	gateVal    uint32
@@ -160,7 +162,7 @@ func newBackend(opts Options) *Backend {
 		opts.GateStallNanos = DefaultGateStall
 	}
 	b := &Backend{work: make(chan func()), quit: make(chan struct{}), done: make(chan struct{}), opts: opts,
-		streams: map[streamKey]streamID{}, verified: map[string]bool{}}
+		streams: map[streamKey]streamID{}, verified: map[string]bool{}, spareEvents: map[int][]eventID{}}
 	go func() {
 		runtime.LockOSThread()
 		defer runtime.UnlockOSThread()
@@ -245,7 +247,7 @@ func (b *Backend) Capabilities() backends.Capabilities {
 		DMAReductions: d.CopyEngines > 0, // copies plus c3lab's reduction kernel
 		HBMBandwidth:  b.Devices()[0].HBMBandwidth,
 		LocalGPUs:     true,
-	}.With(scenarios.CapPriority, scenarios.CapCommCTACap, scenarios.CapGEMMSMTarget)
+	}.With(scenarios.CapPriority, scenarios.CapCommCTACap, scenarios.CapGEMMSMTarget, scenarios.CapDecompose)
 	if d.Green {
 		c = c.With(scenarios.CapSMPartition)
 	}
@@ -286,7 +288,7 @@ func (b *Backend) Run(ctx context.Context, ex backends.Experiment, sink backends
 	}
 	sc := ex.Scenario
 	sc.Strategy = ex.Strategy
-	if err := scenarios.Validate(sc, b.Capabilities().Limits); err != nil {
+	if err := validate(sc, b.Capabilities().Limits); err != nil {
 		return backends.RunResult{}, err
 	}
 	var res backends.RunResult
@@ -301,4 +303,31 @@ func (b *Backend) Run(ctx context.Context, ex backends.Experiment, sink backends
 		return res, derr
 	}
 	return res, err
+}
+
+// validate checks a scenario against the device limits. A format-2
+// scenario is checked by expanding its graph (scenarios.Scenario.Graph
+// reports its problems with their fields) and its strategy and GPU count
+// against the limits; scenarios.Validate checks the one-pair format.
+func validate(sc scenarios.Scenario, lim scenarios.Limits) error {
+	if !sc.IsGraph() {
+		return scenarios.Validate(sc, lim)
+	}
+	errs := scenarios.ValidateStrategy(sc.Strategy, lim)
+	if sc.GPUs < 1 || (lim.MaxGPUs > 0 && sc.GPUs > lim.MaxGPUs) {
+		errs = append(errs, scenarios.FieldError{Path: "$.gpus", Msg: fmt.Sprintf("gpus is %d; allowed 1..%d on %s", sc.GPUs, lim.MaxGPUs, lim.Device)})
+	}
+	if len(errs) > 0 {
+		return &scenarios.ValidationError{Scenario: sc.Name, Fields: errs}
+	}
+	g, err := sc.Graph(sc.Strategy)
+	if err != nil {
+		return err
+	}
+	for _, o := range g.Ops {
+		if o.Role == scenarios.RoleComm && !o.Comm.Collective.IsHostCopy() && sc.GPUs < 2 {
+			return &scenarios.ValidationError{Scenario: sc.Name, Fields: []scenarios.FieldError{{Path: o.Path, Msg: fmt.Sprintf("op %s is a %s, which needs at least 2 GPUs; gpus is %d (host copies run on 1)", o.Name, o.Comm.Collective, sc.GPUs)}}}
+		}
+	}
+	return nil
 }

@@ -22,7 +22,8 @@ type faultCase struct {
 // faultCases cover every path of an experiment: NCCL on the SMs, a stream
 // op in an SM partition, copy-engine collectives with the reduction after
 // the copies or pipelined with them, NCCL's copy-engine path, host copies
-// on the copy engines and on the SMs.
+// on the copy engines and on the SMs, and format-2 graphs (decomposed
+// pairs, a host reload feeding a GEMM, an isolated mode).
 func faultCases() []faultCase {
 	streamOp := smallGEMM(scenarios.AllGather)
 	streamOp.Compute = scenarios.ComputeOp{Kind: scenarios.Stream, Bytes: 1 << 12}
@@ -38,6 +39,10 @@ func faultCases() []faultCase {
 		{"NCCL's copy engines", smallGEMM(scenarios.AllToAll), scenarios.Strategy{CommEngine: scenarios.EngineNCCLCE}, backends.ModeComm},
 		{"host swap on the copy engines", hostCopyScenario(scenarios.HostSwap, 1), scenarios.Strategy{CommEngine: scenarios.EngineDMA}, backends.ModeComm},
 		{"host copy on the SMs", hostCopyScenario(scenarios.HostToDevice, 1), scenarios.Strategy{CommCTAs: 4}, backends.ModeComm},
+		{"graph: decomposed all-gather -> GEMM", agGEMM(2, 2), scenarios.Strategy{Launch: scenarios.CommFirst, CommCTAs: 8}, backends.ModeConcurrent},
+		{"graph: GEMM -> reduce-scatter in a partition", gemmRS(2, 2), scenarios.Strategy{CommSMs: 16}, backends.ModeConcurrent},
+		{"graph: host reload feeding a GEMM on the copy engines", offload(2), scenarios.Strategy{CommEngine: scenarios.EngineDMA}, backends.ModeConcurrent},
+		{"graph: GEMMs alone", agGEMM(2, 2), scenarios.Strategy{}, backends.ModeCompute},
 	}
 }
 
@@ -324,6 +329,33 @@ func (f *faultyGPU) GEMM(s streamID, g gemmSpec, a, b, d bufID) error {
 		return err
 	}
 	return f.fakeGPU.GEMM(s, g, a, b, d)
+}
+
+func (f *faultyGPU) GEMMAt(s streamID, g gemmSpec, a, b, d bufRef) error {
+	if err := f.fail("GEMMAt"); err != nil {
+		return err
+	}
+	if err := f.onDev("GEMMAt", f.streams[s].dev, a.b, b.b, d.b); err != nil {
+		return err
+	}
+	return f.fakeGPU.GEMMAt(s, g, a, b, d)
+}
+
+func (f *faultyGPU) CollectiveAt(c collective, send, recv []bufRef, streams []streamID) error {
+	if err := f.fail("CollectiveAt"); err != nil {
+		return err
+	}
+	ids := func(rs []bufRef) []bufID {
+		out := make([]bufID, len(rs))
+		for i, r := range rs {
+			out[i] = r.b
+		}
+		return out
+	}
+	if err := f.perRank("CollectiveAt", c.Comm.Ranks, ids(send), ids(recv)); err != nil {
+		return err
+	}
+	return f.fakeGPU.CollectiveAt(c, send, recv, streams)
 }
 
 func (f *faultyGPU) StreamOp(s streamID, in, out bufID, bytes int64) error {

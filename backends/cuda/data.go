@@ -159,7 +159,12 @@ func outputType(d scenarios.DType) scenarios.DType {
 
 // checkGEMM compares sampled entries of D = A^T B (A is K x M, B is K x N,
 // column-major) with a host reference and returns the first mismatch.
-func checkGEMM(g gemmSpec, dev int, d []byte) error {
+func checkGEMM(g gemmSpec, dev int, d []byte) error { return checkGEMMRows(g, dev, 0, d) }
+
+// checkGEMMRows is checkGEMM for the rows from rowOff of a larger GEMM's
+// check operands: A's row i is the operand's row rowOff+i (a chunk of a
+// decomposed GEMM), D is the chunk's own M x N block.
+func checkGEMMRows(g gemmSpec, dev int, rowOff int64, d []byte) error {
 	out := outputType(g.DType)
 	size := out.Size()
 	// Accumulation is fp32 and the output rounds to its type: allow the
@@ -170,13 +175,13 @@ func checkGEMM(g gemmSpec, dev int, d []byte) error {
 		i, j := int64(h%uint64(g.M)), int64((h>>32)%uint64(g.N))
 		var ref, mag float64
 		for k := range int64(g.K) {
-			p := operandValue(dev, 0, k+i*int64(g.K)) * operandValue(dev, 1, k+j*int64(g.K))
+			p := operandValue(dev, 0, k+(rowOff+i)*int64(g.K)) * operandValue(dev, 1, k+j*int64(g.K))
 			ref += p
 			mag += math.Abs(p)
 		}
 		got := decode(out, d[(i+j*int64(g.M))*size:])
 		if math.Abs(got-ref) > ulp*math.Max(math.Abs(ref), 1)+1e-4*mag {
-			return fmt.Errorf("GEMM %dx%dx%d %s on GPU %d: D[%d,%d] = %g, want %g", g.M, g.N, g.K, g.DType, dev, i, j, got, ref)
+			return fmt.Errorf("GEMM %dx%dx%d %s on GPU %d: D[%d,%d] = %g, want %g", g.M, g.N, g.K, g.DType, dev, rowOff+i, j, got, ref)
 		}
 	}
 	return nil

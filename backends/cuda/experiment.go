@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"time"
 
 	"github.com/c3lab/c3lab/backends"
@@ -43,6 +44,9 @@ type prepared struct {
 	// buffers (hostcopy.go), and send and recv stay empty.
 	hostOp scenarios.CommOp
 	host   []*hostBufs
+	// graph is set for a format-2 scenario (graph.go); the fields above
+	// then stay empty.
+	graph *graphPrep
 }
 
 const (
@@ -220,6 +224,9 @@ func (b *Backend) release() error {
 			errs = append(errs, b.g.Free(id))
 		}
 	}
+	if p.graph != nil {
+		errs = append(errs, b.releaseGraph(p.graph))
+	}
 	for _, hb := range p.host {
 		for _, id := range []bufID{hb.fromHost, hb.toDev, hb.fromDev, hb.toHost} {
 			if id != 0 {
@@ -249,21 +256,9 @@ type plan struct {
 func (b *Backend) strategyPlan(p *prepared, st scenarios.Strategy) (plan, error) {
 	st = st.Normalize()
 	sms := b.devs[0].SMs
-	var compPart, commPart partition
-	switch {
-	case st.CommSMs > 0 && st.ComputeSMs > 0:
-		// The compute op's partition is the aligned group, the
-		// collective's the rest of the same split.
-		if st.CommSMs+st.ComputeSMs != sms {
-			return plan{}, fmt.Errorf("with both comm_sms and compute_sms the cuda backend splits the GPU in two: comm_sms must be the %d SMs compute_sms %d leaves, not %d", sms-st.ComputeSMs, st.ComputeSMs, st.CommSMs)
-		}
-		compPart = partition{GroupSMs: st.ComputeSMs}
-		commPart = partition{GroupSMs: st.ComputeSMs, Rest: true}
-	case st.CommSMs > 0:
-		commPart = partition{GroupSMs: st.CommSMs}
-		compPart = partition{GroupSMs: st.CommSMs, Rest: true}
-	case st.ComputeSMs > 0:
-		compPart = partition{GroupSMs: st.ComputeSMs}
+	compPart, commPart, err := rolePartitions(sms, st)
+	if err != nil {
+		return plan{}, err
 	}
 	pl := plan{gemm: p.gemm, coll: p.coll, send: p.send, recv: p.recv}
 	pl.coll.Comm = commSpec{MaxCTAs: st.CommCTAs, Ranks: p.gpus}
@@ -277,16 +272,7 @@ func (b *Backend) strategyPlan(p *prepared, st scenarios.Strategy) (plan, error)
 		}
 		pl.send, pl.recv = p.ceSend, p.ceRecv
 	}
-	pl.gemm.SMTarget = st.GEMMSMTarget
-	if pl.gemm.SMTarget == 0 {
-		// A GEMM confined to a partition is planned for the SMs it has.
-		switch {
-		case compPart.GroupSMs > 0 && compPart.Rest:
-			pl.gemm.SMTarget = sms - compPart.GroupSMs
-		case compPart.GroupSMs > 0:
-			pl.gemm.SMTarget = compPart.GroupSMs
-		}
-	}
+	pl.gemm.SMTarget = gemmSMTarget(sms, st, compPart)
 	for dev := range p.gpus {
 		cs, err := b.stream(dev, backends.OpCompute, streamSpec{Priority: 0, Partition: compPart})
 		if err != nil {
@@ -309,6 +295,42 @@ func (b *Backend) strategyPlan(p *prepared, st scenarios.Strategy) (plan, error)
 		pl.hostCTAs = hostCopyCTAs(st)
 	}
 	return pl, nil
+}
+
+// rolePartitions applies a strategy's SM partitions: the compute side's
+// and the communication side's (partition{} for the whole GPU).
+func rolePartitions(sms int, st scenarios.Strategy) (compPart, commPart partition, err error) {
+	switch {
+	case st.CommSMs > 0 && st.ComputeSMs > 0:
+		// The compute op's partition is the aligned group, the
+		// collective's the rest of the same split.
+		if st.CommSMs+st.ComputeSMs != sms {
+			return partition{}, partition{}, fmt.Errorf("with both comm_sms and compute_sms the cuda backend splits the GPU in two: comm_sms must be the %d SMs compute_sms %d leaves, not %d", sms-st.ComputeSMs, st.ComputeSMs, st.CommSMs)
+		}
+		compPart = partition{GroupSMs: st.ComputeSMs}
+		commPart = partition{GroupSMs: st.ComputeSMs, Rest: true}
+	case st.CommSMs > 0:
+		commPart = partition{GroupSMs: st.CommSMs}
+		compPart = partition{GroupSMs: st.CommSMs, Rest: true}
+	case st.ComputeSMs > 0:
+		compPart = partition{GroupSMs: st.ComputeSMs}
+	}
+	return compPart, commPart, nil
+}
+
+// gemmSMTarget is the cuBLASLt SM count target a strategy gives GEMMs:
+// its own, else the SMs of the compute partition (0: the whole GPU).
+func gemmSMTarget(sms int, st scenarios.Strategy, compPart partition) int {
+	if st.GEMMSMTarget != 0 {
+		return st.GEMMSMTarget
+	}
+	switch {
+	case compPart.GroupSMs > 0 && compPart.Rest:
+		return sms - compPart.GroupSMs
+	case compPart.GroupSMs > 0:
+		return compPart.GroupSMs
+	}
+	return 0
 }
 
 // symmetricSetup allocates (once per scenario) the symmetric-memory copies
@@ -496,6 +518,9 @@ func (b *Backend) commOnce(p *prepared, pl plan) error {
 
 // run is one experiment on the worker goroutine.
 func (b *Backend) run(ctx context.Context, ex backends.Experiment, sink backends.EventSink) (backends.RunResult, error) {
+	if ex.Scenario.IsGraph() {
+		return b.runGraph(ctx, ex, sink)
+	}
 	p, err := b.prepare(ex.Scenario)
 	if err != nil {
 		return backends.RunResult{}, err
@@ -517,38 +542,23 @@ func (b *Backend) run(ctx context.Context, ex backends.Experiment, sink backends
 		}
 	}
 	res := backends.RunResult{Mode: ex.Mode}
-	gate, stalls := !b.opts.Ungated, 0
-	for i := -ex.Warmup; i < ex.Reps; i++ {
-		if err := ctx.Err(); err != nil {
-			return backends.RunResult{}, err
-		}
-		rep, spans, err := b.rep(ctx, p, pl, ex, gate && i >= 0)
-		if errors.Is(err, errGateStalled) {
-			// The host stalled while the gate held the GPUs, so the times
-			// hold the stall: run the repetition again.
-			b.gateStalls++
-			if stalls++; stalls >= maxGateStalls {
-				gate = false
+	err = b.repeat(ctx, ex.Warmup, ex.Reps, func(gated bool) (func(i int), error) {
+		rep, spans, err := b.rep(ctx, p, pl, ex, gated)
+		return func(i int) {
+			res.Reps = append(res.Reps, rep)
+			if sink != nil {
+				for k := range spans {
+					spans[k].Rep = i
+				}
+				sink.Spans(spans)
+				if pl.dma != nil {
+					sink.Samples(copyEngineSamples(spans, b.devs[0].CopyEngines, i))
+				}
 			}
-			i--
-			continue
-		}
-		if err != nil {
-			return backends.RunResult{}, err
-		}
-		if i < 0 {
-			continue
-		}
-		res.Reps = append(res.Reps, rep)
-		if sink != nil {
-			for k := range spans {
-				spans[k].Rep = i
-			}
-			sink.Spans(spans)
-			if pl.dma != nil {
-				sink.Samples(copyEngineSamples(spans, b.devs[0].CopyEngines, i))
-			}
-		}
+		}, err
+	})
+	if err != nil {
+		return backends.RunResult{}, err
 	}
 	if pipelined {
 		if err := b.pipeStatus(p); err != nil {
@@ -687,6 +697,9 @@ func (b *Backend) rep(ctx context.Context, p *prepared, pl plan, ex backends.Exp
 	}
 	var rep backends.Rep
 	var spans []backends.Span
+	// opSpan is each op's first start and last end across GPUs (the
+	// pair's graph: op 0 compute, op 1 comm).
+	opSpan := [2][2]int64{{math.MaxInt64, 0}, {math.MaxInt64, 0}}
 	for dev := range p.gpus {
 		ev := p.ev[dev]
 		if runCompute {
@@ -695,7 +708,8 @@ func (b *Backend) rep(ctx context.Context, p *prepared, pl plan, ex backends.Exp
 				return backends.Rep{}, nil, err
 			}
 			rep.Compute = max(rep.Compute, e)
-			spans = append(spans, backends.Span{Op: backends.OpCompute, Name: ex.Scenario.Compute.String(), Device: dev, Track: "compute", Kind: "kernel", Start: s, End: e})
+			opSpan[0] = [2]int64{min(opSpan[0][0], s), max(opSpan[0][1], e)}
+			spans = append(spans, backends.Span{Op: backends.OpCompute, GraphOp: string(scenarios.RoleCompute), Name: ex.Scenario.Compute.String(), Device: dev, Track: "compute", Kind: "kernel", Start: s, End: e})
 		}
 		if runComm {
 			s, e, err := b.span(ev[evStart], ev[evCommStart], ev[evCommEnd])
@@ -703,6 +717,7 @@ func (b *Backend) rep(ctx context.Context, p *prepared, pl plan, ex backends.Exp
 				return backends.Rep{}, nil, err
 			}
 			rep.Comm = max(rep.Comm, e)
+			opSpan[1] = [2]int64{min(opSpan[1][0], s), max(opSpan[1][1], e)}
 			name, kind := "nccl "+ex.Scenario.Comm.String(), "kernel"
 			switch {
 			case p.hostOp.Collective != "":
@@ -712,7 +727,7 @@ func (b *Backend) rep(ctx context.Context, p *prepared, pl plan, ex backends.Exp
 			case pl.coll.Comm.CTAPolicy == 2:
 				name, kind = "nccl-ce "+ex.Scenario.Comm.String(), "copy"
 			}
-			spans = append(spans, backends.Span{Op: backends.OpComm, Name: name, Device: dev, Track: "comm", Kind: kind, Start: s, End: e})
+			spans = append(spans, backends.Span{Op: backends.OpComm, GraphOp: string(scenarios.RoleComm), Name: name, Device: dev, Track: "comm", Kind: kind, Start: s, End: e})
 			if pl.dma != nil {
 				// One span per copy stream: from when its first copy could
 				// start to its last copy's end (for an all-reduce, across
@@ -746,7 +761,44 @@ func (b *Backend) rep(ctx context.Context, p *prepared, pl plan, ex backends.Exp
 		spans = append(spans, cuptiSpans(b.tracer.Take(), t0, p.gpus)...)
 	}
 	rep.Wall = max(rep.Compute, rep.Comm)
+	rep.Ops = make([]int64, 2)
+	for i, ran := range []bool{runCompute, runComm} {
+		if ran {
+			rep.Ops[i] = opSpan[i][1] - opSpan[i][0]
+		}
+	}
 	return rep, spans, nil
+}
+
+// repeat runs warm untimed and then reps timed repetitions, each by one
+// (gated: whether the start gate holds the GPUs while it enqueues; warm-up
+// runs are not gated). A repetition that finished keeps its figures
+// through the returned func, called with its index. One whose gate stalled
+// (the host stalled while the gate held the GPUs, so its times hold the
+// stall) is run again; after maxGateStalls stalls the rest run ungated.
+func (b *Backend) repeat(ctx context.Context, warm, reps int, one func(gated bool) (func(i int), error)) error {
+	gate, stalls := !b.opts.Ungated, 0
+	for i := -warm; i < reps; i++ {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		keep, err := one(gate && i >= 0)
+		if errors.Is(err, errGateStalled) {
+			b.gateStalls++
+			if stalls++; stalls >= maxGateStalls {
+				gate = false
+			}
+			i--
+			continue
+		}
+		if err != nil {
+			return err
+		}
+		if i >= 0 {
+			keep(i)
+		}
+	}
+	return nil
 }
 
 // errGateStalled says the watchdog opened the start gate before every op

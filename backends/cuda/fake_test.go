@@ -18,8 +18,10 @@ import (
 // fixed duration, events take the clock of the stream they are recorded on,
 // and a collective starts when every rank's stream has reached it.
 type fakeGPU struct {
-	devs     []devInfo
-	free     int64
+	devs []devInfo
+	free int64
+	// allocs counts device and host allocations.
+	allocs   int
 	bufs     map[bufID]*fakeBuf
 	streams  map[streamID]*fakeStream
 	events   map[eventID]*fakeEvent
@@ -106,6 +108,7 @@ func (f *fakeGPU) Devices() []devInfo                { return f.devs }
 func (f *fakeGPU) FreeMemory(dev int) (int64, error) { return f.free, nil }
 
 func (f *fakeGPU) Alloc(dev int, bytes int64) (bufID, error) {
+	f.allocs++
 	id := bufID(f.id())
 	f.bufs[id] = &fakeBuf{dev: dev, data: make([]byte, bytes)}
 	return id, nil
@@ -113,6 +116,7 @@ func (f *fakeGPU) Alloc(dev int, bytes int64) (bufID, error) {
 
 func (f *fakeGPU) AllocHost(dev int, bytes int64) (bufID, error) {
 	f.logf("alloc-host dev%d %d", dev, bytes)
+	f.allocs++
 	id := bufID(f.id())
 	f.bufs[id] = &fakeBuf{dev: dev, data: make([]byte, bytes), host: true}
 	return id, nil
@@ -181,6 +185,9 @@ func (f *fakeGPU) Record(e eventID, s streamID) error {
 func (f *fakeGPU) Wait(s streamID, e eventID) error {
 	st := f.streams[s]
 	st.clock = max(st.clock, f.events[e].t)
+	if f.events[e].never {
+		st.clock = -1 // a dependency that never fires holds the stream for good
+	}
 	f.logf("wait dev%d", st.dev)
 	return nil
 }
@@ -302,6 +309,10 @@ func (f *fakeGPU) CopyPeer(dst bufID, dstOff int64, src bufID, srcOff int64, n i
 }
 
 func (f *fakeGPU) GEMM(s streamID, g gemmSpec, a, b, d bufID) error {
+	return f.GEMMAt(s, g, bufRef{a, 0}, bufRef{b, 0}, bufRef{d, 0})
+}
+
+func (f *fakeGPU) GEMMAt(s streamID, g gemmSpec, a, b, d bufRef) error {
 	st := f.streams[s]
 	f.gemms++
 	if f.stallGEMMs > 0 {
@@ -309,7 +320,10 @@ func (f *fakeGPU) GEMM(s streamID, g gemmSpec, a, b, d bufID) error {
 		time.Sleep(f.stall)
 	}
 	f.logf("gemm dev%d %dx%dx%d target=%d", st.dev, g.M, g.N, g.K, g.SMTarget)
-	A, B, D := f.bufs[a].data, f.bufs[b].data, f.bufs[d].data
+	if a.off != 0 || d.off != 0 {
+		f.logf("gemm-at dev%d a+%d d+%d", st.dev, a.off, d.off)
+	}
+	A, B, D := f.bufs[a.b].data[a.off:], f.bufs[b.b].data[b.off:], f.bufs[d.b].data[d.off:]
 	in, out := g.DType.Size(), outputType(g.DType).Size()
 	for j := range g.N {
 		for i := range g.M {
@@ -333,20 +347,38 @@ func (f *fakeGPU) StreamOp(s streamID, in, out bufID, bytes int64) error {
 }
 
 func (f *fakeGPU) Collective(c collective, send, recv []bufID, streams []streamID) error {
+	at := func(ids []bufID) []bufRef {
+		out := make([]bufRef, len(ids))
+		for i, id := range ids {
+			out[i] = bufRef{id, 0}
+		}
+		return out
+	}
+	return f.CollectiveAt(c, at(send), at(recv), streams)
+}
+
+func (f *fakeGPU) CollectiveAt(c collective, send, recv []bufRef, streams []streamID) error {
 	f.colls++
 	f.logf("collective %s count=%d ctas=%d ranks=%d policy=%d", c.Kind, c.Count, c.Comm.MaxCTAs, len(send), c.Comm.CTAPolicy)
+	if send[0].off != 0 || recv[0].off != 0 {
+		f.logf("collective-at send+%d recv+%d", send[0].off, recv[0].off)
+	}
 	ranks := len(send)
 	var start int64
+	never := false
 	for _, s := range streams {
 		start = max(start, f.streams[s].clock)
+		never = never || f.streams[s].clock < 0
 	}
 	for r := range ranks {
-		out := f.bufs[recv[r]].data
+		out := f.bufs[recv[r].b].data[recv[r].off:]
 		for e := range recvElems(c, ranks) {
+			// In halves, so that GEMM outputs (a graph's reduce-scatter
+			// input) sum as well as the test data's whole numbers.
 			v := fakeCollectiveValue(c, ranks, r, e, func(q int, i int64) int {
-				return int(decodeAny(scenarios.BF16, f.bufs[send[q]].data[2*i:]))
+				return int(math.Round(1024 * decodeAny(scenarios.BF16, f.bufs[send[q].b].data[send[q].off+2*i:])))
 			})
-			binary.LittleEndian.PutUint16(out[2*e:], bf16Int(v))
+			encodeRounded(scenarios.BF16, float64(v)/1024, out[2*e:])
 		}
 		if f.corrupt && r == ranks-1 {
 			binary.LittleEndian.PutUint16(out[2:], bf16Int(99))
@@ -354,7 +386,7 @@ func (f *fakeGPU) Collective(c collective, send, recv []bufID, streams []streamI
 	}
 	for _, s := range streams {
 		f.streams[s].clock = start + f.commNs
-		if f.hang {
+		if f.hang || never {
 			f.streams[s].clock = -1
 		}
 	}

@@ -11,7 +11,8 @@
 # Steps, in order when none are named: doctor tests torch sweep-dma samples
 # lab-screen sweep; sweep-red, sweep-copies, sweep-n (the suite on every
 # GPU of the node) and sweep-host (one GPU's host copies) run only when
-# named. On a one-GPU node: doctor tests sweep-host lab-screen-1gpu.
+# named. On a one-GPU node: doctor tests sweep-host lab-screen-1gpu, and for
+# the stream scenarios sweep-graphs-1gpu lab-screen-graph.
 set -u
 export NCCL_NVLS_ENABLE=0 # never NVLink multicast
 cd "$(dirname "$0")/../.."
@@ -76,6 +77,24 @@ for s in "${steps[@]}"; do
     # The lab as a user at a one-GPU node opens it: no --scenario, so it
     # starts on the first host copy.
     lab_screen "lab screen capture (one GPU)" lab1 h200x1-lab "" 10 8
+    ;;
+  sweep-graphs-1gpu)
+    # One GPU's stream scenarios (format 2): GEMMs next to host copies, an
+    # h2d reload feeding a GEMM whole and decomposed, under the serial
+    # default's reference (U) and the decompositions.
+    step "sweep (one-GPU stream scenarios)"
+    G1=llama3-8b-act-offload-d2h-1gpu,llama3-8b-act-reload-h2d-1gpu,llama3-8b-act-reload-h2d-gemm-1gpu,llama3-8b-act-reload-h2d-gemm-decomp4-1gpu
+    timeout -s INT 280 .gpu/c3lab sweep --backend cuda --scenarios "$G1" \
+      --strategies baseline,comm-first+prio,whole,decomp-2,decomp-4,decomp-8,dma,dma-decomp-4 \
+      --out "$OUT/sweep-graphs-1gpu.json" --record "$OUT/sweep-graphs-1gpu.c3rec" > "$OUT/sweep-graphs-1gpu.txt" 2> "$OUT/sweep-graphs-1gpu.err"
+    echo "sweep-graphs-1gpu rc=$?"
+    cat "$OUT/sweep-graphs-1gpu.txt"
+    tail -5 "$OUT/sweep-graphs-1gpu.err"
+    ;;
+  lab-screen-graph)
+    # The lab on a decomposed one-GPU pair: the timeline shows the chunks
+    # of the reload and of the GEMM interleaving.
+    lab_screen "lab screen capture (decomposed h2d -> GEMM)" labg h200x1-graph-lab "--scenario llama3-8b-act-reload-h2d-gemm-decomp4-1gpu" 10 8
     ;;
   sweep-host)
     # One GPU's C3: the host-copy scenarios (PCIe copies next to kernels)

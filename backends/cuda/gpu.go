@@ -150,10 +150,17 @@ type gpu interface {
 	// a host copy done by SMs instead of copy engines.
 	CopyKernel(s streamID, segs []copySeg, ctas int) error
 	GEMM(s streamID, g gemmSpec, a, b, d bufID) error
+	// GEMMAt is GEMM on places in buffers: a graph's chunk i of a
+	// decomposed GEMM reads its A rows and writes its output at byte
+	// offsets into buffers that hold every chunk.
+	GEMMAt(s streamID, g gemmSpec, a, b, d bufRef) error
 	StreamOp(s streamID, in, out bufID, bytes int64) error
 	// Collective enqueues one collective on every rank: send[r], recv[r]
 	// and streams[r] belong to device r.
 	Collective(c collective, send, recv []bufID, streams []streamID) error
+	// CollectiveAt is Collective on places in buffers (a graph's chunk of
+	// a decomposed collective).
+	CollectiveAt(c collective, send, recv []bufRef, streams []streamID) error
 	// Abort abandons every communicator (after a hang); later collectives
 	// make new ones.
 	Abort() error

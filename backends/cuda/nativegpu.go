@@ -604,6 +604,20 @@ func blasType(d scenarios.DType) (ab, out int) {
 }
 
 func (g *nativeGPU) GEMM(s streamID, spec gemmSpec, a, b, d bufID) error {
+	return g.GEMMAt(s, spec, bufRef{a, 0}, bufRef{b, 0}, bufRef{d, 0})
+}
+
+func (g *nativeGPU) GEMMAt(s streamID, spec gemmSpec, a, b, d bufRef) error {
+	sz, osz := spec.DType.Size(), outputType(spec.DType).Size()
+	for _, c := range []struct {
+		r     bufRef
+		bytes int64
+		what  string
+	}{{a, int64(spec.M) * int64(spec.K) * sz, "A"}, {b, int64(spec.K) * int64(spec.N) * sz, "B"}, {d, int64(spec.M) * int64(spec.N) * osz, "D"}} {
+		if c.r.off < 0 || c.r.off+c.bytes > g.bufs[c.r.b].bytes {
+			return fmt.Errorf("GEMM %dx%dx%d: operand %s of %d bytes at offset %d is out of its buffer's %d bytes", spec.M, spec.N, spec.K, c.what, c.bytes, c.r.off, g.bufs[c.r.b].bytes)
+		}
+	}
 	st := g.streams[s]
 	dev := g.devs[st.dev]
 	if err := g.current(st.dev); err != nil {
@@ -626,7 +640,8 @@ func (g *nativeGPU) GEMM(s streamID, spec gemmSpec, a, b, d bufID) error {
 		}
 		dev.plans[spec], plan = p, p
 	}
-	return g.l.blas.Run(dev.blas, plan, g.bufs[a].p, g.bufs[b].p, g.bufs[d].p, dev.ws[spec], st.s)
+	at := func(r bufRef) native.DevPtr { return g.bufs[r.b].p + native.DevPtr(r.off) }
+	return g.l.blas.Run(dev.blas, plan, at(a), at(b), at(d), dev.ws[spec], st.s)
 }
 
 func (g *nativeGPU) StreamOp(s streamID, in, out bufID, bytes int64) error {
@@ -722,6 +737,26 @@ func (g *nativeGPU) communicators(spec commSpec) ([]native.Comm, error) {
 }
 
 func (g *nativeGPU) Collective(c collective, send, recv []bufID, streams []streamID) error {
+	at := func(ids []bufID) []bufRef {
+		out := make([]bufRef, len(ids))
+		for i, id := range ids {
+			out[i] = bufRef{id, 0}
+		}
+		return out
+	}
+	return g.CollectiveAt(c, at(send), at(recv), streams)
+}
+
+func (g *nativeGPU) CollectiveAt(c collective, send, recv []bufRef, streams []streamID) error {
+	if len(send) < c.Comm.Ranks || len(recv) < c.Comm.Ranks || len(streams) < c.Comm.Ranks {
+		return fmt.Errorf("%s of %d ranks given %d send, %d receive buffers and %d streams", c.Kind, c.Comm.Ranks, len(send), len(recv), len(streams))
+	}
+	sendN, recvN := 2*sendElems(c, c.Comm.Ranks), 2*recvElems(c, c.Comm.Ranks)
+	for r := range c.Comm.Ranks {
+		if send[r].off < 0 || send[r].off+sendN > g.bufs[send[r].b].bytes || recv[r].off < 0 || recv[r].off+recvN > g.bufs[recv[r].b].bytes {
+			return fmt.Errorf("%s on rank %d: %d bytes sent at %d or %d received at %d are out of their buffers", c.Kind, r, sendN, send[r].off, recvN, recv[r].off)
+		}
+	}
 	comms, err := g.communicators(c.Comm)
 	if err != nil {
 		return err
@@ -736,7 +771,7 @@ func (g *nativeGPU) Collective(c collective, send, recv []bufID, streams []strea
 			callErr = err
 			break
 		}
-		sb, rb, st := g.bufs[send[r]].p, g.bufs[recv[r]].p, g.streams[streams[r]].s
+		sb, rb, st := g.bufs[send[r].b].p+native.DevPtr(send[r].off), g.bufs[recv[r].b].p+native.DevPtr(recv[r].off), g.streams[streams[r]].s
 		switch c.Kind {
 		case scenarios.AllGather:
 			callErr = nccl.AllGather(sb, rb, c.Count, native.NCCLBF16, comms[r], st)

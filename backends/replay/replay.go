@@ -42,6 +42,9 @@ func New(rec *recordings.Recording) *Backend {
 	for _, m := range b.session.measurements {
 		b.results = append(b.results, m.Result)
 	}
+	// Results recorded before the serial default existed take it from a
+	// recorded run of it, so every result has its U.
+	profiler.FillSerialDefault(b.results)
 	return b
 }
 
@@ -157,24 +160,35 @@ func gcd(a, b int) int {
 // Close implements backends.Backend.
 func (b *Backend) Close() error { return nil }
 
-// sameScenario compares the ops of two scenarios (not their strategies or
-// repetition counts).
+// sameScenario compares the ops of two scenarios, streams included (not
+// their strategies or repetition counts).
 func sameScenario(a, c scenarios.Scenario) bool {
-	return a.Name == c.Name && a.GPUs == c.GPUs && a.Compute == c.Compute && a.Comm == c.Comm
+	a.Strategy, c.Strategy = scenarios.Strategy{}, scenarios.Strategy{}
+	a.Reps, c.Reps = 0, 0
+	a.Description, c.Description, a.Source, c.Source = "", "", "", ""
+	return a.Equal(c)
 }
 
-// find returns the latest recorded result that answers the experiment.
-func (b *Backend) find(ex backends.Experiment) (*profiler.Result, error) {
+// find returns the recorded repetitions that answer the experiment, and
+// the result they belong to: the latest recorded result under the same
+// strategy (concurrent) or the same isolated strategy (isolated runs); for
+// the serial default's isolated runs also a result's own serial-default
+// repetitions (Result.DefaultReps).
+func (b *Backend) find(ex backends.Experiment) (*profiler.Result, []backends.Rep, error) {
 	want := ex.Strategy.Normalize()
+	isDefault := ex.Mode != backends.ModeConcurrent && profiler.IsSerialDefault(ex.Scenario, want)
 	for i := len(b.results) - 1; i >= 0; i-- {
 		r := &b.results[i]
-		if !sameScenario(r.Scenario, ex.Scenario) || len(r.Reps[ex.Mode]) == 0 {
+		if !sameScenario(r.Scenario, ex.Scenario) {
 			continue
 		}
 		got := r.Strategy.Normalize()
-		if ex.Mode == backends.ModeConcurrent && got == want ||
-			ex.Mode != backends.ModeConcurrent && got.Isolated() == want.Isolated() {
-			return r, nil
+		if len(r.Reps[ex.Mode]) > 0 && (ex.Mode == backends.ModeConcurrent && got == want ||
+			ex.Mode != backends.ModeConcurrent && profiler.SameIsolated(ex.Scenario, got, want)) {
+			return r, r.Reps[ex.Mode], nil
+		}
+		if isDefault && len(r.DefaultReps[ex.Mode]) > 0 {
+			return r, r.DefaultReps[ex.Mode], nil
 		}
 	}
 	var have []string
@@ -184,11 +198,11 @@ func (b *Backend) find(ex backends.Experiment) (*profiler.Result, error) {
 		}
 	}
 	if len(have) == 0 {
-		return nil, fmt.Errorf("the recording has no run of %s (recorded: %s)", ex.Scenario.Name, strings.Join(b.scenarioNames(), ", "))
+		return nil, nil, fmt.Errorf("the recording has no run of %s (recorded: %s)", ex.Scenario.Name, strings.Join(b.scenarioNames(), ", "))
 	}
 	slices.Sort(have)
 	have = slices.Compact(have)
-	return nil, fmt.Errorf("the recording has no %s run of %s under %s (recorded strategies: %s)", ex.Mode, ex.Scenario.Name, want, strings.Join(have, "; "))
+	return nil, nil, fmt.Errorf("the recording has no %s run of %s under %s (recorded strategies: %s)", ex.Mode, ex.Scenario.Name, want, strings.Join(have, "; "))
 }
 
 func (b *Backend) scenarioNames() []string {
@@ -211,16 +225,18 @@ func (b *Backend) Run(ctx context.Context, ex backends.Experiment, sink backends
 	if err := ctx.Err(); err != nil {
 		return backends.RunResult{}, err
 	}
-	r, err := b.find(ex)
+	r, rec, err := b.find(ex)
 	if err != nil {
 		return backends.RunResult{}, err
 	}
-	rec := r.Reps[ex.Mode]
 	if len(rec) != ex.Reps {
 		return backends.RunResult{}, fmt.Errorf("the recording holds %d %s repetitions of %s under %s, not %d: a replay gives exactly the recorded ones (ask for %d)",
 			len(rec), ex.Mode, ex.Scenario.Name, r.Strategy, ex.Reps, len(rec))
 	}
 	res := backends.RunResult{Mode: ex.Mode, Explain: r.Explain[ex.Mode], Reps: slices.Clone(rec)}
+	for i := range res.Reps {
+		res.Reps[i].Ops = slices.Clone(res.Reps[i].Ops)
+	}
 	if sink != nil && ex.Mode == backends.ModeConcurrent {
 		last := len(rec) - 1
 		spans := slices.Clone(r.Timeline)

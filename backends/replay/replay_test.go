@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"path/filepath"
+	"reflect"
 	"slices"
 	"strings"
 	"testing"
@@ -184,7 +185,7 @@ func TestReplayRepsAreTheRecordedOnes(t *testing.T) {
 				}
 				return
 			}
-			if err != nil || !slices.Equal(rr.Reps, w.Reps[backends.ModeConcurrent]) {
+			if err != nil || !reflect.DeepEqual(rr.Reps, w.Reps[backends.ModeConcurrent]) {
 				t.Errorf("reps %v, error %v; want the recorded %v", rr.Reps, err, w.Reps[backends.ModeConcurrent])
 			}
 		})

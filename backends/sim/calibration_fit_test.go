@@ -125,10 +125,7 @@ func isolatedComm(t *testing.T, f sweepfile.File, strategy string, keep func(sce
 		if e.Result == nil || e.Strategy != strategy {
 			continue
 		}
-		sc, err := scenarios.Find(e.Scenario)
-		if err != nil {
-			t.Fatal(err)
-		}
+		sc := recorded(t, e)
 		if keep(sc.Comm.Collective) {
 			pts = append(pts, point{sc.Comm.LinkBytes(sc.GPUs), e.Result.TComm.Median / 1e9})
 		}
@@ -163,10 +160,7 @@ func fitReduction(t *testing.T, p Profile, f sweepfile.File) float64 {
 		if e.Result == nil || e.Strategy != "dma-prio" {
 			continue
 		}
-		sc, err := scenarios.Find(e.Scenario)
-		if err != nil {
-			t.Fatal(err)
-		}
+		sc := recorded(t, e)
 		phase, phases := sc.Comm.LinkBytes(sc.GPUs), 1.0
 		if sc.Comm.Collective == scenarios.AllReduce {
 			phase, phases = phase/2, 2
@@ -196,10 +190,7 @@ func fitCTABandwidth(t *testing.T, p Profile, f sweepfile.File, coll scenarios.C
 		if e.Result == nil || !ok {
 			continue
 		}
-		sc, err := scenarios.Find(e.Scenario)
-		if err != nil {
-			t.Fatal(err)
-		}
+		sc := recorded(t, e)
 		if sc.Comm.Collective != coll {
 			continue
 		}
@@ -228,10 +219,7 @@ func fitGEMMEfficiency(t *testing.T, p Profile, f sweepfile.File, d scenarios.DT
 		if e.Result == nil || e.Strategy != "baseline" {
 			continue
 		}
-		sc, err := scenarios.Find(e.Scenario)
-		if err != nil {
-			t.Fatal(err)
-		}
+		sc := recorded(t, e)
 		gemms, real = append(gemms, sc.Compute), append(real, e.Result.TComp.Median)
 	}
 	data, err := os.ReadFile(realRef)

@@ -33,17 +33,29 @@ const (
 )
 
 // The committed sweeps name scenarios as the suite did then
-// (llama3-70b-tp8-qkv-ag-224m); scenarios.Find maps those names to the
-// current ones (llama3-70b-tp-qkv-ag-224m), so the files stay as recorded.
+// (llama3-70b-tp8-qkv-ag-224m) and record each scenario whole; the replays
+// run the recorded scenarios, whose shapes the suite has since re-sized.
+
+// recorded is the scenario a sweep entry ran, as the file records it: the
+// suite has been re-sized since these sweeps, and a former name finds the
+// scenario's current shapes (scenarios.Renamed).
+func recorded(t testing.TB, e profiler.SweepEntry) scenarios.Scenario {
+	t.Helper()
+	if e.Result != nil {
+		return e.Result.Scenario
+	}
+	sc, err := scenarios.Find(e.Scenario)
+	if err != nil {
+		t.Fatalf("the real sweep names %s: %v", e.Scenario, err)
+	}
+	return sc
+}
 
 // copyOnly keeps a sweep's all-gather and all-to-all runs.
 func copyOnly(t testing.TB, f sweepfile.File) sweepfile.File {
 	out := sweepfile.File{Grid: f.Grid}
 	for _, e := range f.Results {
-		sc, err := scenarios.Find(e.Scenario)
-		if err != nil {
-			t.Fatalf("the real sweep names %s: %v", e.Scenario, err)
-		}
+		sc := recorded(t, e)
 		if sc.Comm.Collective.IsPureCopy() {
 			out.Results = append(out.Results, e)
 		}
@@ -82,10 +94,7 @@ func replay(t testing.TB, p Profile, f sweepfile.File, keep func(strategy string
 		if e.Result == nil || e.Err != "" || !keep(e.Strategy) {
 			continue
 		}
-		sc, err := scenarios.Find(e.Scenario)
-		if err != nil {
-			t.Fatalf("the real sweep names %s: %v", e.Scenario, err)
-		}
+		sc := recorded(t, e)
 		r, err := profiler.Measure(context.Background(), b, sc, grid[e.Strategy], profiler.Options{Reps: 1})
 		if err != nil {
 			t.Fatalf("%s under %s: %v", e.Scenario, e.Strategy, err)

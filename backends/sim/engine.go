@@ -58,6 +58,26 @@ type job struct {
 	// then after's end plus afterDelay (a kernel behind its copies).
 	after      *job
 	afterDelay float64
+	// waits, when set (a graph's op instance), must all finish before
+	// this job launches: it becomes runnable at max(hostAt, their last
+	// end) and launches delay later (its fixed cost). The engine then
+	// sets runnableAt, and enqueued for the jobs of group (the
+	// instance's jobs), from which their waiting is charged.
+	waits      []*job
+	delay      float64
+	hostAt     float64
+	runnableAt float64
+	group      []*job
+	// jitter splits every dispatch of the kernel's CTAs into cohorts of
+	// slightly different work (Profile.WaveJitter), so that its waves
+	// drift apart and SMs free up one group at a time, not all at once.
+	jitter  bool
+	cohorts int // cohorts dispatched so far (for the jitter sequence)
+	// dependents are the jobs whose waits include this one; blocked counts
+	// the waits of a job not ended yet. A blocked job stays out of the
+	// engine's live set until its last wait ends.
+	dependents []*job
+	blocked    int
 	// maxRate, when positive, caps the whole job's rate in units per second
 	// however many CTAs it holds.
 	maxRate float64
@@ -133,6 +153,13 @@ type engine struct {
 	segs    []segment
 	// flopsPerUnit lets segments report tensor throughput.
 	flopsPerUnit map[*job]float64
+	// byArrival makes the block scheduler serve equal priorities by
+	// arrival (the time a kernel reached it, after its fixed cost, then
+	// its enqueue order), as a graph's streams need; a pair's two ops use
+	// their launch order alone.
+	byArrival bool
+	// live holds the jobs not done yet (run keeps it).
+	live []*job
 }
 
 // maxEvents bounds the loop so a modelling bug cannot hang the lab.
@@ -142,7 +169,7 @@ const maxEvents = 1_000_000
 func (e *engine) run() float64 {
 	for _, j := range e.jobs {
 		j.bounds = map[backends.Resource]float64{}
-		if j.after != nil {
+		if j.after != nil || len(j.waits) > 0 {
 			j.launch = math.Inf(1)
 		}
 		if j.pooled {
@@ -153,8 +180,18 @@ func (e *engine) run() float64 {
 		}
 		j.pending = j.ctas
 	}
+	e.live = e.live[:0]
+	for _, j := range e.jobs {
+		for _, w := range j.waits {
+			w.dependents = append(w.dependents, j)
+		}
+		j.blocked = len(j.waits)
+		if j.blocked == 0 {
+			e.live = append(e.live, j)
+		}
+	}
 	for range maxEvents {
-		if e.allDone() {
+		if e.liveDone() {
 			break
 		}
 		e.dispatch()
@@ -169,6 +206,18 @@ func (e *engine) run() float64 {
 	return e.now
 }
 
+// liveDone reports whether every job released so far is done (the run
+// loop's test: a blocked job is released only when a job ends).
+func (e *engine) liveDone() bool {
+	for _, j := range e.live {
+		if !j.done {
+			return false
+		}
+	}
+	return true
+}
+
+// allDone reports whether every job is done.
 func (e *engine) allDone() bool {
 	for _, j := range e.jobs {
 		if !j.done {
@@ -183,7 +232,7 @@ func (e *engine) allDone() bool {
 // A running CTA is never evicted.
 func (e *engine) dispatch() {
 	var ready []*job
-	for _, j := range e.jobs {
+	for _, j := range e.live {
 		if !j.copy && !j.done && j.pending > 0 && j.launch <= e.now+1e-15 {
 			ready = append(ready, j)
 		}
@@ -191,6 +240,9 @@ func (e *engine) dispatch() {
 	sort.SliceStable(ready, func(a, b int) bool {
 		if ready[a].priority != ready[b].priority {
 			return ready[a].priority < ready[b].priority
+		}
+		if e.byArrival && ready[a].launch != ready[b].launch {
+			return ready[a].launch < ready[b].launch
 		}
 		return ready[a].order < ready[b].order
 	})
@@ -218,13 +270,61 @@ func (e *engine) dispatch() {
 			j.started, j.start = true, e.now
 			j.ready = e.now + j.setup
 		}
-		e.cohorts = append(e.cohorts, c)
+		if j.jitter {
+			e.cohorts = append(e.cohorts, e.split(c)...)
+		} else {
+			e.cohorts = append(e.cohorts, c)
+		}
 	}
-	for _, j := range e.jobs {
+	for _, j := range e.live {
 		if j.copy && !j.started && j.launch <= e.now+1e-15 {
 			j.started, j.start = true, e.now
 		}
 	}
+}
+
+// jitterGroups is how many cohorts a jittered dispatch is split into at
+// most, and jitterMinCohort the fewest CTAs a split-off cohort holds (so a
+// kernel keeps a few dozen cohorts, not one per SM).
+const (
+	jitterGroups    = 8
+	jitterMinCohort = 8
+)
+
+// split cuts a dispatched cohort into up to jitterGroups cohorts and gives
+// each a work factor within 1 +- WaveJitter/2, from a low-discrepancy
+// sequence over the kernel's cohorts (mean 1): tiles do not all take the
+// same time on a real GPU, so a kernel's waves drift apart and its SMs
+// free up a group at a time. Deterministic.
+func (e *engine) split(c *cohort) []*cohort {
+	if e.p.WaveJitter <= 0 {
+		return []*cohort{c}
+	}
+	g := max(1, min(jitterGroups, c.n/jitterMinCohort))
+	out := make([]*cohort, 0, g)
+	taken := append([]poolTake(nil), c.taken...)
+	for i := range g {
+		n := c.n / g
+		if i < c.n%g {
+			n++
+		}
+		k := float64(c.job.cohorts)
+		c.job.cohorts++
+		_, frac := math.Modf((k + 0.5) * 0.6180339887498949)
+		part := &cohort{job: c.job, n: n, remaining: 1 + e.p.WaveJitter*(frac-0.5)}
+		for need := n; need > 0; {
+			t := &taken[0]
+			k := min(need, t.n)
+			part.taken = append(part.taken, poolTake{t.pool, k})
+			t.n -= k
+			need -= k
+			if t.n == 0 {
+				taken = taken[1:]
+			}
+		}
+		out = append(out, part)
+	}
+	return out
 }
 
 // flow is a job's demand in the rate allocation.
@@ -246,7 +346,7 @@ type flow struct {
 func (e *engine) rates() []flow {
 	var flows []flow
 	hbmUsers, activeJobs := 0, 0
-	for _, j := range e.jobs {
+	for _, j := range e.live {
 		if e.active(j) {
 			activeJobs++
 			if j.hbm > 0 {
@@ -262,7 +362,7 @@ func (e *engine) rates() []flow {
 	}
 	// HBM demand of each job at its private maximum, for the stall terms.
 	privHBM := map[*job]float64{}
-	for _, j := range e.jobs {
+	for _, j := range e.live {
 		if e.active(j) {
 			privHBM[j] = e.privMax(j, 0) * hbmUse(j)
 		}
@@ -271,7 +371,7 @@ func (e *engine) rates() []flow {
 	for _, v := range privHBM {
 		totalHBM += v
 	}
-	for _, j := range e.jobs {
+	for _, j := range e.live {
 		if !e.active(j) {
 			continue
 		}
@@ -426,7 +526,7 @@ func (e *engine) privMax(j *job, others float64) float64 {
 
 // tensorBusy reports whether a tensor-bound kernel (a GEMM) is running.
 func (e *engine) tensorBusy() bool {
-	for _, j := range e.jobs {
+	for _, j := range e.live {
 		if j.privRes == backends.ResTensor && e.active(j) && !e.settingUp(j) {
 			return true
 		}
@@ -450,7 +550,7 @@ func (e *engine) nextEvent(flows []flow) float64 {
 			dt = math.Min(dt, c.remaining/r)
 		}
 	}
-	for _, j := range e.jobs {
+	for _, j := range e.live {
 		if (j.copy || j.pooled) && j.started && !j.done && rate[j] > 0 {
 			dt = math.Min(dt, j.remaining/rate[j])
 		}
@@ -485,7 +585,7 @@ func (e *engine) advance(dt float64, flows []flow) {
 			seg.enginesBusy += f.j.engines
 		}
 	}
-	for _, j := range e.jobs {
+	for _, j := range e.live {
 		switch {
 		case j.done || e.active(j):
 		case !j.started && j.launch > e.now:
@@ -514,12 +614,20 @@ func (e *engine) advance(dt float64, flows []flow) {
 
 	// A pooled kernel whose pool runs dry ends with all its CTAs; its
 	// queued CTAs never start.
-	for _, j := range e.jobs {
+	for _, j := range e.live {
 		if j.pooled && j.started && !j.done {
 			j.remaining -= dt * rate[j]
 			if j.remaining <= 1e-9*j.total {
 				j.remaining, j.pending = 0, 0
 			}
+		}
+	}
+	// Each CTA's progress over the interval, from the residents the rates
+	// were computed for (a cohort retiring below must not change it).
+	perCTA := map[*job]float64{}
+	for _, c := range e.cohorts {
+		if !c.job.pooled && c.job.resident > 0 {
+			perCTA[c.job] = dt * rate[c.job] / float64(c.job.resident)
 		}
 	}
 	kept := e.cohorts[:0]
@@ -530,7 +638,7 @@ func (e *engine) advance(dt float64, flows []flow) {
 				continue
 			}
 		} else {
-			c.remaining -= dt * rate[c.job] / float64(c.job.resident)
+			c.remaining -= perCTA[c.job]
 			if c.remaining > 1e-9 {
 				kept = append(kept, c)
 				continue
@@ -545,7 +653,7 @@ func (e *engine) advance(dt float64, flows []flow) {
 		}
 	}
 	e.cohorts = kept
-	for _, j := range e.jobs {
+	for _, j := range e.live {
 		if j.copy && j.started && !j.done {
 			j.remaining -= dt * rate[j]
 			if j.remaining <= 1e-3 { // bytes
@@ -554,9 +662,41 @@ func (e *engine) advance(dt float64, flows []flow) {
 		}
 	}
 	// A job waiting for another launches once that one is done.
-	for _, j := range e.jobs {
+	for _, j := range e.live {
 		if j.after != nil && math.IsInf(j.launch, 1) && j.after.done {
 			j.launch = j.after.end + j.afterDelay
 		}
 	}
+	// Jobs whose last wait just ended become runnable: at the latest of
+	// their enqueue and their waits' ends, and launch after their delay.
+	var released []*job
+	for _, j := range e.live {
+		if !j.done || j.dependents == nil {
+			continue
+		}
+		for _, d := range j.dependents {
+			if d.blocked--; d.blocked == 0 {
+				released = append(released, d)
+			}
+		}
+		j.dependents = nil
+	}
+	live := e.live[:0]
+	for _, j := range e.live {
+		if !j.done {
+			live = append(live, j)
+		}
+	}
+	for _, j := range released {
+		r := j.hostAt
+		for _, w := range j.waits {
+			r = math.Max(r, w.end)
+		}
+		j.runnableAt, j.launch = r, r+j.delay
+		for _, g := range j.group {
+			g.enqueued = r
+		}
+		live = append(live, j)
+	}
+	e.live = live
 }

@@ -55,7 +55,7 @@ func build(p Profile, ex backends.Experiment) (*plan, error) {
 	pl.peakTensor = p.PeakFLOPs[scenarios.BF16]
 
 	if runCompute {
-		j, flopsPerCTA, err := computeJob(p, sc.Compute, st, computeDom, eng)
+		j, flopsPerCTA, err := computeJob(p, sc.Compute, st, computeDom, eng, false)
 		if err != nil {
 			return nil, err
 		}
@@ -113,8 +113,13 @@ func domainSize(eng *engine, dom []int) int {
 	return n
 }
 
-// computeJob models the compute op as a kernel of CTAs.
-func computeJob(p Profile, c scenarios.ComputeOp, st scenarios.Strategy, dom []int, eng *engine) (*job, float64, error) {
+// computeJob models the compute op as a kernel of CTAs. A GEMM is
+// persistent (its CTAs pull tiles from a pool and free no SM before it
+// ends), unless waves is set: then its grid is one CTA per output tile
+// (and split-K slice), dispatched in waves of one CTA per SM (a 128 x 256
+// bf16 tile with its pipeline stages fills an H200 SM's shared memory), and
+// each CTA leaves its SM when its tile is done.
+func computeJob(p Profile, c scenarios.ComputeOp, st scenarios.Strategy, dom []int, eng *engine, waves bool) (*job, float64, error) {
 	smsAvail := domainSize(eng, dom)
 	maxRes := unlimited
 	if st.GEMMSMTarget > 0 {
@@ -132,9 +137,13 @@ func computeJob(p Profile, c scenarios.ComputeOp, st scenarios.Strategy, dom []i
 		// frees no SM before its end (measured: a collective launched after
 		// a GEMM waits for all of it; backends/cuda/NOTES.md).
 		g := gemmModel(p, c, smsAvail)
-		j.pooled = true
-		j.ctas = min(g.ctas, max(smsAvail, 1))
-		j.remaining = float64(g.ctas)
+		if waves {
+			j.ctas = g.ctas
+		} else {
+			j.pooled = true
+			j.ctas = min(g.ctas, max(smsAvail, 1))
+			j.remaining = float64(g.ctas)
+		}
 		flopsPerTile := c.FLOPs() / float64(g.ctas)
 		bytesPerTile := g.traffic / float64(g.ctas)
 		tensorRate := p.PeakFLOPs[c.DType] * p.gemmEfficiency(c.DType) / float64(p.SMs) / flopsPerTile

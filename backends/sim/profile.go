@@ -218,6 +218,30 @@ type Profile struct {
 	// stream waits on an event recorded behind the gate. Fitted, at least
 	// 1 µs.
 	LaunchGap float64
+
+	// The following constants serve graph scenarios (format 2: streams of
+	// op instances with dependencies); a one-pair scenario does not use
+	// them, so its calibration above holds as it was.
+
+	// HostLaunchGap is the host's time per enqueue when it walks a graph
+	// the way a framework does (Graph.EnqueueOrder): instance k of that
+	// order is enqueued at k x HostLaunchGap. Work already queued on the
+	// GPU hides it; an idle GPU waits for it. Model: ~5 µs per launch of
+	// an eager framework.
+	HostLaunchGap float64
+	// KernelFixedCost is what a compute kernel instance (a GEMM, a stream
+	// op) pays from the moment it may run (its stream predecessor and
+	// dependencies ended) to its first CTA: launch and the teardown of the
+	// kernel before it, holding no SM. Collectives and copies pay their
+	// own fixed costs instead (CommSetup, CopySyncOverhead, HostCopySetup).
+	// Model.
+	KernelFixedCost float64
+	// WaveJitter spreads the work of one dispatch of a graph kernel's CTAs
+	// (a wave) over +- WaveJitter/2 around its mean, in jitterGroups
+	// groups: tiles do not all take the same time, so after a few waves a
+	// GEMM's SMs free up a group at a time and a queued kernel of another
+	// stream can take them between its waves. Model.
+	WaveJitter float64
 }
 
 // H200 returns the profile of an NVIDIA H200 SXM (141 GB), the node c3lab is
@@ -321,6 +345,10 @@ func H200() Profile {
 		HostCopyKernelSetup:           5.3e-6,
 
 		LaunchGap: 2e-6,
+
+		HostLaunchGap:   5e-6,
+		KernelFixedCost: 3e-6,
+		WaveJitter:      0.1,
 	}
 }
 

@@ -45,8 +45,8 @@ func (b *Backend) Devices() []backends.DeviceInfo {
 }
 
 // Capabilities implements backends.Backend: the simulator models every
-// knob of the table it was built with; a knob added since is refused
-// until the model applies it.
+// knob of the table it was built with (decomposition through the graph it
+// runs); a knob added since is refused until the model applies it.
 func (b *Backend) Capabilities() backends.Capabilities {
 	return backends.Capabilities{
 		Limits:        b.p.Limits(),
@@ -60,7 +60,7 @@ func (b *Backend) Capabilities() backends.Capabilities {
 			backends.MetricPCIeTXUtil, backends.MetricPCIeRXUtil,
 		},
 	}.With(scenarios.CapPriority, scenarios.CapSMPartition, scenarios.CapCommCTACap, scenarios.CapGEMMSMTarget,
-		scenarios.CapDMA, scenarios.CapNCCLCopyEngine)
+		scenarios.CapDMA, scenarios.CapNCCLCopyEngine, scenarios.CapDecompose)
 }
 
 // Close implements backends.Backend.
@@ -79,6 +79,11 @@ func (b *Backend) Simulate(ex backends.Experiment) (Outcome, error) {
 	if ex.Scenario.Profile != "" && ex.Scenario.Profile != b.p.Name {
 		return Outcome{}, fmt.Errorf("scenario %s wants device profile %q but the simulator models %q", ex.Scenario.Name, ex.Scenario.Profile, b.p.Name)
 	}
+	if ex.Scenario.IsGraph() {
+		return b.simulateGraph(ex, graphOptions{})
+	}
+	// A one-pair scenario keeps the fluid model it was calibrated with:
+	// one job per op, the GEMM persistent (see model.md).
 	pl, err := build(b.p, ex)
 	if err != nil {
 		return Outcome{}, err
@@ -111,6 +116,8 @@ func (b *Backend) Simulate(ex backends.Experiment) (Outcome, error) {
 		}
 	}
 	out.Rep.Wall = ns(math.Max(ends[backends.OpCompute], ends[backends.OpComm]))
+	// The pair's graph: the compute op, then the collective.
+	out.Rep.Ops = []int64{out.Rep.Compute, out.Rep.Comm}
 	out.Samples = samples(b.p, pl)
 	return out, nil
 }

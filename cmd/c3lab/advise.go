@@ -71,10 +71,11 @@ func runAdvise(ctx context.Context, args []string, s stdio) error {
 	return nil
 }
 
-// writeTrials prints the tuner's trials as a table, marking the best.
+// writeTrials prints the tuner's trials as a table, marking the best (by
+// U, the speedup over the serial default; % ideal is each trial's own).
 func writeTrials(w io.Writer, trials []heuristics.Trial, best int) {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "CANDIDATE\tSTRATEGY\tT_C3\t% IDEAL\t")
+	fmt.Fprintln(tw, "CANDIDATE\tSTRATEGY\tT_C3\tU\t% IDEAL\t")
 	for i, t := range trials {
 		frac, mark := "n/a", ""
 		if t.Fraction != nil {
@@ -86,7 +87,11 @@ func writeTrials(w io.Writer, trials []heuristics.Trial, best int) {
 		if i == best {
 			mark = "<- best"
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", t.Name, t.Strategy, report.Duration(t.TC3), frac, mark)
+		up := report.Uplift(t.Uplift)
+		if t.Err != "" {
+			up = "-"
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", t.Name, t.Strategy, report.Duration(t.TC3), up, frac, mark)
 	}
 	tw.Flush()
 }

@@ -76,7 +76,7 @@ func TestE2ETmuxOneGPU(t *testing.T) {
 	exitFile := filepath.Join(dir, "exit-status")
 	x := startTerm(t, "onegpu", 160, 45, fmt.Sprintf("%s lab --backend sim --sim-gpus 1; echo $? > %s", quote(bin), quote(exitFile)))
 	x.waitFor("the list's note on what one GPU cannot run", 60*time.Second, func(s string) bool {
-		return strings.Contains(s, "Scenarios 1/8 · 36 need more GPUs")
+		return strings.Contains(s, "Scenarios 1/12 · 61 need more GPUs")
 	})
 	x.waitFor("the PCIe rows of the first host copy", 60*time.Second, func(s string) bool {
 		return strings.Contains(s, "PCIe TX") && strings.Contains(s, "PCIe RX") && strings.Contains(s, "act-offload-d2h")

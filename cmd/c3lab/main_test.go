@@ -61,8 +61,8 @@ func TestCommandLine(t *testing.T) {
 		{"unknown backend", []string{"run", "--backend", "rocm"}, 2, nil, []string{`unknown backend "rocm"; allowed auto, cuda, sim`}},
 		// A one-GPU node, simulated: the host copies run, the collectives say why not.
 		{"one GPU: run default", []string{"run", "--backend", "sim", "--sim-gpus", "1"}, 0, []string{"llama3-70b-ffn-gate-up-act-offload-d2h-112m", "d2h 112MiB on 1 GPU", "copy alone"}, nil},
-		{"one GPU: a collective", []string{"run", "--backend", "sim", "--sim-gpus", "1", "--scenario", "llama3-70b-tp-qkv-ag-224m"}, 2, nil, []string{"scenario llama3-70b-tp-qkv-ag-224m cannot run here: gpus is 2 but NVIDIA H200 has only 1 GPU here"}},
-		{"one GPU: the list", []string{"scenarios", "--backend", "sim", "--sim-gpus", "1"}, 0, []string{"h2d 128MiB", "36 of the 44 built-in scenarios cannot run here"}, nil},
+		{"one GPU: a collective", []string{"run", "--backend", "sim", "--sim-gpus", "1", "--scenario", "llama3-70b-tp-qkv-ag-224m"}, 2, nil, []string{"scenario llama3-70b-tp-qkv-ag-224m-2gpu cannot run here: gpus is 2 but NVIDIA H200 has only 1 GPU here"}},
+		{"one GPU: the list", []string{"scenarios", "--backend", "sim", "--sim-gpus", "1"}, 0, []string{"h2d 128MiB", "61 of the 73 built-in scenarios cannot run here"}, nil},
 		{"--sim-gpus out of range", []string{"run", "--backend", "sim", "--sim-gpus", "9"}, 2, nil, []string{"--sim-gpus is 9; allowed 1..8"}},
 		{"--sim-gpus with cuda", []string{"run", "--backend", "cuda", "--sim-gpus", "1"}, 2, nil, []string{"--sim-gpus sizes the simulator; it has no effect with --backend cuda"}},
 		{"lab needs a terminal", []string{}, 2, nil, []string{"needs a terminal"}},
@@ -260,8 +260,10 @@ func TestSweepGPUs(t *testing.T) {
 			t.Errorf("%s: %+v, want a result on 8 GPUs", e.Scenario, e.Result)
 			continue
 		}
-		// Its description says what ran: 8 GPUs, 7 peers each.
-		if d := e.Result.Scenario.Description; !strings.Contains(d, "over 8 GPUs") || !strings.Contains(d, "7 peers") {
+		// Its description says what ran: 8 GPUs, 7 peers each (a stream
+		// scenario: its streams on each of 8 GPUs).
+		if d := e.Result.Scenario.Description; e.Result.Scenario.IsGraph() && !strings.Contains(d, "on each of 8 GPUs") ||
+			!e.Result.Scenario.IsGraph() && (!strings.Contains(d, "over 8 GPUs") || !strings.Contains(d, "7 peers")) {
 			t.Errorf("%s on 8 GPUs is described as %q", e.Scenario, d)
 		}
 	}

@@ -55,9 +55,9 @@ func TestExperimentOnOneGPU(t *testing.T) {
 		flags           []string
 		ok              bool
 	}{
-		{"default", "", "llama3-70b-ffn-gate-up-act-offload-d2h-112m", nil, true},
-		{"a host copy", "llama3-70b-adam-stream-optimizer-swap-32m", "llama3-70b-adam-stream-optimizer-swap-32m", []string{"--comm-engine", "dma"}, true},
-		{"a collective", "llama3-70b-tp-qkv-ag-224m", "scenario llama3-70b-tp-qkv-ag-224m cannot run here: gpus is 2 but NVIDIA H200 has only 1 GPU here, and a collective needs 2; host copies (h2d, d2h, swap) run on 1 GPU, and --backend sim runs collectives on a simulated node", nil, false},
+		{"default", "", "llama3-70b-ffn-gate-up-act-offload-d2h-112m-1gpu", nil, true},
+		{"a host copy", "llama3-70b-adam-stream-optimizer-swap-32m", "llama3-70b-adam-stream-optimizer-swap-16m-1gpu", []string{"--comm-engine", "dma"}, true},
+		{"a collective", "llama3-70b-tp-qkv-ag-224m", "scenario llama3-70b-tp-qkv-ag-224m-2gpu cannot run here: gpus is 2 but NVIDIA H200 has only 1 GPU here, and a collective needs 2; host copies (h2d, d2h, swap) run on 1 GPU, and --backend sim runs collectives on a simulated node", nil, false},
 		{"a bad flag is still the strategy's", "llama3-70b-adam-stream-optimizer-swap-32m", "strategy: ", []string{"--comm-sms", "12"}, false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -77,7 +77,7 @@ func TestExperimentOnOneGPU(t *testing.T) {
 		})
 	}
 	runs, note := runnableSuite(oneGPUNode())
-	if len(runs) == 0 || !strings.Contains(note, "36 of the 44 built-in scenarios cannot run here: 36 need more GPUs than this 1-GPU node has") || !strings.Contains(note, "--sim-gpus 2 or more") {
+	if len(runs) == 0 || !strings.Contains(note, "61 of the 73 built-in scenarios cannot run here: 61 need more GPUs than this 1-GPU node has") || !strings.Contains(note, "--sim-gpus 2 or more") {
 		t.Errorf("runnableSuite: %d runnable, note %q", len(runs), note)
 	}
 	if _, note := runnableSuite(sim.New(sim.H200())); note != "" {
@@ -95,15 +95,15 @@ func TestSweepOnOneGPU(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, e.String())
 	}
-	if !strings.Contains(e.String(), "36 of the 44 built-in scenarios cannot run here") {
+	if !strings.Contains(e.String(), "61 of the 73 built-in scenarios cannot run here") {
 		t.Errorf("stderr does not say what was left out:\n%s", e.String())
 	}
 	f, err := sweepfile.Load(out)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(f.Results) != 8*2 || !strings.Contains(f.Skipped, "36 need more GPUs") {
-		t.Errorf("%d results, skipped %q; want the 8 host copies under 2 strategies and the 36 left out", len(f.Results), f.Skipped)
+	if len(f.Results) != 12*2 || !strings.Contains(f.Skipped, "61 need more GPUs") {
+		t.Errorf("%d results, skipped %q; want the 8 host-copy pairs and 4 one-GPU stream scenarios under 2 strategies and the 61 left out", len(f.Results), f.Skipped)
 	}
 	for _, r := range f.Results {
 		if r.Err != "" || r.Result == nil || !r.Result.Scenario.Comm.Collective.IsHostCopy() {

@@ -216,13 +216,13 @@ func playbackOf(b *replay.Backend) *tui.Playback {
 // writeReplayTable prints recorded results as a table, one line each.
 func writeReplayTable(w io.Writer, results []profiler.Result) error {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "#\tSCENARIO\tSTRATEGY\tT_COMP\tT_COMM\tT_C3\t% IDEAL")
+	fmt.Fprintln(tw, "#\tSCENARIO\tSTRATEGY\tT_COMP\tT_COMM\tT_C3\tU\t% IDEAL")
 	for i, r := range results {
 		frac := "n/a"
 		if f, ok := r.Fraction(); ok {
 			frac = report.PercentValue(f)
 		}
-		fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\t%s\t%s\n", i, r.Scenario.Name, r.Strategy, report.Duration(r.TComp.Median), report.Duration(r.TComm.Median), report.Duration(r.TC3.Median), frac)
+		fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", i, r.Scenario.Name, r.Strategy, report.Duration(r.TComp.Median), report.Duration(r.TComm.Median), report.Duration(r.TC3.Median), report.Uplift(r.Uplift), frac)
 	}
 	return tw.Flush()
 }

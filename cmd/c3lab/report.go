@@ -18,7 +18,11 @@ func writeReport(w io.Writer, r profiler.Result) {
 	if sc.Source != "" {
 		fmt.Fprintf(w, "           %s\n", sc.Source)
 	}
-	fmt.Fprintf(w, "ops        %s  +  %s on %s\n", sc.Compute, sc.Comm, plural(sc.GPUs, "GPU"))
+	if sc.IsGraph() {
+		fmt.Fprintf(w, "ops        %s, %s on %s\n", plural(len(sc.Streams), "stream"), plural(len(r.Ops), "op"), plural(sc.GPUs, "GPU"))
+	} else {
+		fmt.Fprintf(w, "ops        %s  +  %s on %s\n", sc.Compute, sc.Comm, plural(sc.GPUs, "GPU"))
+	}
 	fmt.Fprintf(w, "backend    %s · %s\n", r.Backend, deviceSummary(r.Devices))
 	fmt.Fprintf(w, "strategy   %s\n\n", r.Strategy)
 
@@ -45,14 +49,10 @@ func writeReport(w io.Writer, r profiler.Result) {
 	}
 	tw.Flush()
 
-	frac := "undefined (nothing to overlap)"
-	if f, ok := r.Fraction(); ok {
-		frac = report.Percent(f)
-	}
 	fmt.Fprintln(w)
-	fmt.Fprintf(w, "ideal speedup      %s   (T_comp + T_comm) / max\n", report.Ratio(r.IdealSpeedup))
-	fmt.Fprintf(w, "realized speedup   %s   (T_comp + T_comm) / T_c3\n", report.Ratio(r.RealizedSpeedup))
-	fmt.Fprintf(w, "fraction of ideal  %s\n", frac)
+	for _, f := range report.Figures(r) {
+		fmt.Fprintf(w, "%-19s%s   %s = %s\n", f.Name, f.Value, f.Key, f.Formula)
+	}
 	if b := r.Bound; b != nil {
 		fb := "undefined (" + r.BoundNote() + ")"
 		if b.FractionOfBound != nil {
@@ -73,6 +73,17 @@ func writeReport(w io.Writer, r profiler.Result) {
 		fmt.Fprintf(w, "compute alone      %s of HBM traffic (reads and writes)\n", report.Bandwidth(r.AchievedBW))
 	} else {
 		fmt.Fprintf(w, "compute alone      %s\n", report.TFLOPs(r.AchievedTFLOPs))
+	}
+
+	if rows := report.OpRows(r); sc.IsGraph() && len(rows) > 0 {
+		fmt.Fprintln(w)
+		tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+		h := report.OpHeader()
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t\n", h[0], h[1], h[2], h[3], h[4])
+		for _, o := range rows {
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t\n", o.Op, o.Count, o.Alone, o.InC3, o.Slowdown)
+		}
+		tw.Flush()
 	}
 
 	for _, m := range []backends.Mode{backends.ModeConcurrent, backends.ModeCompute, backends.ModeComm} {

@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"encoding/json"
 	"strings"
 	"testing"
 
@@ -142,6 +143,94 @@ func TestOldScenarioNames(t *testing.T) {
 		if code != 0 || !strings.Contains(out, "llama3-70b-tp-qkv-ag-224m") ||
 			!strings.Contains(errOut, "scenario llama3-70b-tp8-qkv-ag-224m is now called llama3-70b-tp-qkv-ag-224m") {
 			t.Errorf("%v: exit %d\nstdout %s\nstderr %s", args, code, out, errOut)
+		}
+	}
+}
+
+// graphResult is a measured-looking result of a two-stream graph: an
+// all-gather feeding a GEMM, next to a stream of 4 small GEMMs.
+func graphResult(t *testing.T) profiler.Result {
+	t.Helper()
+	sc := scenarios.Scenario{Name: "graph", GPUs: 2, Streams: []scenarios.StreamSpec{
+		{Name: "tp", Ops: []scenarios.StreamOp{{Name: "ag", Kind: scenarios.OpKind(scenarios.AllGather), Bytes: 1 << 20}}},
+		{Name: "compute", Ops: []scenarios.StreamOp{
+			{Name: "small", Kind: scenarios.OpKind(scenarios.GEMM), M: 256, N: 256, K: 256, DType: scenarios.BF16, Count: 4},
+			{Name: "qkv", Kind: scenarios.OpKind(scenarios.GEMM), M: 2048, N: 64, K: 512, DType: scenarios.BF16, After: []string{"ag"}},
+		}},
+	}}
+	sc.Compute, sc.Comm = sc.Streams[1].Ops[0].AsCompute(), sc.Streams[0].Ops[0].AsComm()
+	g, err := sc.Graph(scenarios.Strategy{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	stat := func(ns int64) profiler.Stat { return profiler.Summarize([]int64{ns}) }
+	alone := map[string]int64{"ag": 3000, "small": 2000, "qkv": 4000}
+	r := profiler.Result{Scenario: sc, Backend: "fake", Deterministic: true, TC3: stat(8000)}
+	var comp, comm, compC3, commC3 int64
+	for _, o := range g.Ops {
+		a := alone[o.Name]
+		r.Ops = append(r.Ops, profiler.OpResult{Name: o.Name, Role: o.Role, Label: o.Label(), Count: o.Count, TAlone: stat(a), TInC3: stat(a * 5 / 4), Slowdown: 1.25})
+		if o.Role == scenarios.RoleComm {
+			comm, commC3 = comm+a, commC3+a*5/4
+		} else {
+			comp, compC3 = comp+a, compC3+a*5/4
+		}
+	}
+	r.TComp, r.TComm, r.TCompInC3, r.TCommInC3 = stat(comp), stat(comm), stat(compC3), stat(commC3)
+	r.Derive(0)
+	return r
+}
+
+// For a graph the run report gives T_serial, T_ideal (the list schedule:
+// ag then qkv, 7 µs, beside the small GEMMs), S_ideal, S_real, F, U and a
+// per-op table with each op's count, time alone, in C3 and slowdown.
+func TestReportGraphMetricsAndOps(t *testing.T) {
+	r := graphResult(t)
+	if r.TSerial != 9000 || r.TIdeal != 7000 || r.Uplift != 9000.0/8000 {
+		t.Fatalf("T_serial %v, T_ideal %v, U %v; want 9000, 7000, 1.125", r.TSerial, r.TIdeal, r.Uplift)
+	}
+	var out bytes.Buffer
+	writeReport(&out, r)
+	for _, want := range []string{
+		"serial time        9.00 µs   T_serial",
+		"ideal time         7.00 µs   T_ideal = the graph's list schedule",
+		"ideal speedup      1.29x   S_ideal",
+		"realized speedup   1.12x   S_real",
+		"fraction of ideal  43.7%   F",
+		"uplift             1.12x   U = T_serial of the serial default (9.00 µs) / T_c3",
+		"2 streams, 3 ops on 2 GPUs",
+	} {
+		if !strings.Contains(out.String(), want) {
+			t.Errorf("the report does not say %q:\n%s", want, out.String())
+		}
+	}
+	// The per-op table: one row per op, in graph order.
+	var rows []string
+	for _, l := range strings.Split(out.String(), "\n") {
+		if strings.HasPrefix(l, "op ") || strings.Contains(l, ": ") && strings.HasSuffix(strings.TrimSpace(l), "1.25x") {
+			rows = append(rows, strings.Join(strings.Fields(l), " "))
+		}
+	}
+	want := []string{
+		"op count alone in c3 slowdown",
+		"ag: all-gather 1MiB 1 3.00 µs 3.75 µs 1.25x",
+		"small: gemm 256x256x256 bf16 x4 4 2.00 µs 2.50 µs 1.25x",
+		"qkv: gemm 2048x64x512 bf16 1 4.00 µs 5.00 µs 1.25x",
+	}
+	if strings.Join(rows, "\n") != strings.Join(want, "\n") {
+		t.Errorf("per-op table:\n%s\nwant:\n%s", strings.Join(rows, "\n"), strings.Join(want, "\n"))
+	}
+}
+
+// The JSON of a result carries the graph metrics and the per-op figures.
+func TestResultJSONCarriesGraphMetrics(t *testing.T) {
+	js, err := json.Marshal(graphResult(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{`"t_serial":9000`, `"t_ideal":7000`, `"t_serial_default":9000`, `"uplift":1.125`, `"ops":[{"name":"ag","role":"comm"`, `"slowdown":1.25`} {
+		if !strings.Contains(string(js), want) {
+			t.Errorf("the JSON lacks %s:\n%s", want, js)
 		}
 	}
 }

@@ -170,7 +170,7 @@ func runSweep(ctx context.Context, args []string, s stdio) error {
 	f := sweepfile.File{
 		C3lab: currentVersion(), Date: time.Now().UTC().Format(time.RFC3339),
 		Backend: b.Name(), Devices: b.Devices(), Reps: *reps, Grid: grid,
-		Summary: profiler.SummarizeSweep(entries, grid), Results: entries, Skipped: skipped,
+		Summary: profiler.SummarizeSweep(entries, grid), Best: profiler.BestPerScenario(entries), Results: entries, Skipped: skipped,
 	}
 	f.Host, _ = os.Hostname()
 	if b.Capabilities().LocalGPUs {
@@ -202,9 +202,17 @@ func runSweep(ctx context.Context, args []string, s stdio) error {
 	return writeErr
 }
 
+// writeSummary prints the sweep's summary: per strategy its uplift U over
+// the serial default (geometric mean) and the scenarios where it ranked
+// first, by which strategies compare, then its own fraction of ideal and
+// of the bound.
 func writeSummary(s stdio, f sweepfile.File) {
-	fmt.Fprintf(s.out, "%-18s %8s %8s  %s\n", "strategy", "% ideal", "% bound", "by class (gemm-long / balanced / comm-long), runs")
+	fmt.Fprintf(s.out, "%-18s %7s %5s %8s %8s  %s\n", "strategy", "U", "wins", "% ideal", "% bound", "by class (gemm-long / balanced / comm-long), runs")
 	for _, x := range f.Summary {
+		up := report.NA
+		if x.MeanUplift != nil {
+			up = report.Uplift(*x.MeanUplift)
+		}
 		mean := "   n/a"
 		if x.MeanFraction != nil {
 			mean = fmt.Sprintf("%6s", report.PercentValue(*x.MeanFraction))
@@ -223,7 +231,7 @@ func writeSummary(s stdio, f sweepfile.File) {
 		if x.MeanFractionOfBound != nil {
 			bound = fmt.Sprintf("%8s", report.PercentValue(*x.MeanFractionOfBound))
 		}
-		fmt.Fprintf(s.out, "%-18s %8s %s  %s / %s / %s, %d runs%s\n", x.Strategy, mean, bound, cls(profiler.GEMMLong), cls(profiler.Balanced), cls(profiler.CommLong), x.N, failed)
+		fmt.Fprintf(s.out, "%-18s %7s %5d %8s %s  %s / %s / %s, %d runs%s\n", x.Strategy, up, x.Wins, mean, bound, cls(profiler.GEMMLong), cls(profiler.Balanced), cls(profiler.CommLong), x.N, failed)
 	}
 }
 
@@ -277,7 +285,7 @@ func splitList(s string) []string {
 }
 
 // strategyNames lists the named strategies for the help text: the default
-// grid, then the copy-engine ones.
+// grid, then the copy-engine ones, then the decompositions.
 func strategyNames() string {
 	var grid, ce []string
 	// The names are the same on every device; only the values follow it.
@@ -287,5 +295,9 @@ func strategyNames() string {
 	for _, n := range profiler.CopyEngineGrid(scenarios.Limits{}) {
 		ce = append(ce, n.Name)
 	}
-	return strings.Join(grid, ", ") + " (the default grid), " + strings.Join(ce, ", ")
+	var dec []string
+	for _, n := range profiler.DecomposeGrid(scenarios.Limits{}) {
+		dec = append(dec, n.Name)
+	}
+	return strings.Join(grid, ", ") + " (the default grid), " + strings.Join(ce, ", ") + "; for stream scenarios with dependent pairs " + strings.Join(dec, ", ")
 }

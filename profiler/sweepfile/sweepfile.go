@@ -15,8 +15,12 @@ import (
 )
 
 // Version is the format version Write writes and the newest Read reads.
-// Files written before the format had a version are version 1.
-const Version = 1
+// Files written before the format had a version are version 1. Version 2
+// added the graph metrics (T_serial, T_ideal, per-op figures), the uplift
+// U over the serial default, the summary's mean U and wins, and the best
+// strategy per scenario (Best), by which strategies are compared. Read
+// brings a version-1 file's results up to it (UpgradeV1).
+const Version = 2
 
 // Tool is what a sweep file's tool field says.
 const Tool = "c3lab sweep"
@@ -48,7 +52,10 @@ type File struct {
 	Reps    int                        `json:"reps"`
 	Grid    []profiler.NamedStrategy   `json:"strategies"`
 	Summary []profiler.StrategySummary `json:"summary"`
-	Results []profiler.SweepEntry      `json:"results"`
+	// Best is the strategy that ranked first on each scenario (by U,
+	// profiler.BestPerScenario).
+	Best    []profiler.ScenarioBest `json:"best,omitempty"`
+	Results []profiler.SweepEntry   `json:"results"`
 	// Incomplete says why the sweep stopped early, when it did.
 	Incomplete string `json:"incomplete,omitempty"`
 	// Skipped says which built-in scenarios the backend could not run and
@@ -97,7 +104,34 @@ func Read(r io.Reader) (File, error) {
 		return File{}, fmt.Errorf("damaged c3lab sweep file (format %d): %w", format, err)
 	}
 	f.Format = format
+	if format == 1 {
+		UpgradeV1(&f)
+	}
 	return f, nil
+}
+
+// UpgradeV1 fills what a version-1 file lacks from what it holds: each
+// result's T_serial and T_ideal (the pair's), its serial default and U,
+// then the summary's mean U and wins and the best strategy per scenario.
+// The serial default is a result's own T_serial when its isolated runs
+// are the serial default's (as Measure has it), else that of the first
+// such result of the same scenario in the sweep. A scenario swept with no
+// such result keeps U unknown (0), and is ranked by T_c3.
+func UpgradeV1(f *File) {
+	var rs []profiler.Result
+	var at []int
+	for i, e := range f.Results {
+		if e.Result != nil {
+			e.Result.CompleteV1()
+			rs, at = append(rs, *e.Result), append(at, i)
+		}
+	}
+	profiler.FillSerialDefault(rs)
+	for k, i := range at {
+		*f.Results[i].Result = rs[k]
+	}
+	f.Summary = profiler.SummarizeSweep(f.Results, f.Grid)
+	f.Best = profiler.BestPerScenario(f.Results)
 }
 
 // Load reads the sweep file at path; its errors name the file.

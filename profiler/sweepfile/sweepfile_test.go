@@ -23,7 +23,7 @@ func TestRoundTrip(t *testing.T) {
 	if err := Write(&buf, in); err != nil {
 		t.Fatal(err)
 	}
-	if !strings.Contains(buf.String(), `"format": 1`) || !strings.Contains(buf.String(), `"tool": "c3lab sweep"`) {
+	if !strings.Contains(buf.String(), `"format": 2`) || !strings.Contains(buf.String(), `"tool": "c3lab sweep"`) {
 		t.Errorf("the file does not say its format and tool:\n%s", buf.String())
 	}
 	out, err := Read(&buf)
@@ -38,7 +38,10 @@ func TestRoundTrip(t *testing.T) {
 }
 
 // A committed sweep, written before the format had a version, reads as
-// version 1.
+// version 1, brought up to the current one: a result whose isolated runs
+// are the serial default's has U = S_real, one on copy engines U over the
+// baseline's serial time, and the best per scenario is the one of
+// highest U.
 func TestCommittedSweepIsVersion1(t *testing.T) {
 	f, err := Load("../../backends/cuda/results/2026-12-01-h200x1/sweep-host.json")
 	if err != nil {
@@ -46,6 +49,44 @@ func TestCommittedSweepIsVersion1(t *testing.T) {
 	}
 	if f.Format != 1 || len(f.Results) == 0 || len(f.Grid) == 0 || f.Backend != "cuda" || len(f.Devices) == 0 {
 		t.Errorf("format %d, %d results, %d strategies, backend %q, %d devices", f.Format, len(f.Results), len(f.Grid), f.Backend, len(f.Devices))
+	}
+	base := map[string]float64{}
+	for _, e := range f.Results {
+		if e.Result != nil && e.Strategy == "baseline" {
+			base[e.Scenario] = e.Result.TComp.Median + e.Result.TComm.Median
+		}
+	}
+	if len(base) == 0 {
+		t.Fatal("the committed sweep has no baseline run")
+	}
+	dma := 0
+	for _, e := range f.Results {
+		r := e.Result
+		if r == nil || r.TC3.N == 0 {
+			continue
+		}
+		d, ok := base[e.Scenario]
+		if r.Strategy.Normalize().CommEngine == scenarios.EngineSM {
+			d = r.TComp.Median + r.TComm.Median
+			if r.Uplift != r.RealizedSpeedup {
+				t.Errorf("%s · %s: U %v, S_real %v: the same for the serial default", e.Scenario, e.Strategy, r.Uplift, r.RealizedSpeedup)
+			}
+		} else {
+			dma++
+		}
+		if ok && (r.SerialDefault != d || r.Uplift != d/r.TC3.Median) {
+			t.Errorf("%s · %s: serial default %v, U %v; want %v, %v", e.Scenario, e.Strategy, r.SerialDefault, r.Uplift, d, d/r.TC3.Median)
+		}
+	}
+	if dma == 0 || len(f.Best) == 0 {
+		t.Fatalf("%d copy-engine results, %d best; the sweep has both", dma, len(f.Best))
+	}
+	for _, b := range f.Best {
+		for _, e := range f.Results {
+			if e.Scenario == b.Scenario && e.Result != nil && e.Result.Uplift > b.Uplift {
+				t.Errorf("%s: best %s (U %v), but %s has U %v", b.Scenario, b.Strategy, b.Uplift, e.Strategy, e.Result.Uplift)
+			}
+		}
 	}
 }
 
@@ -55,7 +96,7 @@ func TestReadRefuses(t *testing.T) {
 		name, data string
 		want       []string
 	}{
-		{"a newer version", `{"format": 2, "tool": "c3lab sweep", "results": {"moved": true}}`, []string{"newer c3lab", "sweep format 2", "up to 1", "update c3lab"}},
+		{"a newer version", `{"format": 3, "tool": "c3lab sweep", "results": {"moved": true}}`, []string{"newer c3lab", "sweep format 3", "up to 2", "update c3lab"}},
 		{"version 0", `{"format": 0, "tool": "c3lab sweep"}`, []string{"damaged", "format 0"}},
 		{"another tool", `{"tool": "c3lab run", "results": []}`, []string{"not a c3lab sweep file", `"c3lab run"`}},
 		{"no tool", `{"results": []}`, []string{"not a c3lab sweep file"}},
