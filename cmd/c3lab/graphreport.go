@@ -127,10 +127,32 @@ func writeOpTable(w io.Writer, r profiler.Result) {
 			after[i] = clipRunes(strings.Join(deps, ","), 16)
 		}
 	}
+	lines := opTableLines(rows, streamOf, after, true)
+	for _, l := range lines {
+		if utf8.RuneCountInString(l) > reportWidth {
+			// Too wide with a column for it: each dependency goes on a
+			// line of its own under its op.
+			lines = opTableLines(rows, streamOf, after, false)
+			break
+		}
+	}
+	fmt.Fprintln(w, "\nper op (times summed over its instances)")
+	for _, l := range lines {
+		fmt.Fprintln(w, l)
+	}
+}
+
+// opTableLines lays the per-op table out, each op under its stream's
+// name, what it waits for in a column (column) or on a line below it.
+func opTableLines(rows []report.OpRow, streamOf, after []string, column bool) []string {
 	var buf bytes.Buffer
 	tw := tabwriter.NewWriter(&buf, 0, 0, 2, ' ', 0)
 	h := report.OpHeader()
-	fmt.Fprintf(tw, "%s\tafter\t%s\t%s\t%s\n", h[0], h[2], h[3], h[4])
+	if column {
+		fmt.Fprintf(tw, "%s\tafter\t%s\t%s\t%s\n", h[0], h[2], h[3], h[4])
+	} else {
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", h[0], h[2], h[3], h[4])
+	}
 	prev := "\x00"
 	for i, o := range rows {
 		if streamOf[i] != prev && streamOf[i] != "" {
@@ -141,13 +163,21 @@ func writeOpTable(w io.Writer, r profiler.Result) {
 		if streamOf[i] != "" {
 			indent = "  "
 		}
-		fmt.Fprintf(tw, "%s%s\t%s\t%s\t%s\t%s\n", indent, o.Op, after[i], o.Alone, o.InC3, o.Slowdown)
+		if column {
+			fmt.Fprintf(tw, "%s%s\t%s\t%s\t%s\t%s\n", indent, o.Op, after[i], o.Alone, o.InC3, o.Slowdown)
+			continue
+		}
+		fmt.Fprintf(tw, "%s%s\t%s\t%s\t%s\n", indent, o.Op, o.Alone, o.InC3, o.Slowdown)
+		if after[i] != "" {
+			fmt.Fprintf(tw, "%s    after %s\t\t\t\n", indent, after[i])
+		}
 	}
 	tw.Flush()
-	fmt.Fprintln(w, "\nper op (times summed over its instances)")
+	var out []string
 	for _, l := range strings.Split(strings.TrimRight(buf.String(), "\n"), "\n") {
-		fmt.Fprintln(w, strings.TrimRight(l, " "))
+		out = append(out, strings.TrimRight(l, " "))
 	}
+	return out
 }
 
 // clipRunes shortens s to n runes, ending in … when it cut.
