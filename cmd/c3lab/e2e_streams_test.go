@@ -183,6 +183,9 @@ func TestE2ETmuxStreams(t *testing.T) {
 	if len(g.Ops) != len(sc.Streams[0].Ops)+len(sc.Streams[1].Ops)+1 {
 		t.Errorf("the saved scenario has %d ops; want the %s's and %s", len(g.Ops), name, added[1])
 	}
+	if saved.Description == sc.Description {
+		t.Errorf("the saved scenario keeps the description of %s, which no longer says what it runs: %q", name, saved.Description)
+	}
 	out, err := exec.Command(bin, "run", "--scenario", file, "--backend", "sim").CombinedOutput()
 	if err != nil {
 		t.Fatalf("c3lab run --scenario %s: %v\n%s", file, err, out)
