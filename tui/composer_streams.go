@@ -64,6 +64,13 @@ type streamForm struct {
 	desc     string
 	source   string
 	profile  string
+	// from and fromGPUs are the scenario the form started from (its name
+	// without -custom) and its GPU count, orig its streams: the
+	// description, which says what those run, holds only while they
+	// stand.
+	from     string
+	fromGPUs int
+	orig     []scenarios.StreamSpec
 }
 
 // topLabels and topPaths name the top fields and their YAML paths.
@@ -74,7 +81,8 @@ var (
 
 // newStreamForm lays a format-2 scenario out for editing.
 func newStreamForm(sc scenarios.Scenario) *streamForm {
-	f := &streamForm{strategy: sc.Strategy, desc: sc.Description, source: sc.Source, profile: sc.Profile}
+	f := &streamForm{strategy: sc.Strategy, desc: sc.Description, source: sc.Source, profile: sc.Profile,
+		from: strings.TrimSuffix(sc.Name, "-custom"), fromGPUs: sc.GPUs, orig: sc.Streams}
 	f.top[0], f.top[1] = sc.Name, strconv.Itoa(sc.GPUs)
 	if sc.Reps > 0 {
 		f.top[2] = strconv.Itoa(sc.Reps)
@@ -390,6 +398,11 @@ func (f *streamForm) scenario(lim scenarios.Limits) (scenarios.Scenario, map[str
 			ss.Ops = append(ss.Ops, op)
 		}
 		sc.Streams = append(sc.Streams, ss)
+	}
+	if sc.Description != "" && (sc.GPUs != f.fromGPUs || !sameStreams(sc.Streams, f.orig)) {
+		// The description says what the original runs; the edited
+		// scenario runs something else.
+		sc.Description = "Composed in the lab from " + f.from + ", its streams edited."
 	}
 	sc = withLead(sc)
 	add := func(err error) {
@@ -724,4 +737,26 @@ func scrollTo(st Styles, lines []string, at, h int) []string {
 		out[h-1] = st.Dim.Render(fmt.Sprintf("↓ %d more", below+1))
 	}
 	return out
+}
+
+// sameStreams reports whether two scenarios' streams run the same ops: the
+// same names, kinds, shapes, counts, dependencies and decompositions, in
+// the same order.
+func sameStreams(a, b []scenarios.StreamSpec) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if a[i].Name != b[i].Name || len(a[i].Ops) != len(b[i].Ops) {
+			return false
+		}
+		for j, x := range a[i].Ops {
+			y := b[i].Ops[j]
+			if x.Name != y.Name || x.String() != y.String() || x.CountOrOne() != y.CountOrOne() ||
+				!slices.Equal(x.After, y.After) || max(x.Decompose, 1) != max(y.Decompose, 1) {
+				return false
+			}
+		}
+	}
+	return true
 }

@@ -211,6 +211,40 @@ func TestStreamComposerSaves(t *testing.T) {
 	}
 }
 
+// A composed scenario keeps the description of the one it started from
+// while its streams and GPUs stand; once they are edited, the description
+// (which says what the original runs) gives way to where it came from.
+func TestStreamComposerDescription(t *testing.T) {
+	orig := graphScenario(8192)
+	orig.Description = "It runs stream tp (ag) next to stream compute (qkv)."
+	for _, tc := range []struct {
+		name string
+		edit func(Model) Model
+		want string
+	}{
+		{"untouched", func(m Model) Model { return m }, orig.Description},
+		{"op added", func(m Model) Model { return keys(m, "ctrl+n") }, "Composed in the lab from " + orig.Name + ", its streams edited."},
+		{"gpus changed", func(m Model) Model {
+			return keys(clear(focusOn(t, m, formFocus{stream: -1, field: 1})), "4")
+		}, "Composed in the lab from " + orig.Name + ", its streams edited."},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			fake := newFake()
+			fake.caps = graphCaps()
+			m := New(Config{Backend: fake, Suite: []scenarios.Scenario{orig}})
+			m.cancel()
+			m.running = false
+			nm, _ := m.Update(tea.WindowSizeMsg{Width: 120, Height: 40})
+			m, _ = key1(nm.(Model), 'n', "n")
+			m = tc.edit(m)
+			sc, _ := m.comp().scenario(m.caps.Limits)
+			if sc.Description != tc.want {
+				t.Errorf("description %q, want %q", sc.Description, tc.want)
+			}
+		})
+	}
+}
+
 // Removing every op of a stream leaves it empty, which validation names
 // at the stream; the last stream cannot be removed.
 func TestStreamComposerRemoves(t *testing.T) {

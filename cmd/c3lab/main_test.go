@@ -153,8 +153,37 @@ func TestScenariosList(t *testing.T) {
 			t.Errorf("no %s scenario on the simulator (classes: %v)", c, classes)
 		}
 	}
+	// The JSON says what each scenario written as streams expands to, and
+	// nothing of a graph for a pair.
+	graphs := 0
+	for _, r := range rows {
+		sc, err := scenarios.Find(r.Name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if (r.Graph != nil) != sc.IsGraph() {
+			t.Errorf("%s: graph %+v, written as streams %v", r.Name, r.Graph, sc.IsGraph())
+			continue
+		}
+		if r.Graph == nil {
+			continue
+		}
+		graphs++
+		g, err := sc.Graph(sc.Strategy)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if r.Graph.Ops != len(g.Ops) || r.Graph.Instances != len(g.Instances) || r.Graph.Streams != len(g.Streams) {
+			t.Errorf("%s: graph %+v; the scenario expands to %d ops, %d instances, %d streams", r.Name, r.Graph, len(g.Ops), len(g.Instances), len(g.Streams))
+		}
+	}
+	if graphs == 0 {
+		t.Error("no scenario written as streams in the list")
+	}
+	// Two tables: the pairs, then a blank line, a note and the scenarios
+	// written as streams, each under its header.
 	code, text, _ := call(t, "scenarios", "--backend", "sim")
-	if code != 0 || strings.Count(text, "\n") != len(rows)+1 {
+	if code != 0 || strings.Count(text, "\n") != len(rows)+4 {
 		t.Errorf("text list has %d lines for %d scenarios", strings.Count(text, "\n"), len(rows))
 	}
 }
@@ -162,14 +191,26 @@ func TestScenariosList(t *testing.T) {
 // What `scenarios show` prints is a scenario file the tool reads back.
 func TestShowRoundTrips(t *testing.T) {
 	lim := sim.H200().Limits()
-	for _, sc := range scenarios.Builtin()[:5] {
+	suite := scenarios.Builtin()
+	some := suite[:5]
+	for _, sc := range suite {
+		if sc.IsGraph() {
+			some = append(some[:5:5], sc)
+			break
+		}
+	}
+	for _, sc := range some {
 		_, out, _ := call(t, "scenarios", "show", sc.Name)
 		got, err := scenarios.Parse([]byte(out), sc.Name+".yaml", lim)
 		if err != nil {
 			t.Fatalf("%s: %v\n%s", sc.Name, err, out)
 		}
-		if got.Name != sc.Name || got.Compute != sc.Compute || got.Comm != sc.Comm {
+		if got.Name != sc.Name || got.Compute != sc.Compute || got.Comm != sc.Comm || len(got.Streams) != len(sc.Streams) {
 			t.Errorf("%s: read back %+v", sc.Name, got)
+		}
+		// c3lab scenarios NAME shows the same.
+		if _, short, _ := call(t, "scenarios", sc.Name); short != out {
+			t.Errorf("scenarios %s prints\n%s\nscenarios show %s prints\n%s", sc.Name, short, sc.Name, out)
 		}
 	}
 }

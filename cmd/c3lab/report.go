@@ -16,10 +16,10 @@ func writeReport(w io.Writer, r profiler.Result) {
 	sc := r.Scenario
 	fmt.Fprintf(w, "scenario   %s\n", sc.Name)
 	if sc.Source != "" {
-		fmt.Fprintf(w, "           %s\n", sc.Source)
+		writeHanging(w, "           ", sc.Source)
 	}
 	if sc.IsGraph() {
-		fmt.Fprintf(w, "ops        %s, %s on %s\n", plural(len(sc.Streams), "stream"), plural(len(r.Ops), "op"), plural(sc.GPUs, "GPU"))
+		writeHanging(w, "graph      ", graphSummary(sc, r.Strategy))
 	} else {
 		fmt.Fprintf(w, "ops        %s  +  %s on %s\n", sc.Compute, sc.Comm, plural(sc.GPUs, "GPU"))
 	}
@@ -51,16 +51,19 @@ func writeReport(w io.Writer, r profiler.Result) {
 
 	fmt.Fprintln(w)
 	for _, f := range report.Figures(r) {
-		fmt.Fprintf(w, "%-19s%s   %s = %s\n", f.Name, f.Value, f.Key, f.Formula)
+		// The values line up in a column of 8 (a longer one, such as an
+		// undefined fraction's reason, pushes its own line only).
+		writeHanging(w, fmt.Sprintf("%-19s%-8s  ", f.Name, f.Value), f.Key+" = "+f.Formula)
 	}
 	if b := r.Bound; b != nil {
 		fb := "undefined (" + r.BoundNote() + ")"
 		if b.FractionOfBound != nil {
 			fb = report.Percent(*b.FractionOfBound)
 		}
-		fmt.Fprintf(w, "bound              %s (%s), speedup at most %s, fraction of bound %s\n", report.Duration(b.TBound), b.By, report.Ratio(b.SBound), fb)
+		writeHanging(w, "bound              ", fmt.Sprintf("%s (%s), speedup at most %s", report.Duration(b.TBound), b.By, report.Ratio(b.SBound)))
+		writeHanging(w, "fraction of bound  ", fb)
 	} else {
-		fmt.Fprintf(w, "bound              n/a (%s)\n", r.BoundNote())
+		writeHanging(w, "bound              ", "n/a ("+r.BoundNote()+")")
 	}
 	fmt.Fprintf(w, "slowdown in c3     compute %s, comm %s\n", report.Ratio(r.CompSlowdown), report.Ratio(r.CommSlowdown))
 	fmt.Fprintf(w, "class              %s\n", r.Class)
@@ -75,15 +78,8 @@ func writeReport(w io.Writer, r profiler.Result) {
 		fmt.Fprintf(w, "compute alone      %s\n", report.TFLOPs(r.AchievedTFLOPs))
 	}
 
-	if rows := report.OpRows(r); sc.IsGraph() && len(rows) > 0 {
-		fmt.Fprintln(w)
-		tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-		h := report.OpHeader()
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t\n", h[0], h[1], h[2], h[3], h[4])
-		for _, o := range rows {
-			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t\n", o.Op, o.Count, o.Alone, o.InC3, o.Slowdown)
-		}
-		tw.Flush()
+	if sc.IsGraph() {
+		writeOpTable(w, r)
 	}
 
 	for _, m := range []backends.Mode{backends.ModeConcurrent, backends.ModeCompute, backends.ModeComm} {
@@ -107,7 +103,7 @@ func writeReport(w io.Writer, r profiler.Result) {
 				if m != backends.ModeConcurrent && float64(b.Nanos) < 0.05*float64(total) {
 					continue
 				}
-				fmt.Fprintf(w, "    %-12s %9s  %4s  %s\n", b.Resource, report.Duration(float64(b.Nanos)), report.WholePercent(float64(b.Nanos)/float64(max(total, 1))), b.Detail)
+				writeHanging(w, fmt.Sprintf("    %-12s %9s  %4s  ", b.Resource, report.Duration(float64(b.Nanos)), report.WholePercent(float64(b.Nanos)/float64(max(total, 1)))), b.Detail)
 			}
 		}
 	}

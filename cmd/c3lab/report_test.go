@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"strings"
 	"testing"
+	"unicode/utf8"
 
 	"github.com/c3lab/c3lab/profiler"
 	"github.com/c3lab/c3lab/profiler/report"
@@ -35,7 +36,7 @@ func TestReportRoundsLikeTheLab(t *testing.T) {
 		{"ideal speedup", "ideal speedup      " + report.Ratio(r.IdealSpeedup)},
 		{"realized speedup", "realized speedup   " + report.Ratio(r.RealizedSpeedup)},
 		{"fraction of ideal", "fraction of ideal  " + report.Percent(frac)},
-		{"fraction of bound", "fraction of bound " + report.Percent(*r.Bound.FractionOfBound)},
+		{"fraction of bound", "fraction of bound  " + report.Percent(*r.Bound.FractionOfBound)},
 		{"slowdowns", "compute " + report.Ratio(r.CompSlowdown) + ", comm " + report.Ratio(r.CommSlowdown)},
 		{"busbw", "busbw " + report.Bandwidth(r.BusBW)},
 		{"TFLOP/s", "compute alone      " + report.TFLOPs(r.AchievedTFLOPs)},
@@ -63,8 +64,8 @@ func TestReportBoundReason(t *testing.T) {
 		want             string
 	}{
 		{"no bandwidth", 600_000, 700_000, 900_000, 0, "bound              n/a (no HBM bandwidth known)"},
-		{"bound of 1x", tHBM / 2, tHBM / 2, tHBM, bw, "fraction of bound undefined (the bound is 1x: moving both ops' HBM bytes"},
-		{"bound below 1x", tHBM / 4, tHBM / 4, tHBM / 2, bw, "fraction of bound undefined (the bound is below 1x"},
+		{"bound of 1x", tHBM / 2, tHBM / 2, tHBM, bw, "fraction of bound  undefined (the bound is 1x: moving both ops' HBM bytes"},
+		{"bound below 1x", tHBM / 4, tHBM / 4, tHBM / 2, bw, "fraction of bound  undefined (the bound is below 1x"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			r := profiler.Result{Scenario: sc, TComp: stat(tc.tComp), TComm: stat(tc.tComm), TC3: stat(tc.c3),
@@ -182,8 +183,9 @@ func graphResult(t *testing.T) profiler.Result {
 }
 
 // For a graph the run report gives T_serial, T_ideal (the list schedule:
-// ag then qkv, 7 µs, beside the small GEMMs), S_ideal, S_real, F, U and a
-// per-op table with each op's count, time alone, in C3 and slowdown.
+// ag then qkv, 7 µs, beside the small GEMMs), S_ideal, S_real, F, U, its
+// streams, ops and instances, and a per-op table grouped by stream with
+// what each op waits for, its time alone, in C3 and slowdown.
 func TestReportGraphMetricsAndOps(t *testing.T) {
 	r := graphResult(t)
 	if r.TSerial != 9000 || r.TIdeal != 7000 || r.Uplift != 9000.0/8000 {
@@ -194,31 +196,36 @@ func TestReportGraphMetricsAndOps(t *testing.T) {
 	for _, want := range []string{
 		"serial time        9.00 µs   T_serial",
 		"ideal time         7.00 µs   T_ideal = the graph's list schedule",
-		"ideal speedup      1.29x   S_ideal",
-		"realized speedup   1.12x   S_real",
-		"fraction of ideal  43.7%   F",
-		"uplift             1.12x   U = T_serial of the serial default (9.00 µs) / T_c3",
-		"2 streams, 3 ops on 2 GPUs",
+		"ideal speedup      1.29x     S_ideal",
+		"realized speedup   1.12x     S_real",
+		"fraction of ideal  43.7%     F",
+		"uplift             1.12x     U = T_serial of the serial default (9.00 µs) /",
+		"graph      2 streams, 3 ops, 6 instances on 2 GPUs\n",
 	} {
 		if !strings.Contains(out.String(), want) {
 			t.Errorf("the report does not say %q:\n%s", want, out.String())
 		}
 	}
-	// The per-op table: one row per op, in graph order.
-	var rows []string
+	// The per-op table: one row per op, in graph order, under its stream.
+	table := out.String()[strings.Index(out.String(), "per op"):]
+	if end := strings.Index(table, "\n\n"); end >= 0 {
+		table = table[:end]
+	}
+	table = strings.TrimRight(table, "\n")
+	want := `per op (times summed over its instances)
+op                                 after  alone    in c3    slowdown
+stream tp
+  ag: all-gather 1MiB                     3.00 µs  3.75 µs  1.25x
+stream compute
+  small: gemm 256x256x256 bf16 x4         2.00 µs  2.50 µs  1.25x
+  qkv: gemm 2048x64x512 bf16       ag     4.00 µs  5.00 µs  1.25x`
+	if table != want {
+		t.Errorf("per-op table:\n%s\nwant:\n%s", table, want)
+	}
 	for _, l := range strings.Split(out.String(), "\n") {
-		if strings.HasPrefix(l, "op ") || strings.Contains(l, ": ") && strings.HasSuffix(strings.TrimSpace(l), "1.25x") {
-			rows = append(rows, strings.Join(strings.Fields(l), " "))
+		if n := utf8.RuneCountInString(l); n > reportWidth {
+			t.Errorf("a line of %d columns, past %d: %q", n, reportWidth, l)
 		}
-	}
-	want := []string{
-		"op count alone in c3 slowdown",
-		"ag: all-gather 1MiB 1 3.00 µs 3.75 µs 1.25x",
-		"small: gemm 256x256x256 bf16 x4 4 2.00 µs 2.50 µs 1.25x",
-		"qkv: gemm 2048x64x512 bf16 1 4.00 µs 5.00 µs 1.25x",
-	}
-	if strings.Join(rows, "\n") != strings.Join(want, "\n") {
-		t.Errorf("per-op table:\n%s\nwant:\n%s", strings.Join(rows, "\n"), strings.Join(want, "\n"))
 	}
 }
 

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"strings"
 	"text/tabwriter"
 
@@ -29,16 +30,33 @@ type scenarioRow struct {
 	// than the node has, say); Why then says why, and no class is given.
 	Runs bool   `json:"runs_here"`
 	Why  string `json:"why,omitempty"`
+	// Graph describes a scenario written as streams (format 2); absent
+	// for a one-pair scenario. Compute and Comm are then its lead ops, and
+	// T_comp and T_comm sum its compute and its comm ops alone.
+	Graph *graphRow `json:"graph,omitempty"`
+}
+
+// graphRow is what a scenario written as streams expands to (under its own
+// strategy): its ops, their instances, its streams, and the chunk counts
+// of its decomposed pairs.
+type graphRow struct {
+	Ops       int   `json:"ops"`
+	Instances int   `json:"instances"`
+	Streams   int   `json:"streams"`
+	Chunks    []int `json:"decomposed_into,omitempty"`
 }
 
 func runScenarios(ctx context.Context, args []string, s stdio) error {
-	if len(args) > 0 && args[0] == "show" {
+	switch {
+	case len(args) > 0 && args[0] == "show":
 		return runScenariosShow(args[1:], s)
-	}
-	if len(args) > 0 && args[0] == "list" {
+	case len(args) > 0 && args[0] == "list":
 		args = args[1:]
+	case len(args) > 0 && args[0] != "" && args[0][0] != '-':
+		// c3lab scenarios NAME shows one, as scenarios show NAME does.
+		return runScenariosShow(args, s)
 	}
-	fs := newFlags("scenarios", "scenarios [list] [--backend auto|sim] [--json] | scenarios show NAME [--json]", s)
+	fs := newFlags("scenarios", "scenarios [list] [--backend auto|sim] [--json] | scenarios [show] NAME [--json]", s)
 	var be backendFlag
 	be.register(fs)
 	asJSON := fs.Bool("json", false, "print the list as JSON")
@@ -57,16 +75,7 @@ func runScenarios(ctx context.Context, args []string, s stdio) error {
 	if *asJSON {
 		return writeJSON(s.out, rows)
 	}
-	tw := tabwriter.NewWriter(s.out, 0, 0, 2, ' ', 0)
-	fmt.Fprintf(tw, "NAME\tGPUS\tCLASS (%s)\tT_COMP\tT_COMM\tCOMPUTE\tCOMM\n", b.Name())
-	for _, r := range rows {
-		if !r.Runs {
-			fmt.Fprintf(tw, "%s\t%d\t-\t-\t-\t%s\t%s\n", r.Name, r.GPUs, r.Compute, r.Comm)
-			continue
-		}
-		fmt.Fprintf(tw, "%s\t%d\t%s\t%s\t%s\t%s\t%s\n", r.Name, r.GPUs, r.Class, report.Duration(r.TComp), report.Duration(r.TComm), r.Compute, r.Comm)
-	}
-	if err := tw.Flush(); err != nil {
+	if err := writeScenarioTables(s.out, b.Name(), rows); err != nil {
 		return err
 	}
 	if skipped > 0 {
@@ -85,6 +94,9 @@ func scenarioRows(ctx context.Context, b backends.Backend) (rows []scenarioRow, 
 		row := scenarioRow{
 			Name: sc.Name, Description: sc.Description, Source: sc.Source, GPUs: sc.GPUs,
 			Compute: sc.Compute, Comm: sc.Comm, Backend: b.Name(),
+		}
+		if g, ok := shapeOf(sc, sc.Strategy); ok {
+			row.Graph = &graphRow{Ops: g.ops, Instances: g.instances, Streams: g.streams, Chunks: g.chunks}
 		}
 		if why := runsHere(sc, lim); why != "" {
 			row.Why = why
@@ -188,4 +200,49 @@ func runScenariosShow(args []string, s stdio) error {
 	}
 	_, err = s.out.Write(out)
 	return err
+}
+
+// writeScenarioTables prints the scenario list as two tables: the pairs
+// (one compute op next to one comm op), then the scenarios written as
+// streams, each with what its graph holds (ops, instances, streams, and
+// the chunks of a decomposed pair). A scenario the backend cannot run
+// shows - for its class and times.
+func writeScenarioTables(w io.Writer, backend string, rows []scenarioRow) error {
+	var pairs, graphs []scenarioRow
+	for _, r := range rows {
+		if r.Graph != nil {
+			graphs = append(graphs, r)
+		} else {
+			pairs = append(pairs, r)
+		}
+	}
+	measured := func(r scenarioRow) string {
+		if !r.Runs {
+			return "-\t-\t-"
+		}
+		return fmt.Sprintf("%s\t%s\t%s", r.Class, report.Duration(r.TComp), report.Duration(r.TComm))
+	}
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	if len(pairs) > 0 {
+		fmt.Fprintf(tw, "NAME\tGPUS\tCLASS (%s)\tT_COMP\tT_COMM\tCOMPUTE\tCOMM\n", backend)
+		for _, r := range pairs {
+			fmt.Fprintf(tw, "%s\t%d\t%s\t%s\t%s\n", r.Name, r.GPUs, measured(r), r.Compute, r.Comm)
+		}
+		if err := tw.Flush(); err != nil {
+			return err
+		}
+	}
+	if len(graphs) == 0 {
+		return nil
+	}
+	if len(pairs) > 0 {
+		fmt.Fprintln(w)
+	}
+	fmt.Fprintln(w, "Written as streams (format 2): T_COMP and T_COMM sum the compute and the comm ops alone.")
+	fmt.Fprintf(tw, "NAME\tGPUS\tCLASS (%s)\tT_COMP\tT_COMM\tGRAPH\n", backend)
+	for _, r := range graphs {
+		g := graphShape{ops: r.Graph.Ops, instances: r.Graph.Instances, streams: r.Graph.Streams, chunks: r.Graph.Chunks}
+		fmt.Fprintf(tw, "%s\t%d\t%s\t%s\n", r.Name, r.GPUs, measured(r), g.short())
+	}
+	return tw.Flush()
 }
