@@ -207,6 +207,13 @@ type Result struct {
 	// Reps are the raw repetition times per mode, as the backend reported
 	// them (the stats above derive from them; replays feed them back).
 	Reps map[backends.Mode][]backends.Rep `json:"reps,omitempty"`
+	// RoundOf gives, per mode, the interleaved round each of Reps was
+	// measured in (same order as Reps); nil in results made before
+	// rounds were kept, whose rounds are then unknown.
+	RoundOf map[backends.Mode][]int `json:"rounds,omitempty"`
+	// CI holds the confidence intervals of the figures; nil on a
+	// deterministic backend and when too few rounds were measured.
+	CI *Intervals `json:"ci,omitempty"`
 	// Timeline and Samples are the spans and telemetry of one concurrent repetition.
 	Timeline []backends.Span   `json:"timeline,omitempty"`
 	Samples  []backends.Sample `json:"samples,omitempty"`

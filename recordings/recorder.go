@@ -648,6 +648,18 @@ func copyResult(r profiler.Result) *profiler.Result {
 	r.Reps = cloneReps(r.Reps)
 	r.DefaultReps = cloneReps(r.DefaultReps)
 	r.Ops = slices.Clone(r.Ops)
+	if r.RoundOf != nil {
+		rounds := make(map[backends.Mode][]int, len(r.RoundOf))
+		for m, rs := range r.RoundOf {
+			rounds[m] = slices.Clone(rs)
+		}
+		r.RoundOf = rounds
+	}
+	if r.CI != nil {
+		ci := *r.CI
+		ci.Ops = slices.Clone(ci.Ops)
+		r.CI = &ci
+	}
 	r.Scenario = cloneScenario(r.Scenario)
 	r.Timeline = slices.Clone(r.Timeline)
 	r.Samples = slices.Clone(r.Samples)
