@@ -78,7 +78,7 @@ func TestOpenStateFails(t *testing.T) {
 
 func TestThrottleNames(t *testing.T) {
 	for mask, want := range map[uint64]string{
-		0: "none",
+		0:                             "none",
 		nvml.ClocksEventReasonGpuIdle: "idle",
 		nvml.ClocksEventReasonSwPowerCap | nvml.ClocksThrottleReasonHwThermalSlowdown: "sw-power-cap, hw-thermal",
 		1 << 20: "0x100000",
