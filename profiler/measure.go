@@ -33,6 +33,10 @@ type Options struct {
 	// against (what the backend must be able to do); nil is
 	// scenarios.StrategyKnobs().
 	Knobs scenarios.Knobs
+	// Machine, when set, is read around every run (Result.Drift) and asked
+	// for the engines' use during the runs (Result.TimedUse); nil records
+	// neither (no NVML: the simulator, no driver).
+	Machine Machine
 }
 
 // Baseline is the isolated half of a measurement, reusable while the
@@ -214,6 +218,12 @@ type Result struct {
 	// CI holds the confidence intervals of the figures; nil on a
 	// deterministic backend and when too few rounds were measured.
 	CI *Intervals `json:"ci,omitempty"`
+	// Drift is every GPU's state around each run and the isolated and
+	// concurrent parts compared (Drift.Flagged); nil without NVML.
+	Drift *Drift `json:"drift,omitempty"`
+	// TimedUse is what the engines did during the timed repetitions only;
+	// nil without a machine record (Options.Machine).
+	TimedUse *TimedUse `json:"timed_use,omitempty"`
 	// Timeline and Samples are the spans and telemetry of one concurrent repetition.
 	Timeline []backends.Span   `json:"timeline,omitempty"`
 	Samples  []backends.Sample `json:"samples,omitempty"`
@@ -254,6 +264,7 @@ func (r Result) Fraction() (float64, bool) {
 // first.
 func Measure(ctx context.Context, b backends.Backend, sc scenarios.Scenario, st scenarios.Strategy, opt Options) (Result, error) {
 	st = st.Normalize()
+	b, watch := watchMachine(b, opt.Machine)
 	caps := b.Capabilities()
 	knobs := opt.Knobs
 	if knobs == nil {
@@ -399,6 +410,7 @@ func Measure(ctx context.Context, b backends.Backend, sc scenarios.Scenario, st 
 	r.Timeline, r.Samples = lastRep(lastC3)
 	r.Deterministic = caps.Deterministic && allSame(r.Reps) && allSame(r.DefaultReps)
 	r.Derive(caps.HBMBandwidth)
+	watch.finish(&r)
 	return r, nil
 }
 

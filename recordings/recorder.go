@@ -660,6 +660,7 @@ func copyResult(r profiler.Result) *profiler.Result {
 		ci.Ops = slices.Clone(ci.Ops)
 		r.CI = &ci
 	}
+	r.Drift, r.TimedUse = r.Drift.Clone(), r.TimedUse.Clone()
 	r.Scenario = cloneScenario(r.Scenario)
 	r.Timeline = slices.Clone(r.Timeline)
 	r.Samples = slices.Clone(r.Samples)

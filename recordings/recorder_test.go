@@ -372,7 +372,8 @@ func TestConcurrentRecording(t *testing.T) {
 // profiler.Result (a new one must be added there).
 func TestResultIsCopied(t *testing.T) {
 	known := map[string]bool{"Devices": true, "FractionOfIdeal": true, "Bound": true, "Explain": true,
-		"Reps": true, "Timeline": true, "Samples": true, "Ops": true, "DefaultReps": true, "RoundOf": true, "CI": true}
+		"Reps": true, "Timeline": true, "Samples": true, "Ops": true, "DefaultReps": true, "RoundOf": true, "CI": true,
+		"Drift": true, "TimedUse": true}
 	rt := reflect.TypeFor[profiler.Result]()
 	for i := range rt.NumField() {
 		f := rt.Field(i)

@@ -39,6 +39,12 @@ type Backend struct {
 	// tracer, when set (Options.CUPTI), reports every memory copy as the
 	// GPU saw it; each repetition's copies become timeline spans.
 	tracer copyTracer
+	// measured holds, per GPU, the bandwidths measured at Open (or read
+	// from the cache); they replace the device table's in Devices.
+	// measureErr is why a measurement failed (the device table's numbers
+	// stand then).
+	measured   map[int]measuredBW
+	measureErr error
 }
 
 // copyTracer reports memory copies as the GPUs saw them: CUPTI's activity
@@ -112,7 +118,12 @@ func Open(opts Options) (*Backend, error) {
 	// c3lab never uses NVLink multicast (NVLS): it needs settings c3lab must
 	// not touch and it would change what the collectives measure.
 	os.Setenv("NCCL_NVLS_ENABLE", "0")
-	return open(opts, openLibs)
+	b, err := open(opts, openLibs)
+	if err != nil {
+		return nil, err
+	}
+	b.do(func() { b.measureErr = b.measureBandwidths(bandwidthCachePath(), defaultBWProbe()) })
+	return b, nil
 }
 
 // open is Open with the libraries from load (fakes, in tests).
@@ -210,7 +221,9 @@ const Name = "cuda"
 func (b *Backend) Name() string { return Name }
 
 // Devices implements backends.Backend: what the driver reports, and the
-// bandwidths of the device model from backends.FactsOf.
+// bandwidths of the device model from backends.FactsOf, replaced by those
+// measured on the device at Open (HBM, and NVLink with 2+ GPUs) where
+// they were.
 func (b *Backend) Devices() []backends.DeviceInfo {
 	out := make([]backends.DeviceInfo, len(b.devs))
 	for i, d := range b.devs {
@@ -221,6 +234,12 @@ func (b *Backend) Devices() []backends.DeviceInfo {
 		}
 		if f, ok := backends.FactsOf(d.Name); ok {
 			out[i] = f.Apply(out[i])
+		}
+		if m, ok := b.measured[i]; ok {
+			out[i].HBMBandwidth = m.HBM
+			if m.Link > 0 {
+				out[i].LinkBandwidth = m.Link
+			}
 		}
 	}
 	return out

@@ -30,8 +30,11 @@ type bufRef struct {
 
 // devInfo is what the backend needs to know of one GPU.
 type devInfo struct {
-	Name        string
-	UUID        string
+	Name string
+	UUID string
+	// Driver is the CUDA driver's version (cuDriverGetVersion: 1000*major
+	// + 10*minor); 0 when unknown.
+	Driver      int
 	SMs         int
 	MemoryBytes int64
 	CopyEngines int

@@ -131,6 +131,9 @@ func (g *nativeGPU) openDevice(i int) (_ *device, err error) {
 		return nil, err
 	}
 	d.info.UUID, _ = drv.UUID(h)
+	if v, ok := drv.(interface{ Version() (int, error) }); ok {
+		d.info.Driver, _ = v.Version()
+	}
 	attr := func(a int) int { v, _ := drv.Attribute(h, a); return v }
 	d.info.SMs = attr(native.AttrMultiprocessorCount)
 	d.info.CopyEngines = attr(native.AttrAsyncEngineCount)

@@ -42,7 +42,9 @@ func runRun(ctx context.Context, args []string, s stdio) error {
 	rec.Scenario(sc)
 	rec.Strategy(st)
 	stopTelemetry := recordTelemetry(ctx, b, rec)
-	r, err := profiler.Measure(ctx, b, sc, st, profiler.Options{Reps: *reps})
+	machine, closeMachine := openMachine(b)
+	r, err := profiler.Measure(ctx, b, sc, st, profiler.Options{Reps: *reps, Machine: machine})
+	closeMachine()
 	stopTelemetry()
 	if err != nil {
 		rec.Error(err.Error())
@@ -53,6 +55,7 @@ func runRun(ctx context.Context, args []string, s stdio) error {
 	if err := closeRecorder(rec, s.errOut); err != nil {
 		return err
 	}
+	warnDrift(s.errOut, r)
 	if *asJSON {
 		if !*timeline {
 			r.Timeline, r.Samples = nil, nil

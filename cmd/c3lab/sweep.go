@@ -154,8 +154,10 @@ func runSweep(ctx context.Context, args []string, s stdio) error {
 		return err
 	}
 	stopTelemetry := recordTelemetry(ctx, b, rec)
-	entries, runErr := profiler.Sweep(ctx, b, list, grid, profiler.Options{Reps: *reps}, progress, func(e profiler.SweepEntry) {
+	machine, closeMachine := openMachine(b)
+	entries, runErr := profiler.Sweep(ctx, b, list, grid, profiler.Options{Reps: *reps, Machine: machine}, progress, func(e profiler.SweepEntry) {
 		if e.Result != nil {
+			warnDrift(s.errOut, *e.Result)
 			rec.Scenario(e.Result.Scenario)
 			rec.Strategy(e.Result.Strategy)
 			rec.Result(*e.Result)
@@ -163,6 +165,7 @@ func runSweep(ctx context.Context, args []string, s stdio) error {
 			rec.Error(e.Scenario + " · " + e.Strategy + ": " + e.Err)
 		}
 	})
+	closeMachine()
 	stopTelemetry()
 	if err := closeRecorder(rec, s.errOut); err != nil {
 		return err

@@ -2,10 +2,13 @@ package main
 
 import (
 	"context"
+	"fmt"
+	"io"
 
 	"github.com/NVIDIA/go-nvml/pkg/nvml"
 
 	"github.com/c3lab/c3lab/backends"
+	"github.com/c3lab/c3lab/profiler"
 	"github.com/c3lab/c3lab/profiler/telemetry"
 	"github.com/c3lab/c3lab/recordings"
 )
@@ -62,4 +65,31 @@ func sampleNVML(ctx context.Context, b backends.Backend, capacity int) (batches 
 		<-done
 		sampler.Close()
 	}, nil
+}
+
+// openMachine opens the NVML monitor a measurement reads the GPUs' state
+// and timed-window use from (profiler.Options.Machine): nil on another
+// backend than the node's GPUs or without NVML, where nothing is recorded
+// or claimed. close stops it.
+func openMachine(b backends.Backend) (m profiler.Machine, close func()) {
+	if !b.Capabilities().LocalGPUs {
+		return nil, func() {}
+	}
+	cfg := telemetry.Config{LinkBandwidth: map[int]float64{}}
+	for _, d := range b.Devices() {
+		cfg.LinkBandwidth[d.Index] = d.LinkBandwidth
+		cfg.Devices = append(cfg.Devices, d.Index)
+	}
+	mon, err := telemetry.OpenMonitor(nvml.New(), cfg)
+	if err != nil {
+		return nil, func() {}
+	}
+	return mon, func() { mon.Close() }
+}
+
+// warnDrift prints the result's drift warning, one line, when it has one.
+func warnDrift(w io.Writer, r profiler.Result) {
+	if msg := r.Drift.Warning(); msg != "" {
+		fmt.Fprintln(w, "c3lab: "+msg)
+	}
 }
