@@ -30,7 +30,10 @@ func knobScenarios() []scenarios.Scenario {
 func observe(t *testing.T, ks scenarios.Knobs) backendtest.Observe {
 	return func(sc scenarios.Scenario, st scenarios.Strategy) (string, error) {
 		f := newFakeGPU(4)
-		b := fakeBackend(t, f, Options{})
+		// The walk compares call logs, so the gate's watchdog must not
+		// open: on a loaded test machine enqueuing can take longer than
+		// the default 250 ms, and the repetition run again adds calls.
+		b := fakeBackend(t, f, Options{GateStallNanos: 60e9})
 		if sc.IsGraph() {
 			// scenarios.Validate, which Measure calls, does not read format
 			// 2 yet: refuse as Measure does, then run the three modes.
