@@ -36,15 +36,17 @@ func (f *regressionFlag) Set(s string) error {
 }
 
 func runCompare(_ context.Context, args []string, s stdio) error {
-	fs := newFlags("compare", "compare OLD NEW [--json] [--only-significant] [--chart] [--fail-on-regression X%]\n\n"+
-		"OLD and NEW are sweep files (c3lab sweep), recordings, or result JSON (c3lab run --json), in any mix.\n"+
-		"Results pair by scenario and strategy; per pair T_c3's change with its 95 % interval (bootstrap over\n"+
-		"rounds and repetitions), the Mann-Whitney p-value, and U's and F's changes (in --json).", s)
+	fs := newFlags("compare", "compare OLD NEW [--json] [--only-significant] [--chart]\n"+
+		"                     [--fail-on-regression X%]\n\n"+
+		"OLD and NEW are sweep files (c3lab sweep), recordings, or result JSON\n"+
+		"(c3lab run --json), in any mix. Results pair by scenario and strategy; per\n"+
+		"pair, T_c3's change with its 95 % interval (bootstrap over rounds and\n"+
+		"repetitions) and Mann-Whitney p-value; U's and F's changes too in --json.", s)
 	asJSON := fs.Bool("json", false, "print the comparison as JSON")
-	onlySig := fs.Bool("only-significant", false, "show only the pairs whose T_c3 changed significantly (the summary stays that of all)")
+	onlySig := fs.Bool("only-significant", false, "show only pairs whose T_c3 changed significantly (the summary is of all)")
 	chart := fs.Bool("chart", false, "after the table, draw a bar per pair of T_c3's change")
 	var fail regressionFlag
-	fs.Var(&fail, "fail-on-regression", "exit 1 when a pair's T_c3 is significantly slower by more than this percentage (5%; 0% for any)")
+	fs.Var(&fail, "fail-on-regression", "exit 1 when a T_c3 is significantly slower by more than this (5%; 0% for any)")
 	files, err := parseWithArgs(fs, args)
 	if err != nil {
 		return err

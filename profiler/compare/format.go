@@ -155,13 +155,20 @@ func pad(s string, w int, right bool) string {
 	return s + strings.Repeat(" ", n)
 }
 
-// sourceLine says what one side is.
-func sourceLine(side string, s Source) string {
+// sourceLine says what one side is, in w columns: a path too long loses
+// its start.
+func sourceLine(side string, s Source, w int) string {
 	what := fmt.Sprintf("%s of %d result(s)", s.Kind, s.Results)
 	if s.Backend != "" {
 		what += " on " + s.Backend
 	}
-	return fmt.Sprintf("%s  %s: %s", side, s.Path, what)
+	head := side + "  " + what + ": "
+	path := s.Path
+	if room := w - width(head); width(path) > room && room > 1 {
+		r := []rune(path)
+		path = "…" + string(r[len(r)-room+1:])
+	}
+	return head + path
 }
 
 // WriteTable writes the comparison as a table w columns wide: per
@@ -175,8 +182,8 @@ func WriteTable(out io.Writer, r Report, w int) error {
 	}
 	var b strings.Builder
 	line := func(s string) { b.WriteString(strings.TrimRight(fit(s, w), " ") + "\n") }
-	line(sourceLine("old", r.Old))
-	line(sourceLine("new", r.New))
+	line(sourceLine("old", r.Old, w))
+	line(sourceLine("new", r.New, w))
 	b.WriteString("\n")
 
 	head := [6]string{"strategy", "old T_c3", "new T_c3", "change", "p", "n"}
