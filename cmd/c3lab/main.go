@@ -52,6 +52,7 @@ func commands() []command {
 		{"run", "run one scenario under one strategy and print the C3 metrics", runRun},
 		{"advise", "suggest a strategy for a scenario, with reasons; --tune measures the candidates", runAdvise},
 		{"sweep", "run scenarios under a grid of strategies and write the results", runSweep},
+		{"compare", "compare two sweeps, recordings or result files: each change with its interval", runCompare},
 		{"replay", "play a recording back: its results, or the lab fed by it", runReplay},
 		{"export", "measure a scenario and write its timeline as pprof, Perfetto or Chrome trace", runExport},
 		{"scenarios", "list the built-in scenarios with their class, or show one as YAML", runScenarios},
