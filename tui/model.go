@@ -484,14 +484,9 @@ func errLine(err error) string {
 	return strings.ReplaceAll(err.Error(), "\n", " ")
 }
 
-// fracText is a result's fraction of ideal as text.
-func fracText(r profiler.Result) string {
-	f, ok := r.Fraction()
-	if !ok {
-		return "n/a"
-	}
-	return report.Percent(f)
-}
+// fracText is a result's fraction of ideal as text, with its interval
+// when it has one, "within noise (…)" past 100 % inside it (fractionText).
+func fracText(r profiler.Result) string { return fractionText(&r) }
 
 // setResult stores a result and what is derived from it once.
 func (m *Model) setResult(r profiler.Result) {
@@ -524,11 +519,10 @@ func (m *Model) fitTimeline() {
 
 // noteResult adds a result to its scenario's summary, trail and history.
 func (m *lab) noteResult(r profiler.Result) {
-	f, ok := r.Fraction()
-	m.sums[r.Scenario.Name] = summary{class: r.Class, fraction: f, ok: ok}
+	f, _, _, state := fraction(&r)
+	m.sums[r.Scenario.Name] = summary{class: r.Class, fraction: f, ok: state != fracNone, noise: state == fracNoise}
 	t := m.trail[r.Scenario.Name]
-	u, uok := uplift(r)
-	p := trailPoint{strategy: r.Strategy.String(), u: u, ok: uok}
+	p := trailPoint{strategy: r.Strategy.String(), upliftEst: upliftOf(r)}
 	if n := len(t); n > 0 && t[n-1].strategy == p.strategy {
 		t[n-1] = p // the same strategy again (live mode): update its point
 	} else {
@@ -538,7 +532,7 @@ func (m *lab) noteResult(r profiler.Result) {
 		t = t[len(t)-maxTrail:]
 	}
 	m.trail[r.Scenario.Name] = t
-	m.hist[r.Scenario.Name] = addFrac(m.hist[r.Scenario.Name], p.strategy, u, uok)
+	m.hist[r.Scenario.Name] = addUplift(m.hist[r.Scenario.Name], p.strategy, p.upliftEst)
 }
 
 // onKey routes a key: down the mode stack from the top, then to the
