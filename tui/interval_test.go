@@ -6,6 +6,8 @@ import (
 	"strings"
 	"testing"
 
+	tea "charm.land/bubbletea/v2"
+
 	"github.com/charmbracelet/x/ansi"
 	"github.com/charmbracelet/x/exp/golden"
 
@@ -405,6 +407,43 @@ func TestListNoise(t *testing.T) {
 		}
 		if got := ansi.StringWidth(lines[0]); got != w {
 			t.Errorf("w %d: line is %d cells", w, got)
+		}
+	}
+}
+
+// TestIntervalScreens draws the whole lab on a result with intervals, one
+// within noise and a deterministic one, at 80x24, 120x40 and 200x50: every
+// line fits, and the status line says the fraction of ideal as the
+// panels do.
+func TestIntervalScreens(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		r      profiler.Result
+		status string
+	}{
+		{"intervals", ciResult(scenarios.Strategy{}), "17.0% ± 1.2 of ideal (1.15x realized"},
+		{"noise", noiseResult(), "within noise of ideal (103.1% ± 5.0) (1.92x realized"},
+		{"past", pastResult(), "103.1% ± 1.0 of ideal: past it, beyond its interval"},
+		{"deterministic", deterministicResult(), "17.0% of ideal (1.15x realized"},
+	} {
+		for _, size := range [][2]int{{80, 24}, {120, 40}, {200, 50}} {
+			t.Run(fmt.Sprintf("%s_%dx%d", tc.name, size[0], size[1]), func(t *testing.T) {
+				m := New(Config{Backend: newFake(), Suite: testSuite(), Strategy: tc.r.Strategy})
+				m.cancel()
+				m.running = false
+				m.seq = 7
+				nm, _ := m.Update(tea.WindowSizeMsg{Width: size[0], Height: size[1]})
+				nm, _ = nm.Update(resultMsg{seq: 7, result: tc.r})
+				m = nm.(Model)
+				if !strings.Contains(m.status.text, tc.status) {
+					t.Errorf("status %q, want %q in it", m.status.text, tc.status)
+				}
+				checkScreen(t, m.View().Content, size[0], size[1])
+				tp := m.trail[tc.r.Scenario.Name]
+				if len(tp) != 1 || tp[0].hasCI != (tc.r.CI != nil) {
+					t.Errorf("trail %+v: the interval was not kept", tp)
+				}
+			})
 		}
 	}
 }
