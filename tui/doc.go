@@ -6,7 +6,11 @@
 // a Gantt timeline of the concurrent run and what bounded each op.
 // The utilization and timeline panels show one GPU at a time (the GPU key
 // cycles the devices a result reports); the timeline zooms from 1x to 16x
-// and pans.
+// and pans. Every figure of a result with confidence intervals carries its
+// "± x"; a fraction of ideal past 100 % inside its interval reads "within
+// noise"; a deterministic result (the simulator) says it has none; and
+// uplifts whose intervals overlap are not ranked (≈ in the trail, the
+// history chart and the sweep heatmap): interval.go.
 //
 // Measurements run in commands (goroutines) through profiler.Measure and
 // reach the model as messages tagged with a sequence number, so stale

@@ -3,10 +3,10 @@ package tui
 import (
 	"context"
 	"fmt"
-	"math"
 
 	"charm.land/bubbles/v2/key"
 	tea "charm.land/bubbletea/v2"
+	"charm.land/lipgloss/v2"
 
 	"github.com/c3lab/c3lab/backends"
 	"github.com/c3lab/c3lab/profiler"
@@ -23,9 +23,9 @@ type gridCol struct {
 // gridCell is one measured (or pending) cell.
 type gridCell struct {
 	done bool
-	// u is the cell's uplift U (uplift), what cells are compared by.
-	u   float64
-	ok  bool
+	// upliftEst is the cell's uplift U (uplift) with its interval, what
+	// cells are compared by.
+	upliftEst
 	err error
 }
 
@@ -164,7 +164,7 @@ func (g *sweepGrid) store(m *Model, msg gridMsg) tea.Cmd {
 	r, c := msg.index/len(g.cols), msg.index%len(g.cols)
 	cell := gridCell{done: true, err: msg.err}
 	if msg.err == nil {
-		cell.u, cell.ok = uplift(msg.r)
+		cell.upliftEst = upliftOf(msg.r)
 		m.rec.cur.Result(msg.r)
 	} else {
 		m.rec.cur.Error("sweep cell " + g.strategy(r, c).String() + ": " + errLine(msg.err))
@@ -176,20 +176,18 @@ func (g *sweepGrid) store(m *Model, msg gridMsg) tea.Cmd {
 }
 
 // progress says how far the sweep is and, once every cell is measured,
-// that it is done, how many cells failed and which did best.
+// that it is done, how many cells failed and which did best: the cell of
+// highest U and how many more are not told apart from it (bestCells).
 func (g *sweepGrid) progress() string {
 	done := min(g.next, g.total())
 	if done < g.total() {
 		return fmt.Sprintf("sweeping %s: %d/%d measured", g.scenario.Name, done, g.total())
 	}
-	failed, bestR, bestC := 0, -1, -1
+	failed := 0
 	for r := range g.cells {
-		for c, cell := range g.cells[r] {
-			switch {
-			case cell.err != nil:
+		for _, cell := range g.cells[r] {
+			if cell.err != nil {
 				failed++
-			case cell.ok && (bestR < 0 || cell.u > g.cells[bestR][bestC].u):
-				bestR, bestC = r, c
 			}
 		}
 	}
@@ -197,10 +195,53 @@ func (g *sweepGrid) progress() string {
 	if failed > 0 {
 		out += fmt.Sprintf(", %d failed", failed)
 	}
-	if bestR >= 0 {
-		out += fmt.Sprintf(" · best U %s under %s · enter applies a cell", report.Ratio(g.cells[bestR][bestC].u), g.strategy(bestR, bestC))
+	if bestR, bestC, tied := g.bestCells(); bestR >= 0 {
+		out += fmt.Sprintf(" · best U %s under %s", report.Ratio(g.cells[bestR][bestC].u), g.strategy(bestR, bestC))
+		if n := tiedCount(tied) - 1; n > 0 {
+			out += fmt.Sprintf(", not told apart from %d more (≈ best)", n)
+		}
+		out += " · enter applies a cell"
 	}
 	return out
+}
+
+// bestCells finds the measured cell of highest U (bestR < 0 when none)
+// and marks every cell not told apart from it (compareU): its U interval
+// overlaps the best's. The best cell is marked too; when it is the only
+// one marked, it is the best beyond the noise.
+func (g *sweepGrid) bestCells() (bestR, bestC int, tied [][]bool) {
+	bestR, bestC = -1, -1
+	for r := range g.cells {
+		for c, cell := range g.cells[r] {
+			if cell.done && cell.err == nil && cell.ok && (bestR < 0 || cell.u > g.cells[bestR][bestC].u) {
+				bestR, bestC = r, c
+			}
+		}
+	}
+	tied = make([][]bool, len(g.cells))
+	for r := range g.cells {
+		tied[r] = make([]bool, len(g.cells[r]))
+		if bestR < 0 {
+			continue
+		}
+		for c, cell := range g.cells[r] {
+			tied[r][c] = cell.done && cell.err == nil && cell.ok && compareU(cell.upliftEst, g.cells[bestR][bestC].upliftEst) == 0
+		}
+	}
+	return bestR, bestC, tied
+}
+
+// tiedCount is the number of cells marked in tied.
+func tiedCount(tied [][]bool) int {
+	n := 0
+	for _, row := range tied {
+		for _, t := range row {
+			if t {
+				n++
+			}
+		}
+	}
+	return n
 }
 
 // onKey moves the cursor, applies a cell, or closes the grid.
@@ -231,25 +272,70 @@ func (g *sweepGrid) onKey(m *Model, msg tea.KeyPressMsg) (tea.Cmd, keyUse) {
 // close stops the grid's measurements (it is leaving the stack).
 func (g *sweepGrid) close() { g.cancel() }
 
-// gridLines renders the heatmap: a header of columns, a row per partition,
-// each cell the uplift U (· pending, … measuring, ! failed), the best
-// cell marked good and a cell slower than serial bad, the cursor cell in
-// brackets.
-func gridLines(st Styles, g *sweepGrid) []string {
-	const labelW, cellW = 13, 14
+// gridLines renders the heatmap in at most maxW cells: a header of
+// columns, a row per partition, each cell the uplift U (· pending, …
+// measuring, ! failed) with its interval when it has one and the cells
+// are wide enough for it in maxW, the best cell marked good and a cell
+// slower than serial bad, the cursor cell in brackets. Cells whose U is
+// not told apart from the best's (compareU: their intervals overlap) are
+// not ranked: each of them, the best included, reads "≈" and is marked
+// good, and a line under the grid says what ≈ means.
+func gridLines(st Styles, g *sweepGrid, maxW int) []string {
+	const labelW = 13
+	_, _, tied := g.bestCells()
+	ties := tiedCount(tied) > 1
+	// cellText is a cell's text and style, with or without its interval.
+	cellText := func(r, c int, withCI bool) (string, lipgloss.Style) {
+		idx := r*len(g.cols) + c
+		cell := g.cells[r][c]
+		text, style := "·", st.Dim
+		switch {
+		case cell.done && cell.err != nil:
+			text, style = "! failed", st.Error
+		case cell.done && !cell.ok:
+			text = "n/a"
+		case cell.done:
+			text, style = report.Ratio(cell.u), st.Value
+			if withCI && cell.hasCI {
+				text += plusMinus(cell.ci, halfFixed(2))
+			}
+			switch {
+			case tied[r][c] && ties:
+				text, style = "≈"+text, st.Good
+			case tied[r][c]:
+				style = st.Good
+			case cell.u < 1:
+				style = st.Bad
+			}
+		case idx == g.next:
+			text = "…"
+		}
+		if r == g.curR && c == g.curC {
+			return "[" + text + "]", style
+		}
+		return " " + text + " ", style
+	}
+	// cellWidth is the width the cells need, 14 at least.
+	cellWidth := func(withCI bool) int {
+		cw := 14
+		for r := range g.rows {
+			for c := range g.cols {
+				t, _ := cellText(r, c, withCI)
+				cw = max(cw, ansiWidth(t)+1)
+			}
+		}
+		return cw
+	}
+	withCI := true
+	cellW := cellWidth(true)
+	if labelW+cellW*len(g.cols) > maxW {
+		withCI, cellW = false, cellWidth(false)
+	}
 	head := fit("", labelW)
 	for _, c := range g.cols {
 		head += st.Label.Render(fit(c.name, cellW))
 	}
 	out := []string{head}
-	best := math.Inf(-1)
-	for r := range g.cells {
-		for _, cell := range g.cells[r] {
-			if cell.done && cell.err == nil && cell.ok {
-				best = max(best, cell.u)
-			}
-		}
-	}
 	for r, sms := range g.rows {
 		label := "no partition"
 		if sms > 0 {
@@ -257,29 +343,7 @@ func gridLines(st Styles, g *sweepGrid) []string {
 		}
 		line := st.Label.Render(fit(label, labelW))
 		for c := range g.cols {
-			idx := r*len(g.cols) + c
-			cell := g.cells[r][c]
-			text, style := "·", st.Dim
-			switch {
-			case cell.done && cell.err != nil:
-				text, style = "! failed", st.Error
-			case cell.done && !cell.ok:
-				text = "n/a"
-			case cell.done:
-				text, style = report.Ratio(cell.u), st.Value
-				if cell.u == best {
-					style = st.Good
-				} else if cell.u < 1 {
-					style = st.Bad
-				}
-			case idx == g.next:
-				text = "…"
-			}
-			if r == g.curR && c == g.curC {
-				text = "[" + text + "]"
-			} else {
-				text = " " + text + " "
-			}
+			text, style := cellText(r, c, withCI)
 			line += style.Render(fit(text, cellW))
 		}
 		out = append(out, line)
@@ -288,12 +352,20 @@ func gridLines(st Styles, g *sweepGrid) []string {
 	if g.next >= g.total() {
 		state = "sweep done: " + state
 	}
+	if ties {
+		out = append(out, "", st.Dim.Render("≈ best: U not told apart from the best (within the noise)"))
+	}
 	out = append(out, "", st.Dim.Render(state+" · "+hint(g.ShortHelp(), " · ")))
 	return out
 }
 
-// View is the sweep overlay.
+// View is the sweep overlay: as wide as its widest line needs, at most the
+// screen's width less a margin.
 func (g *sweepGrid) View(m *Model) []string {
-	w := min(g.w-4, 13+14*len(g.cols)+4)
-	return m.overlayBox("Sweep · "+g.scenario.Name+" · U, uplift over serial", gridLines(m.styles, g), w)
+	lines := gridLines(m.styles, g, g.w-8)
+	w := 0
+	for _, l := range lines[:len(g.rows)+1] {
+		w = max(w, ansiWidth(l))
+	}
+	return m.overlayBox("Sweep · "+g.scenario.Name+" · U, uplift over serial", lines, min(g.w-4, w+4))
 }

@@ -22,19 +22,26 @@ const (
 )
 
 // fracPoint is one result in a scenario's history: its strategy and its
-// uplift U (uplift), the figure strategies are compared by.
+// uplift U (uplift) with its interval, the figure strategies are compared
+// by. Its u is NaN when the result has none.
 type fracPoint struct {
 	strategy string
-	// u is the result's uplift over the serial default; NaN when it has none.
-	u float64
+	upliftEst
 }
 
-// addFrac appends a result to a history, keeping the newest maxFracHistory.
+// addFrac appends a result's uplift u (known when ok) to a history,
+// keeping the newest maxFracHistory.
 func addFrac(h []fracPoint, strategy string, u float64, ok bool) []fracPoint {
-	if !ok {
-		u = math.NaN()
+	return addUplift(h, strategy, upliftEst{u: u, ok: ok})
+}
+
+// addUplift appends a result's uplift with its interval to a history,
+// keeping the newest maxFracHistory.
+func addUplift(h []fracPoint, strategy string, e upliftEst) []fracPoint {
+	if !e.ok {
+		e.u = math.NaN()
 	}
-	h = append(h, fracPoint{strategy: strategy, u: u})
+	h = append(h, fracPoint{strategy: strategy, upliftEst: e})
 	if len(h) > maxFracHistory {
 		h = h[len(h)-maxFracHistory:]
 	}
@@ -42,10 +49,13 @@ func addFrac(h []fracPoint, strategy string, u float64, ok bool) []fracPoint {
 }
 
 // fracChange is a strategy change in a history: the chart cell where the
-// first result under the new strategy is drawn.
+// first result under the new strategy is drawn. noise is set when its U
+// is not told apart from the result before it (compareU): the change is
+// inside the noise.
 type fracChange struct {
 	cell     int
 	strategy string
+	noise    bool
 }
 
 // fracWindow returns the points a chart cw cells wide shows (one per cell,
@@ -57,7 +67,8 @@ func fracWindow(h []fracPoint, cw int) (vis []fracPoint, pad int, changes []frac
 	pad = cw - len(vis)
 	for i := max(start, 1); i < len(h); i++ {
 		if h[i].strategy != h[i-1].strategy {
-			changes = append(changes, fracChange{cell: pad + i - start, strategy: h[i].strategy})
+			noise := h[i].ok && h[i-1].ok && compareU(h[i].upliftEst, h[i-1].upliftEst) == 0
+			changes = append(changes, fracChange{cell: pad + i - start, strategy: h[i].strategy, noise: noise})
 		}
 	}
 	return vis, pad, changes
@@ -67,7 +78,8 @@ func fracWindow(h []fracPoint, cw int) (vis []fracPoint, pad int, changes []frac
 // w: fracChartRows rows of braille chart (from the lower of 1.00x and the
 // lowest U up to the higher of the highest U and one more than the
 // bottom, so a flat history stays readable; the axis labels show both
-// ends), a row with ┴ under each strategy change, and a legend naming the
+// ends), a row with ┴ under each strategy change (≈ under one whose U is
+// not told apart from the result before it), and a legend naming the
 // latest changes. Each result takes one cell. U, not the fraction of
 // ideal, is what a chart across strategies may show: each strategy has
 // its own ideal. It returns fracChartLines lines, or nil when w leaves no
@@ -112,12 +124,12 @@ func fracChartBlock(st Styles, h []fracPoint, labelW, w int) []string {
 }
 
 // markerRow is the chart's x axis, cw cells wide, with ┴ in every cell
-// where the strategy changed.
+// where the strategy changed, ≈ where it changed inside the noise.
 func markerRow(st Styles, changes []fracChange, cw int) string {
-	cells := make([]bool, cw)
+	cells := make([]string, cw)
 	for _, c := range changes {
 		if c.cell >= 0 && c.cell < cw {
-			cells[c.cell] = true
+			cells[c.cell] = changeGlyph(c)
 		}
 	}
 	var b strings.Builder
@@ -128,16 +140,25 @@ func markerRow(st Styles, changes []fracChange, cw int) string {
 			run = 0
 		}
 	}
-	for _, marked := range cells {
-		if !marked {
+	for _, mark := range cells {
+		if mark == "" {
 			run++
 			continue
 		}
 		flush()
-		b.WriteString(st.Marker.Render("┴"))
+		b.WriteString(st.Marker.Render(mark))
 	}
 	flush()
 	return b.String()
+}
+
+// changeGlyph marks a strategy change on a history chart: ┴, or ≈ when
+// the change is inside the noise.
+func changeGlyph(c fracChange) string {
+	if c.noise {
+		return "≈"
+	}
+	return "┴"
 }
 
 // fracLegend names the latest strategy changes, oldest first, as many as
@@ -148,7 +169,7 @@ func fracLegend(st Styles, changes []fracChange, w int) string {
 	}
 	parts := make([]string, len(changes))
 	for i, c := range changes {
-		parts[i] = "┴ " + abbrevStrategy(c.strategy)
+		parts[i] = changeGlyph(c) + " " + abbrevStrategy(c.strategy)
 	}
 	const sep = "  "
 	for len(parts) > 1 && ansiWidth(strings.Join(parts, sep)) > w {

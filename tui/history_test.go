@@ -51,7 +51,7 @@ func TestAddFracBounded(t *testing.T) {
 // result per cell, the newest at the right edge, changes scrolled off the
 // left not counted.
 func TestFracWindow(t *testing.T) {
-	h := []fracPoint{{"a", 0}, {"a", 0}, {"b", 0}, {"c", 0}}
+	h := []fracPoint{{strategy: "a"}, {strategy: "a"}, {strategy: "b"}, {strategy: "c"}}
 	vis, pad, changes := fracWindow(h, 6) // 2 blank cells, then a a b c
 	if len(vis) != 4 || pad != 2 {
 		t.Fatalf("vis %d, pad %d", len(vis), pad)

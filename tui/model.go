@@ -461,11 +461,11 @@ func (m Model) onResult(msg resultMsg) (Model, tea.Cmd) {
 	m.measuredFrom, m.measuredTo = msg.started, msg.started.Add(msg.took)
 	m.rec.cur.Result(msg.result)
 	m.setResult(msg.result)
-	m.status = status{statusInfo, fmt.Sprintf("%s · %s: %s of ideal (%s realized, %s ideal)",
-		msg.result.Scenario.Name, msg.result.Strategy.String(), fracText(msg.result), report.Ratio(msg.result.RealizedSpeedup), report.Ratio(msg.result.IdealSpeedup))}
+	m.status = status{statusInfo, fmt.Sprintf("%s · %s: %s (%s realized, %s ideal)",
+		msg.result.Scenario.Name, msg.result.Strategy.String(), ofIdeal(msg.result), report.Ratio(msg.result.RealizedSpeedup), report.Ratio(msg.result.IdealSpeedup))}
 	if m.knobNote != "" {
 		// The knob was applied and measured; say again why it could not matter.
-		m.status = status{statusWarn, m.knobNote + " · measured: " + fracText(msg.result) + " of ideal"}
+		m.status = status{statusWarn, m.knobNote + " · measured: " + ofIdeal(msg.result)}
 	}
 	if m.liveRun() {
 		m.status.text = "live · " + m.status.text
@@ -484,13 +484,22 @@ func errLine(err error) string {
 	return strings.ReplaceAll(err.Error(), "\n", " ")
 }
 
-// fracText is a result's fraction of ideal as text.
-func fracText(r profiler.Result) string {
-	f, ok := r.Fraction()
-	if !ok {
-		return "n/a"
+// fracText is a result's fraction of ideal as text, with its interval
+// when it has one, "within noise (…)" past 100 % inside it (fractionText).
+func fracText(r profiler.Result) string { return fractionText(&r) }
+
+// ofIdeal is a result's fraction of ideal as the status line says it:
+// "17.0% ± 1.2 of ideal", "within noise of ideal (103.1% ± 5.0)",
+// "103.1% ± 1.0 of ideal: past it, beyond its interval".
+func ofIdeal(r profiler.Result) string {
+	f, iv, has, state := fraction(&r)
+	switch state {
+	case fracNoise:
+		return withinNoise + " of ideal (" + percentPM(f, iv, has) + ")"
+	case fracPast:
+		return percentPM(f, iv, has) + " of ideal: past it, beyond its interval"
 	}
-	return report.Percent(f)
+	return fracText(r) + " of ideal"
 }
 
 // setResult stores a result and what is derived from it once.
@@ -524,11 +533,10 @@ func (m *Model) fitTimeline() {
 
 // noteResult adds a result to its scenario's summary, trail and history.
 func (m *lab) noteResult(r profiler.Result) {
-	f, ok := r.Fraction()
-	m.sums[r.Scenario.Name] = summary{class: r.Class, fraction: f, ok: ok}
+	f, _, _, state := fraction(&r)
+	m.sums[r.Scenario.Name] = summary{class: r.Class, fraction: f, ok: state != fracNone, noise: state == fracNoise}
 	t := m.trail[r.Scenario.Name]
-	u, uok := uplift(r)
-	p := trailPoint{strategy: r.Strategy.String(), u: u, ok: uok}
+	p := trailPoint{strategy: r.Strategy.String(), upliftEst: upliftOf(r)}
 	if n := len(t); n > 0 && t[n-1].strategy == p.strategy {
 		t[n-1] = p // the same strategy again (live mode): update its point
 	} else {
@@ -538,7 +546,7 @@ func (m *lab) noteResult(r profiler.Result) {
 		t = t[len(t)-maxTrail:]
 	}
 	m.trail[r.Scenario.Name] = t
-	m.hist[r.Scenario.Name] = addFrac(m.hist[r.Scenario.Name], p.strategy, u, uok)
+	m.hist[r.Scenario.Name] = addUplift(m.hist[r.Scenario.Name], p.strategy, p.upliftEst)
 }
 
 // onKey routes a key: down the mode stack from the top, then to the

@@ -16,6 +16,9 @@ type summary struct {
 	class    profiler.Class
 	fraction float64
 	ok       bool // fraction defined
+	// noise is set when the fraction is past 100 % inside its interval:
+	// the list shows ≈100%, not the number.
+	noise bool
 }
 
 // shortClass abbreviates a class for narrow lists.
@@ -84,15 +87,18 @@ func listLines(st Styles, suite []scenarios.Scenario, sums map[string]summary, c
 				cls = string(s.class)
 			}
 			tag = cls
-			if s.ok {
+			switch {
+			case s.noise:
+				tag += " ≈100%"
+			case s.ok:
 				tag += " " + report.WholePercent(s.fraction)
 			}
 		}
 		if tag != "" {
 			tag = " " + tag
 		}
-		name := midTrunc(sc.Name, w-3-len(tag))
-		line := fit(mark+" "+name, w-len(tag)) + tag
+		name := midTrunc(sc.Name, w-3-ansiWidth(tag))
+		line := fit(mark+" "+name, w-ansiWidth(tag)) + tag
 		switch {
 		case i == cursor:
 			line = st.Cursor.Render(line)

@@ -28,11 +28,11 @@ func metricsTitle(r *profiler.Result) string {
 }
 
 // trailPoint is one past measurement of a scenario: its strategy and the
-// uplift U it reached (uplift), the one figure strategies are compared by.
+// uplift U it reached (uplift) with its interval, the one figure
+// strategies are compared by.
 type trailPoint struct {
 	strategy string
-	u        float64
-	ok       bool
+	upliftEst
 }
 
 // maxTrail is how many past measurements of a scenario the lab keeps.
@@ -42,14 +42,16 @@ const maxTrail = 8
 // newest last, in the w cells it has: every point with the strategies'
 // full names when they fit, else with their short names (as the history's
 // legend writes them), dropping the oldest points that still do not fit
-// behind a "…".
+// behind a "…". Two points joined by ≈ instead of → are not told apart:
+// the change between them is inside the noise (compareU).
 func trailLine(st Styles, trail []trailPoint, labelW, w int) string {
 	label := st.Label.Render(fit("trail U", labelW))
 	if len(trail) < 2 {
 		return label + st.Dim.Render("flip a knob to compare strategies")
 	}
-	points := func(short bool) []string {
-		parts := make([]string, len(trail))
+	type point struct{ text, join string }
+	points := func(short bool) []point {
+		parts := make([]point, len(trail))
 		for i, p := range trail {
 			f := "n/a"
 			if p.ok {
@@ -59,18 +61,31 @@ func trailLine(st Styles, trail []trailPoint, labelW, w int) string {
 			if short {
 				name = abbrevStrategy(name)
 			}
-			parts[i] = name + " " + f
+			parts[i] = point{text: name + " " + f, join: " → "}
+			if i > 0 && p.ok && trail[i-1].ok && compareU(p.upliftEst, trail[i-1].upliftEst) == 0 {
+				parts[i].join = " ≈ "
+			}
 		}
 		return parts
 	}
+	join := func(parts []point) string {
+		var b strings.Builder
+		for i, p := range parts {
+			if i > 0 {
+				b.WriteString(p.join)
+			}
+			b.WriteString(p.text)
+		}
+		return b.String()
+	}
 	room := w - labelW
-	text := strings.Join(points(false), " → ")
+	text := join(points(false))
 	if ansiWidth(text) > room {
 		parts := points(true)
-		text = strings.Join(parts, " → ")
+		text = join(parts)
 		for len(parts) > 1 && ansiWidth(text) > room {
 			parts = parts[1:]
-			text = "… " + strings.Join(parts, " → ")
+			text = "… " + join(parts)
 		}
 	}
 	return label + st.Dim.Render(fit(text, room))
@@ -86,19 +101,30 @@ func metricsLabelW(w int) int {
 }
 
 // metricsLines renders the paper's figures for r at inner width w, with the
-// trail of the scenario's past measurements.
+// trail of the scenario's past measurements. Each figure carries its
+// interval ("± x") when r has them; a deterministic result says once, by
+// the fraction of ideal, that it has none; a fraction of ideal past 100 %
+// inside its interval reads "within noise" and is not drawn as a success.
 func metricsLines(st Styles, r *profiler.Result, trail []trailPoint, w int) []string {
 	if r == nil {
 		return []string{st.Dim.Render("no measurement yet: pick a scenario (enter) or rerun (r)")}
 	}
 	lab := func(s string, n int) string { return st.Label.Render(fit(s, n)) }
 	val := func(s string) string { return st.Value.Render(s) }
+	ci := ciOf(r)
 
-	frac, fok := r.Fraction()
+	frac, _, _, fstate := fraction(r)
 	fracText := "n/a (ideal speedup is 1)"
 	fracStyle := st.Dim
-	if fok {
-		fracText = report.Percent(frac)
+	gaugeFrac := 0.0
+	switch fstate {
+	case fracNoise:
+		// Not a result: the gauge stops at 100 %, the words say why.
+		fracText, fracStyle, gaugeFrac = fractionText(r), st.Value, 1
+	case fracPast:
+		fracText, fracStyle, gaugeFrac = fractionText(r), st.Warn, 1
+	case fracPlain:
+		fracText = fractionText(r)
 		switch {
 		case frac < 0:
 			fracStyle = st.Bad
@@ -107,10 +133,20 @@ func metricsLines(st Styles, r *profiler.Result, trail []trailPoint, w int) []st
 		default:
 			fracStyle = st.Value
 		}
-	}
-	gaugeFrac := 0.0
-	if fok {
 		gaugeFrac = math.Max(frac, 0)
+	}
+	// A deterministic result says, once, that it has no interval; where
+	// the full words would leave the gauge less than 16 cells, one word
+	// says it, and none where even that leaves less than 8 (the why panel
+	// says it too).
+	if r.Deterministic && ci == nil {
+		gauge := func(note string) int { return w - 11 - ansiWidth(fracText+note) - 1 }
+		switch note, short := " · "+noIntervalNote, " · deterministic"; {
+		case !metricsTwoColumns(w) || gauge(note) >= 16:
+			fracText += note
+		case gauge(short) >= 8:
+			fracText += short
+		}
 	}
 	// The bound: what is physically reachable when both ops share HBM.
 	boundText, boundFrac, boundStyle := boundGapText(r), 0.0, st.Dim
@@ -118,8 +154,35 @@ func metricsLines(st Styles, r *profiler.Result, trail []trailPoint, w int) []st
 		boundFrac = math.Max(*b.FractionOfBound, 0)
 		boundText = report.Percent(*b.FractionOfBound) + " of " + report.Ratio(b.SBound) + " (" + b.By + ")"
 		boundStyle = st.Value
+		// Past the bound, S_real is past S_bound. Where the bound is the
+		// ideal, the fraction of bound is F and reads as F does; else it is
+		// within noise when S_real's interval reaches S_bound (taken as
+		// exact), and a number to distrust when it does not.
+		if *b.FractionOfBound > 1 && ci != nil {
+			state := fracPlain
+			switch {
+			case math.Abs(b.SBound-r.IdealSpeedup) <= 1e-9*b.SBound:
+				state = fstate
+			case ci.SReal.Valid() && ci.SReal.Lo <= b.SBound:
+				state = fracNoise
+			case ci.SReal.Valid():
+				state = fracPast
+			}
+			switch state {
+			case fracNoise:
+				boundFrac, boundText = 1, withinNoise+": "+boundText
+			case fracPast:
+				boundFrac, boundText, boundStyle = 1, boundText+" past the bound", st.Warn
+			}
+		}
 	}
-	slow := val(report.Ratio(r.CompSlowdown)) + st.Dim.Render(" compute · ") + val(report.Ratio(r.CommSlowdown)) + st.Dim.Render(" comm")
+	compSlow := ratioPM(r.CompSlowdown, ci, func(c *profiler.Intervals) profiler.Interval { return c.CompSlowdown })
+	commSlow := ratioPM(r.CommSlowdown, ci, func(c *profiler.Intervals) profiler.Interval { return c.CommSlowdown })
+	tComp := durationPM(r.TComp.Median, ci, func(c *profiler.Intervals) profiler.Interval { return c.TComp })
+	tComm := durationPM(r.TComm.Median, ci, func(c *profiler.Intervals) profiler.Interval { return c.TComm })
+	tC3 := durationPM(r.TC3.Median, ci, func(c *profiler.Intervals) profiler.Interval { return c.TC3 })
+	sIdeal := ratioPM(r.IdealSpeedup, ci, func(c *profiler.Intervals) profiler.Interval { return c.SIdeal })
+	sReal := ratioPM(r.RealizedSpeedup, ci, func(c *profiler.Intervals) profiler.Interval { return c.SReal })
 	// A host copy's bandwidth is over PCIe; a collective's is busbw.
 	bwLabel := "busbw"
 	if r.Scenario.Comm.Collective.IsHostCopy() {
@@ -132,28 +195,28 @@ func metricsLines(st Styles, r *profiler.Result, trail []trailPoint, w int) []st
 		row := func(l1, v1, l2, v2 string) string {
 			return fit(lab(l1, 9)+v1, half) + lab(l2, 10) + v2
 		}
-		gw := max(w-11-len(fracText)-1, 4)
+		gw := max(w-11-ansiWidth(fracText)-1, 4)
 		return []string{
-			row("T_comp", val(report.Duration(r.TComp.Median)), "ideal", val(report.Ratio(r.IdealSpeedup))),
-			row("T_comm", val(report.Duration(r.TComm.Median)), "realized", val(report.Ratio(r.RealizedSpeedup))),
-			row("T_c3", val(report.Duration(r.TC3.Median)), "class", val(string(r.Class))),
+			row("T_comp", val(tComp), "ideal", val(sIdeal)),
+			row("T_comm", val(tComm), "realized", val(sReal)),
+			row("T_c3", val(tC3), "class", val(string(r.Class))),
 			lab("% of ideal", 11) + styledBar(st, fracStyle, gaugeFrac, gw) + " " + fracStyle.Render(fracText),
-			lab("% of bound", 11) + styledBar(st, boundStyle, boundFrac, max(w-11-len(boundText)-1, 4)) + " " + boundStyle.Render(boundText),
-			lab("slowdown", 9) + slow,
+			lab("% of bound", 11) + styledBar(st, boundStyle, boundFrac, max(w-11-ansiWidth(boundText)-1, 4)) + " " + boundStyle.Render(boundText),
+			lab("slowdown", 9) + val(compSlow) + st.Dim.Render(" compute · ") + val(commSlow) + st.Dim.Render(" comm"),
 			lab("isolated", 9) + bw,
 			trailLine(st, trail, 9, w),
 		}
 	}
 	return []string{
-		lab("T_comp", 12) + val(report.Duration(r.TComp.Median)),
-		lab("T_comm", 12) + val(report.Duration(r.TComm.Median)),
-		lab("T_c3", 12) + val(report.Duration(r.TC3.Median)),
-		lab("ideal", 12) + val(report.Ratio(r.IdealSpeedup)),
-		lab("realized", 12) + val(report.Ratio(r.RealizedSpeedup)),
+		lab("T_comp", 12) + val(tComp),
+		lab("T_comm", 12) + val(tComm),
+		lab("T_c3", 12) + val(tC3),
+		lab("ideal", 12) + val(sIdeal),
+		lab("realized", 12) + val(sReal),
 		lab("% of ideal", 12) + fracStyle.Render(fracText),
 		styledBar(st, fracStyle, gaugeFrac, w),
 		lab("% of bound", 12) + boundStyle.Render(boundText),
-		lab("slowdown", 12) + val(report.Ratio(r.CompSlowdown)) + st.Dim.Render(" comp · ") + val(report.Ratio(r.CommSlowdown)) + st.Dim.Render(" comm"),
+		lab("slowdown", 12) + val(compSlow) + st.Dim.Render(" comp · ") + val(commSlow) + st.Dim.Render(" comm"),
 		lab("class", 12) + val(string(r.Class)),
 		lab(bwLabel, 12) + val(report.Bandwidth(r.BusBW)),
 		lab("compute", 12) + computeRate(st, r),

@@ -88,12 +88,18 @@ func whyLines(st Styles, r *profiler.Result, w int, backend string, caps backend
 		for _, e := range c3 {
 			total := opTime(r, backends.ModeConcurrent, e)
 			opStyle := st.Compute
-			slow := r.CompSlowdown
+			slow, slowIv := r.CompSlowdown, func(c *profiler.Intervals) profiler.Interval { return c.CompSlowdown }
 			if e.Op == backends.OpComm {
 				opStyle, slow = st.Comm, r.CommSlowdown
+				slowIv = func(c *profiler.Intervals) profiler.Interval { return c.CommSlowdown }
 			}
-			out = append(out, opStyle.Render(fit(string(e.Op), 9))+st.Value.Render(e.Label)+
-				st.Dim.Render(" · "+report.Duration(total)+" in C3 ("+report.Ratio(slow)+" its time alone)"))
+			head := opStyle.Render(fit(string(e.Op), 9)) + st.Value.Render(e.Label)
+			slowText := ratioPM(slow, ciOf(r), slowIv)
+			tail := " · " + report.Duration(total) + " in C3 (" + slowText + " its time alone)"
+			if ansiWidth(head+tail) > w {
+				tail = " · " + report.Duration(total) + " in C3 (" + slowText + ")"
+			}
+			out = append(out, head+st.Dim.Render(tail))
 			out = append(out, boundLines(st, opStyle, e.Bounds, total, w)...)
 		}
 		if len(c3) == 0 {
@@ -134,27 +140,67 @@ func graphFigures(r *profiler.Result) (tSerial, tIdeal, u float64, uFilled bool)
 }
 
 // figureLines are the why panel's first lines: the times the figures come
-// from and the figures, U last, as the one a strategy is judged by.
+// from and the figures, U last, as the one a strategy is judged by, each
+// with its interval when r has them ("T_c3 1.41 ms ± 4 µs", "F 89.0% ±
+// 1.2"). A deterministic result says once, after T_c3, that it has none;
+// F past 100 % inside its interval reads "within noise". The figures are
+// wrapped at " · " to the panel's width w.
 func figureLines(st Styles, r *profiler.Result, w int) []string {
 	tSerial, tIdeal, u, filled := graphFigures(r)
+	ci := ciOf(r)
 	lab := func(s string) string { return st.Label.Render(s + " ") }
 	val := func(s string) string { return st.Value.Render(s) }
-	sep := st.Dim.Render(" · ")
-	times := lab("T_serial") + val(report.Duration(tSerial)) + sep + lab("T_ideal") + val(report.Duration(tIdeal)) + sep + lab("T_c3") + val(report.Duration(r.TC3.Median))
-	f := "n/a"
-	if v, ok := r.Fraction(); ok {
-		f = report.Percent(v)
+	times := []string{
+		lab("T_serial") + val(durationPM(tSerial, ci, func(c *profiler.Intervals) profiler.Interval { return c.TSerial })),
+		lab("T_ideal") + val(durationPM(tIdeal, ci, func(c *profiler.Intervals) profiler.Interval { return c.TIdeal })),
+		lab("T_c3") + val(durationPM(r.TC3.Median, ci, func(c *profiler.Intervals) profiler.Interval { return c.TC3 })),
 	}
+	if r.Deterministic && ci == nil {
+		times = append(times, st.Dim.Render(noIntervalNote))
+	}
+	f := fractionText(r)
+	fStyle := st.Value
+	if _, _, _, state := fraction(r); state == fracPast {
+		fStyle = st.Warn
+	}
+	uIv := func(c *profiler.Intervals) profiler.Interval { return c.U }
 	uNote := " over the serial default"
 	if !filled {
+		uIv = func(c *profiler.Intervals) profiler.Interval { return c.SReal }
 		uNote = " (S_real until the serial default is measured)"
 	}
-	figs := lab("S_ideal") + val(report.Ratio(r.IdealSpeedup)) + sep + lab("S_real") + val(report.Ratio(r.RealizedSpeedup)) + sep +
-		lab("F") + val(f) + sep + lab("U") + val(report.Ratio(u))
-	if ansiWidth(figs+uNote) <= w {
-		figs += st.Dim.Render(uNote)
+	figs := []string{
+		lab("S_ideal") + val(ratioPM(r.IdealSpeedup, ci, func(c *profiler.Intervals) profiler.Interval { return c.SIdeal })),
+		lab("S_real") + val(ratioPM(r.RealizedSpeedup, ci, func(c *profiler.Intervals) profiler.Interval { return c.SReal })),
+		lab("F") + fStyle.Render(f),
+		lab("U") + val(ratioPM(u, ci, uIv)),
 	}
-	return []string{times, figs}
+	out := joinWrapped(st, times, w)
+	figLines := joinWrapped(st, figs, w)
+	if last := len(figLines) - 1; ansiWidth(figLines[last]+uNote) <= w {
+		figLines[last] += st.Dim.Render(uNote)
+	}
+	return append(out, figLines...)
+}
+
+// joinWrapped joins parts with " · " into lines of at most w cells,
+// starting a new line before a part that does not fit.
+func joinWrapped(st Styles, parts []string, w int) []string {
+	sep := st.Dim.Render(" · ")
+	var out []string
+	line := ""
+	for _, p := range parts {
+		switch {
+		case line == "":
+			line = p
+		case ansiWidth(line+sep+p) <= w:
+			line += sep + p
+		default:
+			out = append(out, line)
+			line = p
+		}
+	}
+	return append(out, line)
 }
 
 // graphOpLines explains each graph op of r (Result.Ops): its label, its
@@ -164,7 +210,8 @@ func figureLines(st Styles, r *profiler.Result, w int) []string {
 func graphOpLines(st Styles, r *profiler.Result, c3 []backends.OpExplanation, w int) []string {
 	used := make([]bool, len(c3))
 	var out []string
-	for _, o := range r.Ops {
+	ci := ciOf(r)
+	for k, o := range r.Ops {
 		opStyle := st.Compute
 		if o.Role == scenarios.RoleComm {
 			opStyle = st.Comm
@@ -177,7 +224,11 @@ func graphOpLines(st Styles, r *profiler.Result, c3 []backends.OpExplanation, w 
 		head := opStyle.Render(fit(o.Name, 9)) + st.Value.Render(label) +
 			st.Dim.Render(" · "+report.Duration(o.TInC3.Median)+" in C3, "+report.Duration(o.TAlone.Median)+" alone")
 		if slow > 0 {
-			head += st.Dim.Render(" (") + slowStyle(st, slow).Render(report.Ratio(slow)) + st.Dim.Render(")")
+			slowText := report.Ratio(slow)
+			if ci != nil && k < len(ci.Ops) {
+				slowText = ratioPM(slow, ci, func(c *profiler.Intervals) profiler.Interval { return c.Ops[k] })
+			}
+			head += st.Dim.Render(" (") + slowStyle(st, slow).Render(slowText) + st.Dim.Render(")")
 		}
 		out = append(out, head)
 		for i, e := range c3 {

@@ -18,8 +18,8 @@ import (
 func TestTrailUsesItsWidth(t *testing.T) {
 	st := DefaultStyles(true)
 	trail := []trailPoint{
-		{"baseline", 1.17, true}, {"comm-first", 1.46, true},
-		{"comm-first prio=-5", 1.60, true}, {"comm-first dma", 1.833, true},
+		{"baseline", upliftEst{u: 1.17, ok: true}}, {"comm-first", upliftEst{u: 1.46, ok: true}},
+		{"comm-first prio=-5", upliftEst{u: 1.60, ok: true}}, {"comm-first dma", upliftEst{u: 1.833, ok: true}},
 	}
 	for _, size := range [][2]int{{80, 24}, {120, 36}, {160, 50}, {200, 50}} {
 		l := computeLayout(size[0], size[1], 5)
