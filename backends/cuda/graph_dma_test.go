@@ -323,3 +323,11 @@ func TestGraphCUPTISpans(t *testing.T) {
 		t.Errorf("got  %q\nwant %q", g, want)
 	}
 }
+
+// hostSwapGraph is a GEMM next to a swap of 256 KiB each way on one GPU.
+func hostSwapGraph() scenarios.Scenario {
+	return scenarios.Scenario{Name: "swap", GPUs: 1, Streams: []scenarios.StreamSpec{
+		{Name: "compute", Ops: []scenarios.StreamOp{gemmOp("g", 16, 8, 8)}},
+		{Name: "copy", Ops: []scenarios.StreamOp{commOp("sw", scenarios.HostSwap, 256<<10)}},
+	}}
+}
