@@ -47,9 +47,21 @@ func faultCases() []faultCase {
 		{"graph: GEMMs alone", agGEMM(2, 2), scenarios.Strategy{}, backends.ModeCompute},
 		{"graph: decomposed all-gather -> GEMM on the copy engines", agGEMM(2, 2), scenarios.Strategy{CommEngine: scenarios.EngineDMA}, backends.ModeConcurrent},
 		{"graph: GEMM -> reduce-scatter on the copy engines", gemmRS(2, 2), scenarios.Strategy{CommEngine: scenarios.EngineDMA, CopyEngines: 2}, backends.ModeConcurrent},
-		{"graph: all-reduce, all-to-all, reduce-scatter of count 2 on the copy engines", collGraph(2, 2), scenarios.Strategy{CommEngine: scenarios.EngineDMA}, backends.ModeComm},
+		{"graph: all-reduces of count 2 on the copy engines", arGraph(2), scenarios.Strategy{CommEngine: scenarios.EngineDMA}, backends.ModeComm},
+		{"graph: GEMM -> reduce-scatter on the copy engines, pipelined in a partition", gemmRS(2, 2), scenarios.Strategy{CommEngine: scenarios.EngineDMA, CommSMs: 16}, backends.ModeConcurrent},
+		{"graph: all-reduces of count 2 on the copy engines, pipelined", arGraph(2), scenarios.Strategy{CommEngine: scenarios.EngineDMA, CommSMs: 16}, backends.ModeComm},
 		{"graph: chunked host swap over copy engines", hostSwapGraph(), scenarios.Strategy{CommEngine: scenarios.EngineDMA, ChunkBytes: 64 << 10}, backends.ModeConcurrent},
 	}
+}
+
+// arGraph is a GEMM next to count all-reduces on 2 GPUs.
+func arGraph(count int) scenarios.Scenario {
+	ar := commOp("ar", scenarios.AllReduce, 2048)
+	ar.Count = count
+	return scenarios.Scenario{Name: "ar", GPUs: 2, Streams: []scenarios.StreamSpec{
+		{Name: "compute", Ops: []scenarios.StreamOp{gemmOp("g", 16, 8, 8)}},
+		{Name: "comm", Ops: []scenarios.StreamOp{ar}},
+	}}
 }
 
 func (c faultCase) experiment() backends.Experiment {

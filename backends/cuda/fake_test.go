@@ -301,13 +301,13 @@ func (f *fakeGPU) ReducePipelined(s streamID, out bufRef, srcs []bufRef, n int64
 		}
 		lo, hi := c*ps.chunk, min((c+1)*ps.chunk, n)
 		for i := lo; i < hi; i++ {
-			sum := 0
+			sum := 0.0 // in floats, as Reduce
 			for _, src := range srcs {
-				sum += int(decodeAny(scenarios.BF16, f.bufs[src.b].data[src.off+2*i:]))
+				sum += decodeAny(scenarios.BF16, f.bufs[src.b].data[src.off+2*i:])
 			}
-			binary.LittleEndian.PutUint16(f.bufs[out.b].data[out.off+2*i:], bf16Int(sum))
+			encodeRounded(scenarios.BF16, sum, f.bufs[out.b].data[out.off+2*i:])
 		}
-		st.clock += (hi - lo) / 100
+		st.clock += (hi-lo)/100 + f.reduceNsOn[st.dev]
 		if !ps.countDone {
 			continue
 		}

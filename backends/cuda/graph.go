@@ -62,6 +62,11 @@ type graphPrep struct {
 	// shards sit in the pure-copy collectives' receive buffers ("" none).
 	staging [][]bufID
 	placed  string
+	// pipeSync[op][dev] are a reduction op's sync words for pipelined
+	// copy-engine reductions, pipeSeq[op] its calls since they were
+	// cleared.
+	pipeSync [][]bufID
+	pipeSeq  []uint32
 }
 
 // opBufs is one graph op's buffer set, per GPU. For a GEMM in is A, w is
@@ -657,6 +662,9 @@ func (b *Backend) runGraph(ctx context.Context, ex backends.Experiment, sink bac
 	if err != nil {
 		return backends.RunResult{}, err
 	}
+	if err := b.graphPipeStatus(gp, pl); err != nil {
+		return backends.RunResult{}, err
+	}
 	res.Explain = launchExplain(gp.g, gaps, len(res.Reps))
 	return res, nil
 }
@@ -933,6 +941,11 @@ func (b *Backend) verifyGraph(ctx context.Context, gp *graphPrep, st scenarios.S
 		if err := b.g.Synchronize(dev); err != nil {
 			return err
 		}
+	}
+	// A pipelined reduction that gave up waiting for its copies is a
+	// clearer reason than the wrong result it leaves.
+	if err := b.graphPipeStatus(gp, pl); err != nil {
+		return err
 	}
 	for i, o := range g.Ops {
 		if err := b.checkGraphOp(gp, pl, i); err != nil {

@@ -2,8 +2,10 @@ package cuda
 
 import (
 	"fmt"
+	"time"
 
 	"github.com/c3lab/c3lab/backends"
+	"github.com/c3lab/c3lab/native"
 	"github.com/c3lab/c3lab/scenarios"
 )
 
@@ -50,6 +52,12 @@ type graphDMA struct {
 	chunk int64
 	// ce[s] are op stream s's copy streams (on s's GPU).
 	ce map[streamID][]streamID
+	// pipeGrid is set (the reduction kernel's CTAs) when reductions are
+	// pipelined with their copies, as the pair path does in a comm
+	// partition (comm_sms); gather[s] are then op stream s's streams that
+	// forward an all-reduce's reduced chunks.
+	pipeGrid int
+	gather   map[streamID][]streamID
 }
 
 // graphDMASetup applies comm_engine dma to a graph: checks the collectives
@@ -63,8 +71,8 @@ func (b *Backend) graphDMASetup(gp *graphPrep, pl *graphPlan, st scenarios.Strat
 	if engines < 1 {
 		return fmt.Errorf("GPU 0 reports %d copy engines; comm_engine dma needs at least one", b.devs[0].CopyEngines)
 	}
-	d := &graphDMA{engines: engines, chunk: int64(st.ChunkBytes), ce: map[streamID][]streamID{}}
-	colls := false
+	d := &graphDMA{engines: engines, chunk: int64(st.ChunkBytes), ce: map[streamID][]streamID{}, gather: map[streamID][]streamID{}}
+	colls, reductions, allReduce := false, false, false
 	for i, o := range gp.g.Ops {
 		if o.Role != scenarios.RoleComm || o.Comm.Collective.IsHostCopy() {
 			continue
@@ -74,6 +82,8 @@ func (b *Backend) graphDMASetup(gp *graphPrep, pl *graphPlan, st scenarios.Strat
 		if c.Kind.IsPureCopy() {
 			continue
 		}
+		reductions = true
+		allReduce = allReduce || c.Kind == scenarios.AllReduce
 		if gp.gpus > 8 {
 			return fmt.Errorf("op %s: a copy-engine %s adds at most 8 blocks per rank; %d GPUs need %d", o.Name, c.Kind, gp.gpus, gp.gpus)
 		}
@@ -86,6 +96,12 @@ func (b *Backend) graphDMASetup(gp *graphPrep, pl *graphPlan, st scenarios.Strat
 			return err
 		}
 		if err := b.graphStaging(gp); err != nil {
+			return err
+		}
+	}
+	if reductions && st.CommSMs > 0 && gp.gpus > 1 {
+		d.pipeGrid = pipeCTAsPerSM * st.CommSMs
+		if err := b.graphPipeSetup(gp, st); err != nil {
 			return err
 		}
 	}
@@ -111,9 +127,79 @@ func (b *Backend) graphDMASetup(gp *graphPrep, pl *graphPlan, st scenarios.Strat
 				ce = append(ce, c)
 			}
 			d.ce[s] = ce
+			if d.pipeGrid == 0 || !allReduce {
+				continue
+			}
+			var gs []streamID
+			for e := range engines {
+				c, err := b.stream(dev, backends.Op(fmt.Sprintf("graph gather %d", s)), streamSpec{Priority: e})
+				if err != nil {
+					return fmt.Errorf("gather stream %d on GPU %d: %w", e, dev, err)
+				}
+				gs = append(gs, c)
+			}
+			d.gather[s] = gs
 		}
 	}
 	pl.dma = d
+	return nil
+}
+
+// graphPipeSetup allocates (once per graph) every reduction op's sync
+// words on every GPU, checks each call's chunks fit them, and clears them
+// with the ops' sequence numbers, so the experiment's calls count from 1
+// (as pipeSetup does for a pair).
+func (b *Backend) graphPipeSetup(gp *graphPrep, st scenarios.Strategy) error {
+	if gp.pipeSync == nil {
+		gp.pipeSync = make([][]bufID, len(gp.g.Ops))
+		gp.pipeSeq = make([]uint32, len(gp.g.Ops))
+	}
+	zero := make([]byte, pipeSyncBytes)
+	for i, o := range gp.g.Ops {
+		c := gp.ops[i].coll
+		if o.Role != scenarios.RoleComm || o.Comm.Collective.IsHostCopy() || c.Kind.IsPureCopy() {
+			continue
+		}
+		n := reduceBlock(c, gp.gpus)
+		chunks := (n + pipeChunk(n, int64(st.ChunkBytes)) - 1) / pipeChunk(n, int64(st.ChunkBytes))
+		if w := syncWords(gp.gpus, chunks); 4*w > pipeSyncBytes {
+			return fmt.Errorf("op %s: a pipelined reduction of %d chunks on %d GPUs needs %d sync bytes; %d are allocated", o.Name, chunks, gp.gpus, 4*w, pipeSyncBytes)
+		}
+		for dev := len(gp.pipeSync[i]); dev < gp.gpus; dev++ {
+			id, err := b.g.Alloc(dev, pipeSyncBytes)
+			if err != nil {
+				return fmt.Errorf("op %s: allocating the reduction's sync words on GPU %d: %w", o.Name, dev, err)
+			}
+			gp.owned = append(gp.owned, id)
+			gp.pipeSync[i] = append(gp.pipeSync[i], id)
+		}
+		for dev := range gp.gpus {
+			if err := b.g.Upload(gp.pipeSync[i][dev], zero); err != nil {
+				return fmt.Errorf("op %s: clearing the reduction's sync words on GPU %d: %w", o.Name, dev, err)
+			}
+		}
+		gp.pipeSeq[i] = 0
+	}
+	return nil
+}
+
+// graphPipeStatus reports a pipelined reduction of the graph whose kernel
+// gave up waiting for its copies (pipeStatus for a graph).
+func (b *Backend) graphPipeStatus(gp *graphPrep, pl graphPlan) error {
+	if pl.dma == nil || pl.dma.pipeGrid == 0 {
+		return nil
+	}
+	word := make([]byte, 4)
+	for i, per := range gp.pipeSync {
+		for dev, w := range per {
+			if err := b.g.Download(w, word); err != nil {
+				return err
+			}
+			if word[0]&native.ReduceSyncStatusTimeout != 0 {
+				return fmt.Errorf("op %s: the copy-engine reduction on GPU %d waited more than %v for its copies and gave up, so the results are discarded; run c3lab doctor and retry", gp.g.Ops[i].Name, dev, time.Duration(b.opts.RepTimeoutNanos))
+			}
+		}
+	}
 	return nil
 }
 
@@ -271,6 +357,9 @@ func (b *Backend) enqueueCECollective(gp *graphPrep, pl graphPlan, k int, ss []s
 		}
 		return nil
 	}
+	if reduction && d.pipeGrid > 0 && ranks > 1 {
+		return b.enqueuePipelined(gp, pl, k, ss, send, recv, staging, prev)
+	}
 	start := func(q int) eventID { return gp.ev[k][q][0] }
 	if err := phase(start, func(q int) []transfer { return ceTransfers(c, ranks, send, recv, staging, q) }, ceCopies); err != nil {
 		return err
@@ -409,4 +498,141 @@ func (b *Backend) ceSpans(gp *graphPrep, pl graphPlan, k, dev int, track string)
 		out = append(out, sp)
 	}
 	return out, nil
+}
+
+// enqueuePipelined enqueues reduction instance k pipelined with its
+// copies, as pipelinedReduction does for a pair, on the instance's slices:
+// every rank's copy streams push chunk c of its blocks into the peers'
+// staging (this instance's range of it) and raise the receiver's flag for
+// it to the op's next sequence number; each rank's reduction kernel, on the
+// op stream (so in the comm partition), adds chunk c as soon as its flags
+// are up; an all-reduce's gather streams forward each reduced chunk once
+// its done counter is full. Then every op stream waits for every rank's
+// copies and forwards. The flags of an op are one set that its instances
+// reuse with growing numbers: a flag at a later number means the earlier
+// copy behind it, on the same stream, has landed too, and an undecomposed
+// instance's copies wait (prev) for the previous instance's end on every
+// GPU, so none overwrites staging a previous add still reads.
+func (b *Backend) enqueuePipelined(gp *graphPrep, pl graphPlan, k int, ss []streamID, send, recv, staging []bufRef, prev int) error {
+	g, d := b.g, pl.dma
+	in := gp.g.Instances[k]
+	ob := gp.ops[in.Op]
+	c, ranks := ob.coll, gp.gpus
+	gp.pipeSeq[in.Op]++
+	seq := gp.pipeSeq[in.Op]
+	n := reduceBlock(c, ranks)
+	chunk := pipeChunk(n, d.chunk)
+	chunks := (n + chunk - 1) / chunk
+	blk := 2 * n
+	word := func(dev int, w int64) bufRef { return bufRef{gp.pipeSync[in.Op][dev], 4 * w} }
+	open := func(q int, ss []streamID) error {
+		for _, s := range ss {
+			if err := g.Wait(s, gp.ev[k][q][0]); err != nil {
+				return err
+			}
+			if prev >= 0 {
+				for r := range ranks {
+					if err := g.Wait(s, gp.ev[prev][r][1]); err != nil {
+						return err
+					}
+				}
+			}
+		}
+		return nil
+	}
+	for q := range ranks {
+		ce := d.ce[ss[q]]
+		if err := open(q, ce); err != nil {
+			return err
+		}
+		i := 0
+		for ch := range chunks {
+			lo := ch * chunk
+			bytes := 2 * min(chunk, n-lo)
+			for _, to := range peerOrder(q, ranks) {
+				if to == q {
+					continue
+				}
+				slot := stagingSlot(q, to)
+				s := ce[i%len(ce)]
+				i++
+				if err := g.CopyPeer(staging[to].b, staging[to].off+int64(slot)*blk+2*lo, send[q].b, send[q].off+int64(to)*blk+2*lo, bytes, s); err != nil {
+					return err
+				}
+				if err := g.WriteFlag(s, word(to, flagWord(slot+1, ch, chunks)), seq); err != nil {
+					return err
+				}
+			}
+		}
+		if err := b.joinInto(gp, q, ce[0], ce); err != nil {
+			return err
+		}
+		if err := g.Record(gp.ceEv[k][q][ceCopies], ce[0]); err != nil {
+			return err
+		}
+	}
+	ps := pipeSync{chunk: chunk, seq: seq, grid: d.pipeGrid, timeoutNs: b.opts.RepTimeoutNanos, countDone: c.Kind == scenarios.AllReduce}
+	outAt := func(r int) bufRef {
+		if c.Kind == scenarios.AllReduce {
+			return bufRef{recv[r].b, recv[r].off + int64(r)*blk}
+		}
+		return recv[r]
+	}
+	for r := range ranks {
+		srcs := []bufRef{{send[r].b, send[r].off + int64(r)*blk}}
+		for q := range ranks {
+			if q != r {
+				srcs = append(srcs, bufRef{staging[r].b, staging[r].off + int64(stagingSlot(q, r))*blk})
+			}
+		}
+		ps.sync = gp.pipeSync[in.Op][r]
+		if err := g.ReducePipelined(ss[r], outAt(r), srcs, n, ps); err != nil {
+			return err
+		}
+		if err := g.Record(gp.ceEv[k][r][ceReduce], ss[r]); err != nil {
+			return err
+		}
+	}
+	joins := []int{ceCopies}
+	if c.Kind == scenarios.AllReduce {
+		joins = append(joins, ceGather)
+		full := seq * uint32(d.pipeGrid) // every CTA has counted the chunk (cyclic)
+		for q := range ranks {
+			gs := d.gather[ss[q]]
+			if err := open(q, gs); err != nil {
+				return err
+			}
+			for ch := range chunks {
+				lo := ch * chunk
+				bytes := 2 * min(chunk, n-lo)
+				s := gs[int(ch)%len(gs)]
+				if err := g.WaitFlag(s, word(q, doneWord(ranks, ch, chunks)), full); err != nil {
+					return err
+				}
+				for _, r := range peerOrder(q, ranks) {
+					if r != q {
+						if err := g.CopyPeer(recv[r].b, recv[r].off+int64(q)*blk+2*lo, recv[q].b, recv[q].off+int64(q)*blk+2*lo, bytes, s); err != nil {
+							return err
+						}
+					}
+				}
+			}
+			if err := b.joinInto(gp, q, gs[0], gs); err != nil {
+				return err
+			}
+			if err := g.Record(gp.ceEv[k][q][ceGather], gs[0]); err != nil {
+				return err
+			}
+		}
+	}
+	for r := range ranks {
+		for q := range ranks {
+			for _, j := range joins {
+				if err := g.Wait(ss[r], gp.ceEv[k][q][j]); err != nil {
+					return err
+				}
+			}
+		}
+	}
+	return nil
 }

@@ -331,3 +331,72 @@ func hostSwapGraph() scenarios.Scenario {
 		{Name: "copy", Ops: []scenarios.StreamOp{commOp("sw", scenarios.HostSwap, 256<<10)}},
 	}}
 }
+
+// In a comm partition (comm_sms) a graph's copy-engine reductions are
+// pipelined with their copies, as a pair's: the reduction kernel of the
+// partition's grid adds chunk by chunk behind flags the copies raise (no
+// add-after kernel runs), the results pass verification (a corrupt copy
+// does not), instances of one op reuse its flags with growing numbers
+// (the fake refuses a kernel whose flags are not up, and one that would
+// read a flag set by an earlier call only), and an instance's copies wait
+// for the previous instance's adds on every GPU.
+func TestGraphDMAPipelined(t *testing.T) {
+	bigAR := scenarios.Scenario{Name: "big-ar", GPUs: 2, Streams: []scenarios.StreamSpec{
+		{Name: "compute", Ops: []scenarios.StreamOp{gemmOp("g", 16, 8, 8)}},
+		{Name: "comm", Ops: []scenarios.StreamOp{func() scenarios.StreamOp {
+			o := commOp("ar", scenarios.AllReduce, 512<<10)
+			o.Count = 2
+			return o
+		}()}},
+	}}
+	pipe := scenarios.Strategy{CommEngine: scenarios.EngineDMA, CommSMs: 16}
+	chunked := pipe
+	chunked.ChunkBytes = 64 << 10
+	for _, tc := range []struct {
+		sc scenarios.Scenario
+		st scenarios.Strategy
+	}{
+		{gemmRS(2, 2), pipe}, {gemmRS(4, 4), pipe}, {gemmRS(4, 0), pipe},
+		{collGraph(2, 3), pipe}, {collGraph(4, 2), pipe}, {bigAR, chunked},
+	} {
+		t.Run(fmt.Sprintf("%s/%d GPUs", tc.sc.Name, tc.sc.GPUs), func(t *testing.T) {
+			f := newFakeGPU(tc.sc.GPUs)
+			slow := tc.sc.GPUs - 1
+			f.reduceNsOn = map[int]int64{slow: 900_000}
+			b := fakeBackend(t, f, Options{})
+			c := &backends.Collector{}
+			if _, err := b.Run(context.Background(), backends.Experiment{Scenario: tc.sc, Strategy: tc.st, Mode: backends.ModeConcurrent, Reps: 2}, c); err != nil {
+				t.Fatal(err)
+			}
+			if f.reduces != 0 || f.pipeReduces == 0 || f.colls != 0 {
+				t.Errorf("%d add-after reductions, %d pipelined, %d NCCL calls; want pipelined only", f.reduces, f.pipeReduces, f.colls)
+			}
+			for _, grid := range f.pipeGrids {
+				if grid != pipeCTAsPerSM*16 {
+					t.Errorf("a pipelined reduction of %d CTAs, want %d", grid, pipeCTAsPerSM*16)
+				}
+			}
+			var gp *graphPrep
+			b.do(func() { gp = b.prepared.graph })
+			at := func(e eventID) int64 { return f.events[e].t }
+			for op, o := range gp.g.Ops {
+				if o.Role != scenarios.RoleComm || gp.ops[op].coll.Kind.IsPureCopy() || o.Chunks > 1 {
+					continue
+				}
+				for i := 1; i < o.Count; i++ {
+					prevAdd := at(gp.ceEv[gp.g.InstanceOf(op, i-1)][slow][ceReduce])
+					for q := range tc.sc.GPUs {
+						if e := at(gp.ceEv[gp.g.InstanceOf(op, i)][q][ceCopies]); e <= prevAdd {
+							t.Errorf("%s %d: GPU %d's copies end at %d, before GPU %d's add of instance %d ends at %d", o.Name, i, q, e, slow, i-1, prevAdd)
+						}
+					}
+				}
+			}
+			f2 := newFakeGPU(tc.sc.GPUs)
+			f2.corruptCopies = true
+			if _, _, err := runGraphOn(t, f2, tc.sc, tc.st, backends.ModeConcurrent); err == nil || !strings.Contains(err.Error(), "wrong result") {
+				t.Errorf("a corrupt copy gave %v, want a wrong result", err)
+			}
+		})
+	}
+}
