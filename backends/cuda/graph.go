@@ -906,7 +906,8 @@ func (b *Backend) waitGraph(ctx context.Context, gp *graphPrep, order []int) err
 //   - a host copy: the destination byte for byte against the source.
 func (b *Backend) verifyGraph(ctx context.Context, gp *graphPrep, st scenarios.Strategy) error {
 	st = st.Normalize()
-	key := fmt.Sprintf("%s chunks %s ctas %d engine %s chunk %d engines %d", b.prepared.key, chunking(gp.g), st.CommCTAs, st.CommEngine, st.ChunkBytes, st.CopyEngines)
+	// comm_sms picks a copy-engine reduction's path (pipelined or not).
+	key := fmt.Sprintf("%s chunks %s ctas %d engine %s chunk %d engines %d comm sms %d", b.prepared.key, chunking(gp.g), st.CommCTAs, st.CommEngine, st.ChunkBytes, st.CopyEngines, st.CommSMs)
 	if b.verified[key] {
 		return nil
 	}

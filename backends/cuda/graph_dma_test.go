@@ -400,3 +400,22 @@ func TestGraphDMAPipelined(t *testing.T) {
 		})
 	}
 }
+
+// Switching comm_sms on switches a graph's copy-engine reductions to the
+// pipelined path, which is verified on its own before it is timed.
+func TestGraphDMAVerifiesEachPath(t *testing.T) {
+	f := newFakeGPU(2)
+	b := fakeBackend(t, f, Options{})
+	run := func(st scenarios.Strategy) {
+		t.Helper()
+		if _, err := b.Run(context.Background(), backends.Experiment{Scenario: gemmRS(2, 2), Strategy: st, Mode: backends.ModeConcurrent, Reps: 1}, nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+	run(dmaStrategy)
+	f.corruptCopies = true
+	_, err := b.Run(context.Background(), backends.Experiment{Scenario: gemmRS(2, 2), Strategy: scenarios.Strategy{CommEngine: scenarios.EngineDMA, CommSMs: 16}, Mode: backends.ModeConcurrent, Reps: 1}, nil)
+	if err == nil || !strings.Contains(err.Error(), "wrong result") {
+		t.Errorf("the pipelined path after the add-after one was verified: %v, want a wrong result", err)
+	}
+}

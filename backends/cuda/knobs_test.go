@@ -31,7 +31,10 @@ func knobScenarios() []scenarios.Scenario {
 func observe(t *testing.T, ks scenarios.Knobs) backendtest.Observe {
 	return func(sc scenarios.Scenario, st scenarios.Strategy) (string, error) {
 		f := newFakeGPU(4)
-		b := fakeBackend(t, f, Options{})
+		// A watchdog that opens the gate on a loaded machine (the fakes
+		// copy real bytes while the gate holds) would add calls to one
+		// observation and not the next: give it a minute.
+		b := fakeBackend(t, f, Options{GateStallNanos: 60e9})
 		_, err := profiler.Measure(context.Background(), b, sc, st, profiler.Options{Reps: 2, Warmup: -1, Rounds: 1, Knobs: ks})
 		return strings.Join(f.log, "\n"), err
 	}
