@@ -407,9 +407,10 @@ type graphPlan struct {
 	serial   map[scenarios.Role][]streamID
 	smTarget int
 	comm     commSpec
-	// hostDMA runs host copies on the copy engines (cuMemcpyAsync on the
-	// op's stream, in chunks of chunk bytes when set); otherwise c3lab's
-	// copy kernel of hostCTAs CTAs runs them on the SMs.
+	// hostDMA runs host copies on the copy engines (cuMemcpyAsync, in
+	// chunks of chunk bytes when set: on the op's stream when one copy
+	// stream does, else spread over dma's copy streams as for pairs);
+	// otherwise c3lab's copy kernel of hostCTAs CTAs runs them on the SMs.
 	hostDMA  bool
 	chunk    int64
 	hostCTAs int
