@@ -23,7 +23,9 @@ type faultCase struct {
 // op in an SM partition, copy-engine collectives with the reduction after
 // the copies or pipelined with them, NCCL's copy-engine path, host copies
 // on the copy engines and on the SMs, and format-2 graphs (decomposed
-// pairs, a host reload feeding a GEMM, an isolated mode).
+// pairs on NCCL and on the copy engines, collectives of count 2 on the
+// copy engines, a host reload feeding a GEMM, a host swap spread over copy
+// engines, an isolated mode).
 func faultCases() []faultCase {
 	streamOp := smallGEMM(scenarios.AllGather)
 	streamOp.Compute = scenarios.ComputeOp{Kind: scenarios.Stream, Bytes: 1 << 12}
@@ -43,7 +45,23 @@ func faultCases() []faultCase {
 		{"graph: GEMM -> reduce-scatter in a partition", gemmRS(2, 2), scenarios.Strategy{CommSMs: 16}, backends.ModeConcurrent},
 		{"graph: host reload feeding a GEMM on the copy engines", offload(2), scenarios.Strategy{CommEngine: scenarios.EngineDMA}, backends.ModeConcurrent},
 		{"graph: GEMMs alone", agGEMM(2, 2), scenarios.Strategy{}, backends.ModeCompute},
+		{"graph: decomposed all-gather -> GEMM on the copy engines", agGEMM(2, 2), scenarios.Strategy{CommEngine: scenarios.EngineDMA}, backends.ModeConcurrent},
+		{"graph: GEMM -> reduce-scatter on the copy engines", gemmRS(2, 2), scenarios.Strategy{CommEngine: scenarios.EngineDMA, CopyEngines: 2}, backends.ModeConcurrent},
+		{"graph: all-reduces of count 2 on the copy engines", arGraph(2), scenarios.Strategy{CommEngine: scenarios.EngineDMA}, backends.ModeComm},
+		{"graph: GEMM -> reduce-scatter on the copy engines, pipelined in a partition", gemmRS(2, 2), scenarios.Strategy{CommEngine: scenarios.EngineDMA, CommSMs: 16}, backends.ModeConcurrent},
+		{"graph: all-reduces of count 2 on the copy engines, pipelined", arGraph(2), scenarios.Strategy{CommEngine: scenarios.EngineDMA, CommSMs: 16}, backends.ModeComm},
+		{"graph: chunked host swap over copy engines", hostSwapGraph(), scenarios.Strategy{CommEngine: scenarios.EngineDMA, ChunkBytes: 64 << 10}, backends.ModeConcurrent},
 	}
+}
+
+// arGraph is a GEMM next to count all-reduces on 2 GPUs.
+func arGraph(count int) scenarios.Scenario {
+	ar := commOp("ar", scenarios.AllReduce, 2048)
+	ar.Count = count
+	return scenarios.Scenario{Name: "ar", GPUs: 2, Streams: []scenarios.StreamSpec{
+		{Name: "compute", Ops: []scenarios.StreamOp{gemmOp("g", 16, 8, 8)}},
+		{Name: "comm", Ops: []scenarios.StreamOp{ar}},
+	}}
 }
 
 func (c faultCase) experiment() backends.Experiment {

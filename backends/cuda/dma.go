@@ -122,15 +122,7 @@ func (b *Backend) dmaSetup(p *prepared, st scenarios.Strategy) (*dmaPlan, error)
 	}
 	pipelined := !p.coll.Kind.IsPureCopy() && st.CommSMs > 0
 	if st.ChunkBytes == 0 && !pipelined {
-		peers := p.gpus - 1
-		if transferBytes(p.coll, p.gpus) >= splitMinBytes {
-			// Cut each transfer so every engine gets a piece.
-			pieces := (engines + peers - 1) / peers
-			d.chunk = (transferBytes(p.coll, p.gpus)/int64(pieces) + 15) / 16 * 16
-		} else {
-			// One copy per transfer, so no more engines than peers work.
-			d.engines = min(engines, peers)
-		}
+		d.engines, d.chunk = ceSplit(p.coll, p.gpus, engines)
 	}
 	if !p.coll.Kind.IsPureCopy() {
 		if p.gpus > 8 {
@@ -149,6 +141,20 @@ func (b *Backend) dmaSetup(p *prepared, st scenarios.Strategy) (*dmaPlan, error)
 		}
 	}
 	return d, b.copyStreamsSetup(p, d)
+}
+
+// ceSplit picks, for a copy-engine collective whose strategy sets no
+// chunk_bytes, how many of the engines copy streams work and the size of
+// each copy (0: one copy per transfer): from splitMinBytes on, each
+// transfer is cut so every engine gets a piece; below it one copy per
+// transfer, so no more engines than peers work.
+func ceSplit(c collective, ranks, engines int) (streams int, chunk int64) {
+	peers := ranks - 1
+	if transferBytes(c, ranks) >= splitMinBytes && peers > 0 {
+		pieces := (engines + peers - 1) / peers
+		return engines, (transferBytes(c, ranks)/int64(pieces) + 15) / 16 * 16
+	}
+	return min(engines, peers), 0
 }
 
 // copyStreamsSetup creates (once) the copy streams of a plan on every GPU,
@@ -289,23 +295,36 @@ type transfer struct {
 // of every rank writes to a different GPU: no GPU receives from all its
 // peers at once while others idle (see peerOrder).
 func dmaTransfers(c collective, p *prepared, q int) []transfer {
+	return ceTransfers(c, p.gpus, refs(p.send), refs(p.recv), refs(p.staging), q)
+}
+
+// refs places each buffer at offset 0.
+func refs(ids []bufID) []bufRef {
+	out := make([]bufRef, len(ids))
+	for i, id := range ids {
+		out[i] = bufRef{id, 0}
+	}
+	return out
+}
+
+// ceTransfers is dmaTransfers on places in buffers: send[r], recv[r] and
+// (for a reduction) staging[r] are rank r's buffers at the offset this
+// call of the collective uses (a graph's chunk of a decomposed one).
+func ceTransfers(c collective, ranks int, send, recv, staging []bufRef, q int) []transfer {
 	n := 2 * c.Count
 	var out []transfer
-	for _, r := range peerOrder(q, p.gpus) {
+	for _, r := range peerOrder(q, ranks) {
+		if r == q {
+			continue
+		}
 		switch c.Kind {
 		case scenarios.AllGather:
-			if r != q {
-				out = append(out, transfer{dst: p.recv[r], dstOff: int64(q) * n, src: p.send[q], bytes: n})
-			}
+			out = append(out, transfer{dst: recv[r].b, dstOff: recv[r].off + int64(q)*n, src: send[q].b, srcOff: send[q].off, bytes: n})
 		case scenarios.AllToAll:
-			if r != q {
-				out = append(out, transfer{dst: p.recv[r], dstOff: int64(q) * n, src: p.send[q], srcOff: int64(r) * n, bytes: n})
-			}
+			out = append(out, transfer{dst: recv[r].b, dstOff: recv[r].off + int64(q)*n, src: send[q].b, srcOff: send[q].off + int64(r)*n, bytes: n})
 		case scenarios.ReduceScatter, scenarios.AllReduce:
-			if r != q {
-				blk := 2 * reduceBlock(c, p.gpus)
-				out = append(out, transfer{dst: p.staging[r], dstOff: int64(stagingSlot(q, r)) * blk, src: p.send[q], srcOff: int64(r) * blk, bytes: blk})
-			}
+			blk := 2 * reduceBlock(c, ranks)
+			out = append(out, transfer{dst: staging[r].b, dstOff: staging[r].off + int64(stagingSlot(q, r))*blk, src: send[q].b, srcOff: send[q].off + int64(r)*blk, bytes: blk})
 		}
 	}
 	return out
@@ -314,11 +333,16 @@ func dmaTransfers(c collective, p *prepared, q int) []transfer {
 // gatherReduced lists rank q's copies of its reduced block of an
 // all-reduce to every peer.
 func gatherReduced(c collective, p *prepared, q int) []transfer {
-	blk := 2 * reduceBlock(c, p.gpus)
+	return ceGatherReduced(c, p.gpus, refs(p.recv), q)
+}
+
+// ceGatherReduced is gatherReduced on places in buffers.
+func ceGatherReduced(c collective, ranks int, recv []bufRef, q int) []transfer {
+	blk := 2 * reduceBlock(c, ranks)
 	var out []transfer
-	for _, r := range peerOrder(q, p.gpus) {
+	for _, r := range peerOrder(q, ranks) {
 		if r != q {
-			out = append(out, transfer{dst: p.recv[r], dstOff: int64(q) * blk, src: p.recv[q], srcOff: int64(q) * blk, bytes: blk})
+			out = append(out, transfer{dst: recv[r].b, dstOff: recv[r].off + int64(q)*blk, src: recv[q].b, srcOff: recv[q].off + int64(q)*blk, bytes: blk})
 		}
 	}
 	return out
@@ -426,7 +450,6 @@ func (b *Backend) closeStreams(ss []streamID, done []eventID) error {
 // the streams in turn, and records each copy stream's done event (and, for
 // the first phase of a collective, its start event).
 func (b *Backend) copyPhase(p *prepared, d *dmaPlan, after []eventID, first bool, transfers func(q int) []transfer) error {
-	g := b.g
 	for q := range p.gpus {
 		var started []eventID
 		if first {
@@ -435,22 +458,31 @@ func (b *Backend) copyPhase(p *prepared, d *dmaPlan, after []eventID, first bool
 		if err := b.openStreams(d.copyStreams[q], after[q], started); err != nil {
 			return err
 		}
-		k := 0
-		for _, t := range transfers(q) {
-			chunk := d.chunk
-			if chunk <= 0 {
-				chunk = t.bytes // one copy per transfer
-			}
-			for off := int64(0); off < t.bytes; off += chunk {
-				n := min(chunk, t.bytes-off)
-				if err := g.CopyPeer(t.dst, t.dstOff+off, t.src, t.srcOff+off, n, d.copyStreams[q][k%d.engines]); err != nil {
-					return err
-				}
-				k++
-			}
+		if err := b.dealCopies(transfers(q), d.copyStreams[q][:d.engines], d.chunk); err != nil {
+			return err
 		}
 		if err := b.closeStreams(d.copyStreams[q], d.done[q]); err != nil {
 			return err
+		}
+	}
+	return nil
+}
+
+// dealCopies enqueues transfers on streams ss, each one copy or, when
+// chunk is set, cut into copies of chunk bytes, dealt to the streams in
+// turn.
+func (b *Backend) dealCopies(ts []transfer, ss []streamID, chunk int64) error {
+	k := 0
+	for _, t := range ts {
+		piece := chunk
+		if piece <= 0 {
+			piece = t.bytes // one copy per transfer
+		}
+		for off := int64(0); off < t.bytes; off += piece {
+			if err := b.g.CopyPeer(t.dst, t.dstOff+off, t.src, t.srcOff+off, min(piece, t.bytes-off), ss[k%len(ss)]); err != nil {
+				return err
+			}
+			k++
 		}
 	}
 	return nil

@@ -51,6 +51,26 @@ type fakeGPU struct {
 	// pipeReduces counts pipelined reductions; pipeGrids their grids.
 	pipeReduces int
 	pipeGrids   []int
+	// copyNsOn[dev] and reduceNsOn[dev] are extra time every copy and
+	// every reduction on GPU dev's streams take.
+	copyNsOn   map[int]int64
+	reduceNsOn map[int]int64
+	// copyNsPair[{q, r}] is extra time every copy from a stream of GPU q
+	// into GPU r's memory takes.
+	copyNsPair map[[2]int]int64
+	// corruptCopies makes every copy between GPUs flip a bit of its first
+	// byte; copyLog records every copy.
+	corruptCopies bool
+	copyLog       []fakeCopy
+}
+
+// fakeCopy is one copy: the stream (of GPU dev) that carried
+// it, its places and size, and its stream's clock when it ended.
+type fakeCopy struct {
+	stream   streamID
+	dev      int
+	src, dst bufRef
+	n, end   int64
 }
 
 type fakeBuf struct {
@@ -220,13 +240,18 @@ func (f *fakeGPU) Reduce(s streamID, out bufID, outOff int64, srcs []bufRef, n i
 	f.reduces++
 	f.logf("reduce dev%d %d sources", st.dev, len(srcs))
 	for i := range n {
-		sum := 0
+		// In floats, so that GEMM outputs (a graph's reduce-scatter input)
+		// sum as well as the test data's whole numbers.
+		sum := 0.0
 		for _, src := range srcs {
-			sum += int(decodeAny(scenarios.BF16, f.bufs[src.b].data[src.off+2*i:]))
+			if f.bufs[src.b].dev != st.dev {
+				return fmt.Errorf("fake: the reduction on GPU %d reads a buffer of GPU %d", st.dev, f.bufs[src.b].dev)
+			}
+			sum += decodeAny(scenarios.BF16, f.bufs[src.b].data[src.off+2*i:])
 		}
-		binary.LittleEndian.PutUint16(f.bufs[out].data[outOff+2*i:], bf16Int(sum))
+		encodeRounded(scenarios.BF16, sum, f.bufs[out].data[outOff+2*i:])
 	}
-	st.clock += n / 100
+	st.clock += n/100 + f.reduceNsOn[st.dev]
 	return nil
 }
 
@@ -276,13 +301,13 @@ func (f *fakeGPU) ReducePipelined(s streamID, out bufRef, srcs []bufRef, n int64
 		}
 		lo, hi := c*ps.chunk, min((c+1)*ps.chunk, n)
 		for i := lo; i < hi; i++ {
-			sum := 0
+			sum := 0.0 // in floats, as Reduce
 			for _, src := range srcs {
-				sum += int(decodeAny(scenarios.BF16, f.bufs[src.b].data[src.off+2*i:]))
+				sum += decodeAny(scenarios.BF16, f.bufs[src.b].data[src.off+2*i:])
 			}
-			binary.LittleEndian.PutUint16(f.bufs[out.b].data[out.off+2*i:], bf16Int(sum))
+			encodeRounded(scenarios.BF16, sum, f.bufs[out.b].data[out.off+2*i:])
 		}
-		st.clock += (hi - lo) / 100
+		st.clock += (hi-lo)/100 + f.reduceNsOn[st.dev]
 		if !ps.countDone {
 			continue
 		}
@@ -303,8 +328,18 @@ func (f *fakeGPU) CopyPeer(dst bufID, dstOff int64, src bufID, srcOff int64, n i
 	st := f.streams[s]
 	f.copies++
 	f.logf("copy %s->%s %d", f.bufs[src].where(), f.bufs[dst].where(), n)
+	if dstOff+n > int64(len(f.bufs[dst].data)) || srcOff+n > int64(len(f.bufs[src].data)) {
+		return fmt.Errorf("fake: a copy of %d bytes at %d of %d bytes to %d of %d bytes runs past a buffer", n, srcOff, len(f.bufs[src].data), dstOff, len(f.bufs[dst].data))
+	}
 	copy(f.bufs[dst].data[dstOff:dstOff+n], f.bufs[src].data[srcOff:srcOff+n])
-	st.clock += n / fakeCopyBytesPerNs
+	if f.corruptCopies && f.bufs[src].dev != f.bufs[dst].dev {
+		f.bufs[dst].data[dstOff] ^= 0x40
+	}
+	st.clock += n/fakeCopyBytesPerNs + f.copyNsOn[st.dev]
+	if !f.bufs[dst].host {
+		st.clock += f.copyNsPair[[2]int{st.dev, f.bufs[dst].dev}]
+	}
+	f.copyLog = append(f.copyLog, fakeCopy{stream: s, dev: st.dev, src: bufRef{src, srcOff}, dst: bufRef{dst, dstOff}, n: n, end: st.clock})
 	return nil
 }
 

@@ -52,6 +52,21 @@ type graphPrep struct {
 	// instance's start and end.
 	start []eventID
 	ev    [][][2]eventID
+	// ceEv[instance][dev] are a collective instance's copy-engine events
+	// (ceCopies, ceReduce, ceGather; graph_dma.go); join holds each copy
+	// stream's join event.
+	ceEv [][][ceEvents]eventID
+	join map[streamID]devEvent
+	// staging[op][dev] is a reduction op's copy-engine staging, allocated
+	// at its first copy-engine run; placed names the layout whose own
+	// shards sit in the pure-copy collectives' receive buffers ("" none).
+	staging [][]bufID
+	placed  string
+	// pipeSync[op][dev] are a reduction op's sync words for pipelined
+	// copy-engine reductions, pipeSeq[op] its calls since they were
+	// cleared.
+	pipeSync [][]bufID
+	pipeSeq  []uint32
 }
 
 // opBufs is one graph op's buffer set, per GPU. For a GEMM in is A, w is
@@ -288,11 +303,23 @@ func (b *Backend) layoutGraph(gp *graphPrep, g *scenarios.Graph) (err error) {
 		}
 	}
 	gp.ev = make([][][2]eventID, len(g.Instances))
-	for k := range g.Instances {
+	gp.ceEv = make([][][ceEvents]eventID, len(g.Instances))
+	for k, in := range g.Instances {
 		gp.ev[k] = make([][2]eventID, gp.gpus)
 		for dev := range gp.gpus {
 			for j := range 2 {
 				if gp.ev[k][dev][j], err = b.event(dev); err != nil {
+					return err
+				}
+			}
+		}
+		if o := g.Ops[in.Op]; o.Role != scenarios.RoleComm || o.Comm.Collective.IsHostCopy() {
+			continue
+		}
+		gp.ceEv[k] = make([][ceEvents]eventID, gp.gpus)
+		for dev := range gp.gpus {
+			for j := range ceEvents {
+				if gp.ceEv[k][dev][j], err = b.event(dev); err != nil {
 					return err
 				}
 			}
@@ -359,7 +386,17 @@ func (b *Backend) giveEvents(gp *graphPrep) {
 			give(dev, ee[1])
 		}
 	}
-	gp.start, gp.ev = nil, nil
+	for _, per := range gp.ceEv {
+		for dev, ee := range per {
+			for _, e := range ee {
+				give(dev, e)
+			}
+		}
+	}
+	for _, j := range gp.join {
+		give(j.dev, j.ev)
+	}
+	gp.start, gp.ev, gp.ceEv, gp.join = nil, nil, nil, nil
 }
 
 // graphPlan is how one experiment maps a graph onto streams and settings.
@@ -370,12 +407,16 @@ type graphPlan struct {
 	serial   map[scenarios.Role][]streamID
 	smTarget int
 	comm     commSpec
-	// hostDMA runs host copies on the copy engines (cuMemcpyAsync on the
-	// op's stream, in chunks of chunk bytes when set); otherwise c3lab's
-	// copy kernel of hostCTAs CTAs runs them on the SMs.
+	// hostDMA runs host copies on the copy engines (cuMemcpyAsync, in
+	// chunks of chunk bytes when set: on the op's stream when one copy
+	// stream does, else spread over dma's copy streams as for pairs);
+	// otherwise c3lab's copy kernel of hostCTAs CTAs runs them on the SMs.
 	hostDMA  bool
 	chunk    int64
 	hostCTAs int
+	// dma is set under comm_engine dma: the copy streams of every comm
+	// stream, for collectives and host copies (graph_dma.go).
+	dma *graphDMA
 }
 
 // graphStrategy applies a strategy to a graph: the streams and settings
@@ -390,8 +431,8 @@ func (b *Backend) graphStrategy(gp *graphPrep, st scenarios.Strategy, mode backe
 	pl := graphPlan{smTarget: gemmSMTarget(sms, st, compPart), comm: commSpec{MaxCTAs: st.CommCTAs, Ranks: gp.gpus},
 		hostDMA: st.CommEngine == scenarios.EngineDMA, chunk: int64(st.ChunkBytes), hostCTAs: hostCopyCTAs(st)}
 	for _, o := range gp.g.Ops {
-		if o.Role == scenarios.RoleComm && !o.Comm.Collective.IsHostCopy() && st.CommEngine != scenarios.EngineSM {
-			return graphPlan{}, fmt.Errorf("comm_engine %s: the cuda backend runs the collectives of a format-2 scenario (op %s) on NCCL's kernels only; host copies take the copy engines", st.CommEngine, o.Name)
+		if o.Role == scenarios.RoleComm && !o.Comm.Collective.IsHostCopy() && st.CommEngine == scenarios.EngineNCCLCE {
+			return graphPlan{}, fmt.Errorf("comm_engine %s: the cuda backend runs the collectives of a format-2 scenario (op %s) on NCCL's kernels or on c3lab's copy engines (comm_engine dma), not on NCCL's copy-engine path, which needs every buffer in symmetric memory", st.CommEngine, o.Name)
 		}
 	}
 	spec := map[scenarios.Role]streamSpec{
@@ -410,7 +451,7 @@ func (b *Backend) graphStrategy(gp *graphPrep, st scenarios.Strategy, mode backe
 			}
 			pl.streams = append(pl.streams, per)
 		}
-		return pl, nil
+		return pl, b.dmaOf(gp, &pl, st)
 	}
 	pl.serial = map[scenarios.Role][]streamID{}
 	for _, r := range []scenarios.Role{scenarios.RoleCompute, scenarios.RoleComm} {
@@ -422,7 +463,15 @@ func (b *Backend) graphStrategy(gp *graphPrep, st scenarios.Strategy, mode backe
 			pl.serial[r] = append(pl.serial[r], s)
 		}
 	}
-	return pl, nil
+	return pl, b.dmaOf(gp, &pl, st)
+}
+
+// dmaOf sets up the copy engines of a plan under comm_engine dma.
+func (b *Backend) dmaOf(gp *graphPrep, pl *graphPlan, st scenarios.Strategy) error {
+	if st.CommEngine != scenarios.EngineDMA {
+		return nil
+	}
+	return b.graphDMASetup(gp, pl, st)
 }
 
 // roleOf says which side of C3 a mode runs ("" for both).
@@ -524,9 +573,19 @@ func (b *Backend) enqueueInstance(gp *graphPrep, pl graphPlan, k int, waits []in
 				off := at(ob.in2Chunk)
 				segs = append(segs, copySeg{dst: bufRef{ob.out2[dev], off}, src: bufRef{ob.in2[dev], off}, bytes: ob.in2Chunk})
 			}
-			if err := b.graphHostCopy(pl, ss[dev], segs); err != nil {
+			var err error
+			if pl.dma != nil && hostCopyEngines(o.Comm, pl.dma.engines, pl.dma.chunk) > 1 {
+				err = b.graphHostCopyCE(gp, pl, dev, ss[dev], gp.ev[k][dev][0], o.Comm, segs)
+			} else {
+				err = b.graphHostCopy(pl, ss[dev], segs)
+			}
+			if err != nil {
 				return fmt.Errorf("op %s: %w", o.Name, err)
 			}
+		}
+	case pl.dma != nil:
+		if err := b.enqueueCECollective(gp, pl, k, ss, inOff, outOff); err != nil {
+			return fmt.Errorf("op %s: %w", o.Name, err)
 		}
 	default:
 		c := ob.coll
@@ -580,6 +639,9 @@ func (b *Backend) runGraph(ctx context.Context, ex backends.Experiment, sink bac
 	if err := b.verifyGraph(ctx, gp, ex.Strategy); err != nil {
 		return backends.RunResult{}, err
 	}
+	if err := b.placeOwnShards(gp, pl); err != nil {
+		return backends.RunResult{}, err
+	}
 	order, waits := graphOrder(gp.g, ex.Mode, ex.Strategy.Normalize().Launch)
 	res := backends.RunResult{Mode: ex.Mode}
 	gaps := make([]int64, len(gp.g.Ops))
@@ -599,6 +661,9 @@ func (b *Backend) runGraph(ctx context.Context, ex backends.Experiment, sink bac
 		}, err
 	})
 	if err != nil {
+		return backends.RunResult{}, err
+	}
+	if err := b.graphPipeStatus(gp, pl); err != nil {
 		return backends.RunResult{}, err
 	}
 	res.Explain = launchExplain(gp.g, gaps, len(res.Reps))
@@ -647,6 +712,13 @@ func (b *Backend) graphRep(ctx context.Context, gp *graphPrep, pl graphPlan, ord
 			used = append(used, k)
 		}
 	}
+	var t0 uint64 // the tracer's clock when the GPUs were released
+	if b.tracer != nil {
+		b.tracer.Take() // drop copies of earlier work
+		if !gated {
+			t0 = b.tracer.Now()
+		}
+	}
 	var watchdog *time.Timer
 	if gated {
 		b.gateVal++
@@ -693,6 +765,9 @@ func (b *Backend) graphRep(ctx context.Context, gp *graphPrep, pl graphPlan, ord
 	stalled := false
 	if gated {
 		stalled = !watchdog.Stop()
+		if b.tracer != nil {
+			t0 = b.tracer.Now()
+		}
 		g.OpenGate(b.gateVal)
 	}
 	if err := b.waitGraph(ctx, gp, order); err != nil {
@@ -718,7 +793,15 @@ func (b *Backend) graphRep(ctx context.Context, gp *graphPrep, pl graphPlan, ord
 			}
 			start[k][dev], end[k][dev] = s, e
 			first, last = min(first, s), max(last, e)
-			spans = append(spans, graphSpan(gp, pl, k, dev, s, e))
+			sp := graphSpan(gp, pl, k, dev, s, e)
+			spans = append(spans, sp)
+			if pl.dma != nil && gp.ceEv[k] != nil {
+				ce, err := b.ceSpans(gp, pl, k, dev, sp.Track)
+				if err != nil {
+					return backends.Rep{}, nil, nil, err
+				}
+				spans = append(spans, ce...)
+			}
 		}
 		rep.Ops[in.Op] += last - first
 		rep.Wall = max(rep.Wall, last)
@@ -727,6 +810,9 @@ func (b *Backend) graphRep(ctx context.Context, gp *graphPrep, pl graphPlan, ord
 		} else {
 			rep.Comm = max(rep.Comm, last)
 		}
+	}
+	if b.tracer != nil {
+		spans = append(spans, cuptiSpans(b.tracer.Take(), t0, gp.gpus)...)
 	}
 	// Launch gaps, from the times: per op, on its GPU with the most.
 	for op := range gp.g.Ops {
@@ -763,6 +849,9 @@ func graphSpan(gp *graphPrep, pl graphPlan, k, dev int, s, e int64) backends.Spa
 	} else {
 		sp.Op = backends.OpComm
 		sp.Name = "nccl " + o.Comm.String()
+		if pl.dma != nil {
+			sp.Name, sp.Kind = "copy-engine "+o.Comm.String(), "copy"
+		}
 		if o.Comm.Collective.IsHostCopy() {
 			sp.Name, sp.Kind = fmt.Sprintf("copy kernel %s (%d CTAs)", o.Comm, pl.hostCTAs), "kernel"
 			if pl.hostDMA {
@@ -818,12 +907,16 @@ func (b *Backend) waitGraph(ctx context.Context, gp *graphPrep, order []int) err
 //   - a host copy: the destination byte for byte against the source.
 func (b *Backend) verifyGraph(ctx context.Context, gp *graphPrep, st scenarios.Strategy) error {
 	st = st.Normalize()
-	key := fmt.Sprintf("%s chunks %s ctas %d engine %s chunk %d", b.prepared.key, chunking(gp.g), st.CommCTAs, st.CommEngine, st.ChunkBytes)
+	// comm_sms picks a copy-engine reduction's path (pipelined or not).
+	key := fmt.Sprintf("%s chunks %s ctas %d engine %s chunk %d engines %d comm sms %d", b.prepared.key, chunking(gp.g), st.CommCTAs, st.CommEngine, st.ChunkBytes, st.CopyEngines, st.CommSMs)
 	if b.verified[key] {
 		return nil
 	}
 	pl, err := b.graphStrategy(gp, st, backends.ModeConcurrent)
 	if err != nil {
+		return err
+	}
+	if err := b.placeOwnShards(gp, pl); err != nil {
 		return err
 	}
 	g := gp.g
@@ -850,6 +943,11 @@ func (b *Backend) verifyGraph(ctx context.Context, gp *graphPrep, st scenarios.S
 		if err := b.g.Synchronize(dev); err != nil {
 			return err
 		}
+	}
+	// A pipelined reduction that gave up waiting for its copies is a
+	// clearer reason than the wrong result it leaves.
+	if err := b.graphPipeStatus(gp, pl); err != nil {
+		return err
 	}
 	for i, o := range g.Ops {
 		if err := b.checkGraphOp(gp, pl, i); err != nil {

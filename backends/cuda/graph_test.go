@@ -338,13 +338,18 @@ func TestGraphLaunchGap(t *testing.T) {
 	}
 }
 
-// Collectives in a graph run on NCCL: copy-engine collectives are refused
-// naming the knob; host copies take the copy engines.
+// Collectives in a graph run on NCCL or c3lab's copy engines: NCCL's
+// copy-engine path is refused naming the knob; host copies take the copy
+// engines.
 func TestGraphCommEngine(t *testing.T) {
 	f := newFakeGPU(2)
-	_, _, err := runGraphOn(t, f, agGEMM(2, 2), scenarios.Strategy{CommEngine: scenarios.EngineDMA}, backends.ModeComm)
-	if err == nil || !strings.Contains(err.Error(), "comm_engine") {
-		t.Errorf("dma collectives in a graph: %v", err)
+	_, _, err := runGraphOn(t, f, agGEMM(2, 2), scenarios.Strategy{CommEngine: scenarios.EngineNCCLCE}, backends.ModeComm)
+	if err == nil || !strings.Contains(err.Error(), "comm_engine nccl-ce") {
+		t.Errorf("nccl-ce collectives in a graph: %v", err)
+	}
+	f = newFakeGPU(2)
+	if _, _, err := runGraphOn(t, f, agGEMM(2, 2), scenarios.Strategy{CommEngine: scenarios.EngineDMA}, backends.ModeComm); err != nil || f.colls != 0 || f.copies == 0 {
+		t.Errorf("dma collectives in a graph: %v, %d NCCL calls, %d copies", err, f.colls, f.copies)
 	}
 	f = newFakeGPU(1)
 	if _, _, err := runGraphOn(t, f, offload(2), scenarios.Strategy{CommEngine: scenarios.EngineDMA}, backends.ModeComm); err != nil {
