@@ -403,13 +403,15 @@ func TestGateWatchdog(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			f := newFakeGPU(2)
-			b := fakeBackend(t, f, Options{GateStallNanos: int64(50 * time.Millisecond)})
+			// A watchdog far above what enqueuing takes on a loaded test
+			// machine, a stall far above the watchdog.
+			b := fakeBackend(t, f, Options{GateStallNanos: int64(300 * time.Millisecond)})
 			sc := smallGEMM(scenarios.AllGather)
 			ex := backends.Experiment{Scenario: sc, Mode: backends.ModeCompute, Reps: 2}
 			if _, err := b.Run(context.Background(), ex, nil); err != nil { // verifies and loads everything
 				t.Fatal(err)
 			}
-			f.log, f.stall, f.stallGEMMs, b.gateStalls = nil, 150*time.Millisecond, tc.stallGEMMs, 0
+			f.log, f.stall, f.stallGEMMs, b.gateStalls = nil, 800*time.Millisecond, tc.stallGEMMs, 0
 			res, err := b.Run(context.Background(), ex, nil)
 			if err != nil {
 				t.Fatal(err)

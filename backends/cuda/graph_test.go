@@ -364,12 +364,14 @@ func TestGraphCommEngine(t *testing.T) {
 // opens the gate, the repetition is thrown away and run again.
 func TestGraphGateStall(t *testing.T) {
 	f := newFakeGPU(2)
-	b := fakeBackend(t, f, Options{GateStallNanos: int64(50 * time.Millisecond)})
+	// A watchdog far above what enqueuing takes on a loaded test machine,
+	// and a stall far above the watchdog: only the stall opens the gate.
+	b := fakeBackend(t, f, Options{GateStallNanos: int64(400 * time.Millisecond)})
 	ex := backends.Experiment{Scenario: agGEMM(2, 2), Mode: backends.ModeConcurrent, Reps: 2}
 	if _, err := b.Run(context.Background(), ex, nil); err != nil {
 		t.Fatal(err)
 	}
-	f.stallGEMMs, f.stall, b.gateStalls = 1, 150*time.Millisecond, 0
+	f.stallGEMMs, f.stall, b.gateStalls = 1, 1200*time.Millisecond, 0
 	res, err := b.Run(context.Background(), ex, nil)
 	if err != nil {
 		t.Fatal(err)
