@@ -42,6 +42,9 @@ type Options struct {
 	// MaxAdaptiveRounds rounds were made; Result.Precision says which.
 	Precision Precision
 	TimeCap   time.Duration
+	// MaxRounds caps an adaptive measurement's rounds; 0 means
+	// MaxAdaptiveRounds.
+	MaxRounds int
 
 	// now is the clock the time cap is read from (time.Now when nil);
 	// tests set it.
@@ -460,6 +463,10 @@ func Measure(ctx context.Context, b backends.Backend, sc scenarios.Scenario, st 
 		if capT <= 0 {
 			capT = DefaultTimeCap
 		}
+		maxRounds := opt.MaxRounds
+		if maxRounds <= 0 {
+			maxRounds = MaxAdaptiveRounds
+		}
 		out := &PrecisionOutcome{Target: opt.Precision.String(), Rounds: rounds}
 		for round := rounds; ; round++ {
 			hw, ok, why := opt.Precision.Check(r, caps.Deterministic)
@@ -474,7 +481,7 @@ func Measure(ctx context.Context, b backends.Backend, sc scenarios.Scenario, st 
 				out.Stop = why
 			case clock().Sub(started) >= capT:
 				out.Stop = StopTimeCap
-			case round >= MaxAdaptiveRounds:
+			case round >= maxRounds:
 				out.Stop = StopRoundCap
 			}
 			if out.Stop != "" {
@@ -550,10 +557,17 @@ func (r *Result) fillOps(g *scenarios.Graph) error {
 			return err
 		}
 	}
+	prev := r.Ops
 	r.Ops = make([]OpResult, len(g.Ops))
 	var comp, comm, compC3, commC3 []Stat
 	for i, o := range g.Ops {
-		or := OpResult{Name: o.Name, Role: o.Role, Label: o.Label(), Count: o.Count, TAlone: alone[i]}
+		label := ""
+		if len(prev) == len(g.Ops) && prev[i].Name == o.Name && prev[i].Label != "" {
+			label = prev[i].Label // the same op's: spares formatting it again (the bootstrap)
+		} else {
+			label = o.Label()
+		}
+		or := OpResult{Name: o.Name, Role: o.Role, Label: label, Count: o.Count, TAlone: alone[i]}
 		if inC3 != nil {
 			or.TInC3 = inC3[i]
 			if sd := Slowdown(or.TInC3.Median, or.TAlone.Median); !math.IsNaN(sd) {

@@ -18,6 +18,10 @@ const (
 	// MinModeGap is the least gap between the modes' medians, relative
 	// to the lower: closer modes change no figure that is printed.
 	MinModeGap = 0.01
+	// MinBICGain is how much lower the two-component fit's Bayesian
+	// information criterion must be than the one-component fit's: 6 is
+	// "strong" evidence on Kass and Raftery's scale (1995).
+	MinBICGain = 6
 	// minBimodalN is the fewest repetitions tested.
 	minBimodalN = 10
 )
@@ -44,7 +48,7 @@ type Bimodal struct {
 // fits a mixture of two normal distributions by expectation
 // maximization, started from the exact one-dimensional two-means split,
 // and calls the times bimodal when the two-component fit is the better
-// model by the Bayesian information criterion, each component holds at
+// model by the Bayesian information criterion, by MinBICGain, each component holds at
 // least MinModeShare of the repetitions, the components' Ashman's D is at
 // least MinAshmanD and their medians are MinModeGap apart. D is taken
 // from the fitted components, not from the two-means split: a hard split
@@ -162,7 +166,7 @@ func DetectBimodal(ns []int64) (modes [2]Mode, d float64, ok bool) {
 		{Median: quantile(lo, 0.5), Share: float64(len(lo)) / float64(n)},
 		{Median: quantile(hi, 0.5), Share: float64(len(hi)) / float64(n)},
 	}
-	ok = bic2 < bic1 && d >= MinAshmanD &&
+	ok = bic1-bic2 >= MinBICGain && d >= MinAshmanD &&
 		modes[0].Share >= MinModeShare && modes[1].Share >= MinModeShare &&
 		modes[1].Median-modes[0].Median >= MinModeGap*math.Abs(modes[0].Median)
 	return modes, d, ok
