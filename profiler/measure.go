@@ -495,7 +495,9 @@ func Measure(ctx context.Context, b backends.Backend, sc scenarios.Scenario, st 
 				return Result{}, err
 			}
 		}
-		out.Elapsed = clock().Sub(started)
+		if out.Stop != StopDeterministic {
+			out.Elapsed = clock().Sub(started)
+		}
 		r.Precision = out
 	}
 	r.Timeline, r.Samples = lastRep(lastC3)

@@ -121,9 +121,10 @@ type PrecisionOutcome struct {
 	// when there was no interval).
 	HalfWidth *float64 `json:"half_width,omitempty"`
 	// Rounds is the number of interleaved rounds made; Elapsed the time
-	// the measurement took.
+	// the measurement took (0 on a deterministic backend, which adds no
+	// rounds and whose result does not depend on when it ran).
 	Rounds  int           `json:"rounds"`
-	Elapsed time.Duration `json:"elapsed_ns"`
+	Elapsed time.Duration `json:"elapsed_ns,omitempty"`
 }
 
 // Check returns the half-width the result's interval of the target figure

@@ -467,6 +467,13 @@ func TestUselessOrBadFlagsAreRefused(t *testing.T) {
 		{"replay --json --text", []string{"replay", rec, "--json", "--text"}, "--json and --text"},
 		{"replay --lab --text", []string{"replay", rec, "--lab", "--text"}, "--text and --lab"},
 		{"replay --lab without a terminal", []string{"replay", rec, "--lab"}, "--lab needs a terminal"},
+		{"run --precision without a unit", []string{"run", "--backend", "sim", "--precision", "2"}, `--precision "2": want points of F (1pt), percent of T_c3 (2%)`},
+		{"run --precision of F in percent", []string{"run", "--backend", "sim", "--precision", "F:1%"}, "give it in points"},
+		{"sweep --precision too loose", []string{"sweep", "--backend", "sim", "--precision", "80%", "--out", out()}, "at most 50"},
+		{"sweep --time-cap 0", []string{"sweep", "--backend", "sim", "--time-cap", "0s", "--out", out()}, "--time-cap is 0s; want a positive duration"},
+		{"run --time-cap with --precision off", []string{"run", "--backend", "sim", "--precision", "off", "--time-cap", "1m"}, "--time-cap has no effect with --precision off"},
+		{"advise --precision without --tune", []string{"advise", "--backend", "sim", "--precision", "1pt"}, "--precision has no effect without --tune"},
+		{"advise --time-cap without --tune", []string{"advise", "--backend", "sim", "--time-cap", "1m"}, "--time-cap has no effect without --tune"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			code, stdout, errOut := call(t, tc.args...)
