@@ -1,11 +1,15 @@
 package profiler
 
 import (
+	"context"
 	"math"
 	"math/rand/v2"
+	"slices"
+	"strings"
 	"testing"
 
 	"github.com/c3lab/c3lab/backends"
+	"github.com/c3lab/c3lab/scenarios"
 )
 
 // TestDetectBimodal checks the test on samples from known distributions:
@@ -90,5 +94,50 @@ func TestResultReportsBimodal(t *testing.T) {
 	m := r.Bimodal[0].Modes
 	if math.Abs(m[0].Median/medC3-1) > 0.02 || math.Abs(m[1].Median/(1.2*medC3)-1) > 0.02 || m[0].Share < 0.2 || m[1].Share < 0.2 {
 		t.Errorf("modes %+v, want about 1.2 ms and 1.44 ms", m)
+	}
+}
+
+// TestGraphOpBimodal checks that in a graph of more than two ops the op
+// whose repetitions fall in two modes is named, alone, and the others not.
+func TestGraphOpBimodal(t *testing.T) {
+	sc := graphOf(
+		scenarios.StreamSpec{Name: "compute", Ops: []scenarios.StreamOp{gemm("a", 4096), gemm("b", 8192, "a")}},
+		scenarios.StreamSpec{Name: "tp", Ops: []scenarios.StreamOp{gather("ag", 8<<20)}},
+	)
+	r, err := Measure(context.Background(), &graphFake{caps: graphCaps()}, sc, scenarios.Strategy{}, Options{Reps: 20})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rng := rand.New(rand.NewPCG(4, 4))
+	g, err := sc.Graph(r.Strategy)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b := slices.IndexFunc(g.Ops, func(o scenarios.GraphOp) bool { return o.Name == "b" })
+	for _, m := range []backends.Mode{backends.ModeCompute, backends.ModeComm, backends.ModeConcurrent} {
+		reps := slices.Clone(r.Reps[m])
+		for i := range reps {
+			reps[i].Ops = slices.Clone(reps[i].Ops)
+			for k := range reps[i].Ops {
+				reps[i].Ops[k] = int64(float64(reps[i].Ops[k]) * (1 + 0.005*rng.NormFloat64()))
+			}
+			if m == backends.ModeCompute && i%2 == 0 {
+				reps[i].Ops[b] = reps[i].Ops[b] * 13 / 10
+			}
+		}
+		r.Reps[m] = reps
+	}
+	r.Deterministic = false
+	r.CI, r.NoCI = nil, ""
+	r.FillUncertainty()
+	var names []string
+	for _, bm := range r.Bimodal {
+		names = append(names, bm.Time)
+	}
+	if !slices.ContainsFunc(names, func(n string) bool { return strings.HasPrefix(n, "b: ") && strings.HasSuffix(n, " alone") }) {
+		t.Errorf("bimodal %q: want b alone", names)
+	}
+	if slices.ContainsFunc(names, func(n string) bool { return strings.HasPrefix(n, "a: ") || strings.HasPrefix(n, "ag: ") || strings.HasSuffix(n, " in c3") }) {
+		t.Errorf("bimodal %q: only b alone is", names)
 	}
 }
