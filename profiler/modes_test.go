@@ -137,7 +137,9 @@ func TestGraphOpBimodal(t *testing.T) {
 	if !slices.ContainsFunc(names, func(n string) bool { return strings.HasPrefix(n, "b: ") && strings.HasSuffix(n, " alone") }) {
 		t.Errorf("bimodal %q: want b alone", names)
 	}
-	if slices.ContainsFunc(names, func(n string) bool { return strings.HasPrefix(n, "a: ") || strings.HasPrefix(n, "ag: ") || strings.HasSuffix(n, " in c3") }) {
+	if slices.ContainsFunc(names, func(n string) bool {
+		return strings.HasPrefix(n, "a: ") || strings.HasPrefix(n, "ag: ") || strings.HasSuffix(n, " in c3")
+	}) {
 		t.Errorf("bimodal %q: only b alone is", names)
 	}
 }
