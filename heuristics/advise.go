@@ -208,22 +208,38 @@ type Trial struct {
 	Name     string             `json:"name"`
 	Strategy scenarios.Strategy `json:"strategy"`
 	Fraction *float64           `json:"fraction_of_ideal"`
+	// FWithinNoise says F is above 100 % only within its interval.
+	FWithinNoise bool `json:"fraction_within_noise,omitempty"`
 	// Uplift is U, the speedup over the serial default: what trials are
 	// ranked by (F is each trial's own, against its own isolated times).
 	Uplift float64 `json:"uplift,omitempty"`
 	TC3    float64 `json:"t_c3_ns"`
-	Err    string  `json:"error,omitempty"`
+	// UpliftCI and TC3CI are their 95 % intervals, when measured.
+	UpliftCI *profiler.Interval `json:"uplift_ci,omitempty"`
+	TC3CI    *profiler.Interval `json:"t_c3_ci,omitempty"`
+	// Tied says the trial is not told apart from the best (their
+	// intervals overlap, profiler.Compare); on the best, that another is.
+	Tied bool `json:"tied,omitempty"`
+	// Remeasured, on the best only, is the best measured again in fresh
+	// interleaved rounds: its figure without the upward bias of being
+	// the highest of single measurements.
+	Remeasured *profiler.Remeasured `json:"remeasured,omitempty"`
+	Err        string               `json:"error,omitempty"`
 }
 
 // Tune measures every candidate on b and returns the trials and the index
 // of the best (the highest uplift U over the serial default, else the
-// shortest concurrent time: profiler.Outranks; never the fraction of
+// shortest concurrent time: profiler.Leads; never the fraction of
 // ideal, whose denominator a strategy changes; -1 when all failed). The
-// serial default is measured once and reused across the candidates.
+// trials whose intervals overlap the best's are marked Tied, and the
+// best as well when any is. The serial default is measured once and
+// reused across the candidates; the best is then measured again in fresh
+// rounds (Trial.Remeasured), what to report as its figure.
 func Tune(ctx context.Context, b backends.Backend, sc scenarios.Scenario, cands []profiler.NamedStrategy, opt profiler.Options) ([]Trial, int, error) {
 	best := -1
 	var trials []Trial
-	var bestR profiler.Result
+	var results []*profiler.Result
+	fresh := opt
 	for _, c := range cands {
 		if err := ctx.Err(); err != nil {
 			return trials, best, err
@@ -232,17 +248,41 @@ func Tune(ctx context.Context, b backends.Backend, sc scenarios.Scenario, cands 
 		r, err := profiler.Measure(ctx, b, sc, c.Strategy, opt)
 		if err != nil {
 			t.Err = err.Error()
+			results = append(results, nil)
 		} else {
-			t.Fraction, t.Uplift, t.TC3 = r.FractionOfIdeal, r.Uplift, r.TC3.Median
-			if best < 0 || profiler.Outranks(r, bestR) {
-				best, bestR = len(trials), r
+			t.Fraction, t.Uplift, t.TC3, t.FWithinNoise = r.FractionOfIdeal, r.Uplift, r.TC3.Median, r.FWithinNoise()
+			t.UpliftCI, t.TC3CI = profiler.RemeasuredOf(r).UpliftCI, profiler.RemeasuredOf(r).TC3CI
+			if best < 0 || profiler.Leads(r, *results[best]) {
+				best = len(trials)
 			}
+			results = append(results, &r)
 			if r.SerialDefault > 0 {
 				bl := r.Baseline()
 				opt.Baseline = &bl
 			}
 		}
 		trials = append(trials, t)
+	}
+	if best < 0 {
+		return trials, best, nil
+	}
+	for i, r := range results {
+		if i != best && r != nil && profiler.Compare(*results[best], *r) == profiler.NotToldApart {
+			trials[i].Tied, trials[best].Tied = true, true
+		}
+	}
+	if err := ctx.Err(); err != nil {
+		return trials, best, err
+	}
+	fresh.Baseline = nil
+	r, err := profiler.Measure(ctx, b, sc, cands[best].Strategy, fresh)
+	switch {
+	case err != nil && ctx.Err() != nil:
+		return trials, best, ctx.Err()
+	case err != nil:
+		trials[best].Remeasured = &profiler.Remeasured{Err: err.Error()}
+	default:
+		trials[best].Remeasured = profiler.RemeasuredOf(r)
 	}
 	return trials, best, nil
 }

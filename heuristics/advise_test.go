@@ -194,7 +194,30 @@ func TestTunePicksTheFastest(t *testing.T) {
 			if got != tc.best {
 				t.Errorf("best %q (index %d), want %q; trials %+v", got, best, tc.best, trials)
 			}
+			if best >= 0 {
+				// The best is measured again, and the trials no interval
+				// tells apart from it (here: the same T_c3) are ties.
+				if re := trials[best].Remeasured; re == nil || re.Err != "" || re.TC3 != float64(tc.c3[best]) {
+					t.Errorf("best re-measured as %+v, want T_c3 %d", re, tc.c3[best])
+				}
+				others := 0
+				for i, c := range tc.c3 {
+					wantTied := c == tc.c3[best] && i != best
+					if wantTied {
+						others++
+					}
+					if i != best && trials[i].Tied != wantTied {
+						t.Errorf("%s tied %v, want %v", trials[i].Name, trials[i].Tied, wantTied)
+					}
+				}
+				if trials[best].Tied != (others > 0) {
+					t.Errorf("the best says tied %v with %d others tied", trials[best].Tied, others)
+				}
+			}
 			for i, tr := range trials {
+				if i != best && tr.Remeasured != nil {
+					t.Errorf("%s, not the best, was measured again", tr.Name)
+				}
 				if tr.Name != cands[i].Name {
 					t.Errorf("trial %d is %s, want %s (the candidates' order)", i, tr.Name, cands[i].Name)
 				}

@@ -7,7 +7,8 @@ import (
 
 // MarshalJSON writes the result with undefined ratios (NaN: an isolated
 // time of zero, a run that was not made) as null, which encoding/json
-// cannot do for a float64 on its own.
+// cannot do for a float64 on its own, and adds fraction_within_noise
+// (FWithinNoise) when it holds.
 func (r Result) MarshalJSON() ([]byte, error) {
 	type plain Result
 	return json.Marshal(struct {
@@ -20,6 +21,8 @@ func (r Result) MarshalJSON() ([]byte, error) {
 		BusBW           *float64 `json:"busbw"`
 		AchievedTFLOPs  *float64 `json:"achieved_tflops"`
 		AchievedBW      *float64 `json:"achieved_bw"`
+		// FWithinNoise: F is above 100 % only within its interval.
+		FWithinNoise bool `json:"fraction_within_noise,omitempty"`
 	}{
 		plain:           plain(r),
 		IdealSpeedup:    finite(r.IdealSpeedup),
@@ -30,6 +33,7 @@ func (r Result) MarshalJSON() ([]byte, error) {
 		BusBW:           finite(r.BusBW),
 		AchievedTFLOPs:  finite(r.AchievedTFLOPs),
 		AchievedBW:      finite(r.AchievedBW),
+		FWithinNoise:    r.FWithinNoise(),
 	})
 }
 

@@ -3,8 +3,10 @@ package profiler
 import (
 	"context"
 	"fmt"
+	"maps"
 	"math"
 	"slices"
+	"time"
 
 	"github.com/c3lab/c3lab/backends"
 	"github.com/c3lab/c3lab/scenarios"
@@ -37,6 +39,20 @@ type Options struct {
 	// for the engines' use during the runs (Result.TimedUse); nil records
 	// neither (no NVML: the simulator, no driver).
 	Machine Machine
+	// Precision, when set, makes the measurement adaptive: after Rounds
+	// rounds Measure adds rounds (of the same size) until the 95 %
+	// interval of the target figure is at most that wide on each side,
+	// or TimeCap has passed since it started (DefaultTimeCap when 0), or
+	// MaxAdaptiveRounds rounds were made; Result.Precision says which.
+	Precision Precision
+	TimeCap   time.Duration
+	// MaxRounds caps an adaptive measurement's rounds; 0 means
+	// MaxAdaptiveRounds.
+	MaxRounds int
+
+	// now is the clock the time cap is read from (time.Now when nil);
+	// tests set it.
+	now func() time.Time
 }
 
 // Baseline is the isolated half of a measurement, reusable while the
@@ -53,20 +69,32 @@ type Baseline struct {
 	// they hold for every strategy of the scenario.
 	SerialDefault float64                          `json:"t_serial_default,omitempty"`
 	DefaultReps   map[backends.Mode][]backends.Rep `json:"-"`
+	// RoundOf and DefaultRoundOf are the rounds of Reps and DefaultReps
+	// (Result.RoundOf, Result.DefaultRoundOf).
+	RoundOf        map[backends.Mode][]int `json:"-"`
+	DefaultRoundOf map[backends.Mode][]int `json:"-"`
 }
 
 // Baseline returns the result's isolated half.
 func (r Result) Baseline() Baseline {
 	ex := map[backends.Mode][]backends.OpExplanation{}
 	reps := map[backends.Mode][]backends.Rep{}
+	rounds := map[backends.Mode][]int{}
 	for _, m := range []backends.Mode{backends.ModeCompute, backends.ModeComm} {
 		if e, ok := r.Explain[m]; ok {
 			ex[m] = e
 		}
 		reps[m] = r.Reps[m]
+		if ro, ok := r.RoundOf[m]; ok {
+			rounds[m] = ro
+		}
 	}
-	return Baseline{Scenario: r.Scenario, Isolated: r.Strategy.Isolated(), TComp: r.TComp, TComm: r.TComm, Explain: ex, Reps: reps,
-		SerialDefault: r.SerialDefault, DefaultReps: r.DefaultReps}
+	bl := Baseline{Scenario: r.Scenario, Isolated: r.Strategy.Isolated(), TComp: r.TComp, TComm: r.TComm, Explain: ex, Reps: reps,
+		SerialDefault: r.SerialDefault, DefaultReps: r.DefaultReps, DefaultRoundOf: r.DefaultRoundOf}
+	if len(rounds) > 0 {
+		bl.RoundOf = rounds
+	}
+	return bl
 }
 
 // matches reports whether the baseline holds for a scenario and strategy.
@@ -215,15 +243,27 @@ type Result struct {
 	// measured in (same order as Reps); nil in results made before
 	// rounds were kept, whose rounds are then unknown.
 	RoundOf map[backends.Mode][]int `json:"rounds,omitempty"`
-	// CI holds the confidence intervals of the figures; nil on a
-	// deterministic backend and when too few rounds were measured.
-	CI *Intervals `json:"ci,omitempty"`
+	// DefaultRoundOf is RoundOf for DefaultReps.
+	DefaultRoundOf map[backends.Mode][]int `json:"default_rounds,omitempty"`
 	// Drift is every GPU's state around each run and the isolated and
 	// concurrent parts compared (Drift.Flagged); nil without NVML.
 	Drift *Drift `json:"drift,omitempty"`
 	// TimedUse is what the engines did during the timed repetitions only;
 	// nil without a machine record (Options.Machine).
 	TimedUse *TimedUse `json:"timed_use,omitempty"`
+	// CI holds the confidence intervals of the figures; nil on a
+	// deterministic backend and when too few rounds were measured, and
+	// NoCI then says why.
+	CI   *Intervals `json:"ci,omitempty"`
+	NoCI string     `json:"no_ci,omitempty"`
+	// Bimodal lists the times whose repetitions fall in two modes (a
+	// median between them describes neither): T_comp, T_comm, T_c3, and
+	// each op of a graph of more than two ops alone and in C3.
+	Bimodal []Bimodal `json:"bimodal,omitempty"`
+	// Precision says, for an adaptive measurement (Options.Precision),
+	// the target, whether it was reached, and how many rounds and how
+	// long it took; nil otherwise.
+	Precision *PrecisionOutcome `json:"precision,omitempty"`
 	// Timeline and Samples are the spans and telemetry of one concurrent repetition.
 	Timeline []backends.Span   `json:"timeline,omitempty"`
 	Samples  []backends.Sample `json:"samples,omitempty"`
@@ -331,23 +371,20 @@ func Measure(ctx context.Context, b backends.Backend, sc scenarios.Scenario, st 
 	}
 	got := map[backends.Mode][]backends.Rep{}
 	defReps := map[backends.Mode][]backends.Rep{}
+	roundOf := map[backends.Mode][]int{}
+	defRoundOf := map[backends.Mode][]int{}
 	explain := map[backends.Mode][]backends.OpExplanation{}
 	var lastC3 backends.Collector
-	for round := range rounds {
-		n := reps / rounds
-		if round < reps%rounds {
-			n++
-		}
+	// runRound makes every run of the plan once, n repetitions each (w
+	// of warm-up before), as round number round; collect keeps the
+	// concurrent run's events.
+	runRound := func(round, n, w int, collect bool) error {
 		for _, p := range plan {
-			w := 0
-			if round == 0 {
-				w = warm
-			}
 			m := p.mode
 			ex := backends.Experiment{Scenario: sc, Strategy: p.st, Mode: m, Reps: n, Warmup: w}
 			var sink backends.EventSink
 			var col backends.Collector
-			if m == backends.ModeConcurrent && round == rounds-1 {
+			if m == backends.ModeConcurrent && collect {
 				sink = &col
 			}
 			rr, err := b.Run(ctx, ex, sink)
@@ -356,16 +393,18 @@ func Measure(ctx context.Context, b backends.Backend, sc scenarios.Scenario, st 
 				what = "serial-default " + what
 			}
 			if err != nil {
-				return Result{}, fmt.Errorf("%s run of %s on %s: %w", what, sc.Name, b.Name(), err)
+				return fmt.Errorf("%s run of %s on %s: %w", what, sc.Name, b.Name(), err)
 			}
 			if len(rr.Reps) != n {
-				return Result{}, fmt.Errorf("%s run of %s on %s returned %d repetitions, want %d", what, sc.Name, b.Name(), len(rr.Reps), n)
+				return fmt.Errorf("%s run of %s on %s returned %d repetitions, want %d", what, sc.Name, b.Name(), len(rr.Reps), n)
 			}
 			if p.def {
 				defReps[m] = append(defReps[m], rr.Reps...)
+				defRoundOf[m] = appendRound(defRoundOf[m], round, n)
 				continue
 			}
 			got[m] = append(got[m], rr.Reps...)
+			roundOf[m] = appendRound(roundOf[m], round, n)
 			if len(rr.Explain) > 0 {
 				explain[m] = rr.Explain
 			}
@@ -373,45 +412,146 @@ func Measure(ctx context.Context, b backends.Backend, sc scenarios.Scenario, st 
 				lastC3 = col
 			}
 		}
+		return nil
 	}
-	if reuse {
-		for _, m := range []backends.Mode{backends.ModeCompute, backends.ModeComm} {
-			got[m] = opt.Baseline.Reps[m]
+	clock := opt.now
+	if clock == nil {
+		clock = time.Now
+	}
+	started := clock()
+	for round := range rounds {
+		n := reps / rounds
+		if round < reps%rounds {
+			n++
 		}
-		for m, e := range opt.Baseline.Explain {
-			explain[m] = e
+		w := 0
+		if round == 0 {
+			w = warm
+		}
+		if err := runRound(round, n, w, round == rounds-1); err != nil {
+			return Result{}, err
 		}
 	}
 
+	// assemble derives the result from the repetitions measured so far.
+	assemble := func() (Result, error) {
+		r := Result{
+			Scenario: sc, Strategy: st, Backend: b.Name(), Devices: devicesOf(b, sc),
+			Explain: explain, Reps: maps.Clone(got), RoundOf: maps.Clone(roundOf),
+		}
+		if reuse {
+			for _, m := range []backends.Mode{backends.ModeCompute, backends.ModeComm} {
+				r.Reps[m] = opt.Baseline.Reps[m]
+				r.RoundOf[m] = opt.Baseline.RoundOf[m]
+			}
+			for m, e := range opt.Baseline.Explain {
+				explain[m] = e
+			}
+		}
+		switch {
+		case reuseDefault:
+			r.SerialDefault, r.DefaultReps, r.DefaultRoundOf = opt.Baseline.SerialDefault, opt.Baseline.DefaultReps, opt.Baseline.DefaultRoundOf
+		case dg != nil:
+			r.DefaultReps, r.DefaultRoundOf = maps.Clone(defReps), maps.Clone(defRoundOf)
+		}
+		if err := r.refigure(g, dg, caps.HBMBandwidth); err != nil {
+			return Result{}, fmt.Errorf("%s on %s: %w", sc.Name, b.Name(), err)
+		}
+		r.Deterministic = caps.Deterministic && allSame(r.Reps) && allSame(r.DefaultReps)
+		r.fillUncertainty(g, dg)
+		return r, nil
+	}
+	r, err := assemble()
+	if err != nil {
+		return Result{}, err
+	}
+	if !opt.Precision.Off() && !opt.IsolatedOnly {
+		// Adaptive repetition: more rounds, of the first rounds' size,
+		// until the interval of the target figure is tight enough or the
+		// time (or round) cap is reached.
+		n := (reps + rounds - 1) / rounds
+		capT := opt.TimeCap
+		if capT <= 0 {
+			capT = DefaultTimeCap
+		}
+		maxRounds := opt.MaxRounds
+		if maxRounds <= 0 {
+			maxRounds = MaxAdaptiveRounds
+		}
+		out := &PrecisionOutcome{Target: opt.Precision.String(), Rounds: rounds}
+		for round := rounds; ; round++ {
+			hw, ok, why := opt.Precision.Check(r, caps.Deterministic)
+			out.HalfWidth = nil
+			if !math.IsNaN(hw) {
+				out.HalfWidth = &hw
+			}
+			switch {
+			case ok:
+				out.Reached, out.Stop = true, why
+			case why != "":
+				out.Stop = why
+			case clock().Sub(started) >= capT:
+				out.Stop = StopTimeCap
+			case round >= maxRounds:
+				out.Stop = StopRoundCap
+			}
+			if out.Stop != "" {
+				break
+			}
+			if err := runRound(round, n, 0, false); err != nil {
+				return Result{}, err
+			}
+			out.Rounds = round + 1
+			if r, err = assemble(); err != nil {
+				return Result{}, err
+			}
+		}
+		if out.Stop != StopDeterministic {
+			out.Elapsed = clock().Sub(started)
+		}
+		r.Precision = out
+	}
+	r.Timeline, r.Samples = lastRep(lastC3)
+	watch.finish(&r)
+	return r, nil
+}
+
+// appendRound appends n repetitions' round number to rs.
+func appendRound(rs []int, round, n int) []int {
+	for range n {
+		rs = append(rs, round)
+	}
+	return rs
+}
+
+// devicesOf is the backend's devices the scenario runs on.
+func devicesOf(b backends.Backend, sc scenarios.Scenario) []backends.DeviceInfo {
 	devs := b.Devices()
 	if len(devs) > sc.GPUs {
 		devs = devs[:sc.GPUs]
 	}
-	r := Result{
-		Scenario: sc, Strategy: st, Backend: b.Name(), Devices: devs,
-		TC3:     Summarize(pick(got[backends.ModeConcurrent], func(r backends.Rep) int64 { return r.Wall })),
-		Explain: explain,
-		Reps:    got,
-	}
+	return devs
+}
+
+// refigure derives every figure of the result from its repetitions
+// (Reps, and DefaultReps when set): T_c3, the per-op figures and role
+// totals for graph g, the serial default from DefaultReps for graph dg
+// (when both are given), then Derive's figures. It is the one definition
+// Measure and the bootstrap (fillUncertainty) both use.
+func (r *Result) refigure(g, dg *scenarios.Graph, hbmBandwidth float64) error {
+	r.TC3 = Summarize(pick(r.Reps[backends.ModeConcurrent], func(r backends.Rep) int64 { return r.Wall }))
 	if err := r.fillOps(g); err != nil {
-		return Result{}, fmt.Errorf("%s on %s: %w", sc.Name, b.Name(), err)
+		return err
 	}
-	switch {
-	case reuseDefault:
-		r.SerialDefault, r.DefaultReps = opt.Baseline.SerialDefault, opt.Baseline.DefaultReps
-	case dg != nil:
-		alone, err := isolatedOps(dg, defReps)
+	if dg != nil && len(r.DefaultReps) > 0 {
+		alone, err := isolatedOps(dg, r.DefaultReps)
 		if err != nil {
-			return Result{}, fmt.Errorf("serial default of %s on %s: %w", sc.Name, b.Name(), err)
+			return fmt.Errorf("serial default: %w", err)
 		}
 		r.SerialDefault = sumStats(alone).Median
-		r.DefaultReps = defReps
 	}
-	r.Timeline, r.Samples = lastRep(lastC3)
-	r.Deterministic = caps.Deterministic && allSame(r.Reps) && allSame(r.DefaultReps)
-	r.Derive(caps.HBMBandwidth)
-	watch.finish(&r)
-	return r, nil
+	r.derive(g, hbmBandwidth)
+	return nil
 }
 
 // fillOps sets the per-op figures (Ops) and the role totals (TComp, TComm,
@@ -431,10 +571,17 @@ func (r *Result) fillOps(g *scenarios.Graph) error {
 			return err
 		}
 	}
+	prev := r.Ops
 	r.Ops = make([]OpResult, len(g.Ops))
 	var comp, comm, compC3, commC3 []Stat
 	for i, o := range g.Ops {
-		or := OpResult{Name: o.Name, Role: o.Role, Label: o.Label(), Count: o.Count, TAlone: alone[i]}
+		label := ""
+		if len(prev) == len(g.Ops) && prev[i].Name == o.Name && prev[i].Label != "" {
+			label = prev[i].Label // the same op's: spares formatting it again (the bootstrap)
+		} else {
+			label = o.Label()
+		}
+		or := OpResult{Name: o.Name, Role: o.Role, Label: label, Count: o.Count, TAlone: alone[i]}
 		if inC3 != nil {
 			or.TInC3 = inC3[i]
 			if sd := Slowdown(or.TInC3.Median, or.TAlone.Median); !math.IsNaN(sd) {
@@ -474,10 +621,23 @@ func isolatedOps(g *scenarios.Graph, reps map[backends.Mode][]backends.Rep) ([]S
 	return comp, nil
 }
 
-// opStats summarizes each op's time over the repetitions (Rep.Ops). A
-// repetition without per-op times stands for the pair: one op per role,
-// timed by Compute and Comm; a graph of more ops needs them.
+// opStats summarizes each op's time over the repetitions (opSeries).
 func opStats(g *scenarios.Graph, reps []backends.Rep) ([]Stat, error) {
+	per, err := opSeries(g, reps)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]Stat, len(g.Ops))
+	for i := range per {
+		out[i] = Summarize(per[i])
+	}
+	return out, nil
+}
+
+// opSeries is each op's time in each repetition (Rep.Ops). A repetition
+// without per-op times stands for the pair: one op per role, timed by
+// Compute and Comm; a graph of more ops needs them.
+func opSeries(g *scenarios.Graph, reps []backends.Rep) ([][]int64, error) {
 	per := make([][]int64, len(g.Ops))
 	pair := len(g.OpsOf(scenarios.RoleCompute)) <= 1 && len(g.OpsOf(scenarios.RoleComm)) <= 1
 	for _, rp := range reps {
@@ -500,11 +660,7 @@ func opStats(g *scenarios.Graph, reps []backends.Rep) ([]Stat, error) {
 			return nil, fmt.Errorf("a repetition has times for %d ops; the graph has %d", len(rp.Ops), len(g.Ops))
 		}
 	}
-	out := make([]Stat, len(g.Ops))
-	for i := range per {
-		out[i] = Summarize(per[i])
-	}
-	return out, nil
+	return per, nil
 }
 
 // sumStats is the figures of ops run one after another: each quantile is
@@ -551,13 +707,18 @@ func allSame(reps map[backends.Mode][]backends.Rep) bool {
 // the strategy's isolated runs are the serial default's, and is left as
 // set otherwise.
 func (r *Result) Derive(hbmBandwidth float64) {
+	g, err := r.Scenario.Graph(r.Strategy)
+	if err != nil {
+		g = nil
+	}
+	r.derive(g, hbmBandwidth)
+}
+
+// derive is Derive for the result's graph g (nil when it has none).
+func (r *Result) derive(g *scenarios.Graph, hbmBandwidth float64) {
 	tComp, tComm, tC3 := r.TComp.Median, r.TComm.Median, r.TC3.Median
 	r.TSerial = tComp + tComm
 	r.TIdeal = math.Max(tComp, tComm)
-	g, gerr := r.Scenario.Graph(r.Strategy)
-	if gerr != nil {
-		g = nil
-	}
 	if g != nil && len(r.Ops) == len(g.Ops) {
 		dur := make([]float64, len(g.Ops))
 		for i, o := range r.Ops {

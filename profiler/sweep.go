@@ -126,10 +126,15 @@ type SweepEntry struct {
 type StrategySummary struct {
 	Strategy string `json:"strategy"`
 	// MeanUplift is the geometric mean of U over the scenarios where it is
-	// known (U is a ratio of times); Wins counts the scenarios where this
-	// strategy ranked first (Outranks).
-	MeanUplift *float64 `json:"mean_uplift,omitempty"`
-	Wins       int      `json:"wins"`
+	// known (U is a ratio of times); MeanUpliftCI its 95 % interval, when
+	// every U has one (the scenarios' log U taken as independent normal
+	// estimates). Wins counts the scenarios where this strategy ranked
+	// first, told apart from every other (Compare); Tied those where it
+	// was first, or not told apart from the first, together with others.
+	MeanUplift   *float64  `json:"mean_uplift,omitempty"`
+	MeanUpliftCI *Interval `json:"mean_uplift_ci,omitempty"`
+	Wins         int       `json:"wins"`
+	Tied         int       `json:"tied,omitempty"`
 	// MeanFraction is the mean fraction of ideal over the scenarios where it
 	// is defined; ByClass splits it by scenario class.
 	MeanFraction *float64          `json:"mean_fraction_of_ideal"`
@@ -204,14 +209,59 @@ func Sweep(ctx context.Context, b backends.Backend, suite []scenarios.Scenario, 
 type ScenarioBest struct {
 	Scenario string `json:"scenario"`
 	Strategy string `json:"strategy"`
-	// Uplift is its U (0 when unknown), TC3 its concurrent time (ns).
+	// Uplift is its U (0 when unknown), TC3 its concurrent time (ns), as
+	// selected: the highest of single measurements, which selection
+	// biases upward (Remeasured holds the unbiased figure).
 	Uplift float64 `json:"uplift,omitempty"`
 	TC3    float64 `json:"t_c3_ns"`
+	// UpliftCI and TC3CI are their intervals, when measured.
+	UpliftCI *Interval `json:"uplift_ci,omitempty"`
+	TC3CI    *Interval `json:"t_c3_ci,omitempty"`
+	// Tied lists the strategies not told apart from it (Compare): their
+	// intervals overlap its own, so it is first together with them.
+	Tied []string `json:"tied,omitempty"`
+	// Remeasured is the strategy measured again in fresh interleaved
+	// rounds (RemeasureBests); nil until then.
+	Remeasured *Remeasured `json:"remeasured,omitempty"`
+}
+
+// Remeasured is a selected strategy's figures measured again.
+type Remeasured struct {
+	Uplift   float64   `json:"uplift,omitempty"`
+	UpliftCI *Interval `json:"uplift_ci,omitempty"`
+	TC3      float64   `json:"t_c3_ns"`
+	TC3CI    *Interval `json:"t_c3_ci,omitempty"`
+	// Err says why it could not be measured again.
+	Err string `json:"error,omitempty"`
+}
+
+// RemeasuredOf is a result's figures as Remeasured holds them.
+func RemeasuredOf(r Result) *Remeasured {
+	u, t := intervalsOf(r)
+	return &Remeasured{Uplift: r.Uplift, UpliftCI: u, TC3: r.TC3.Median, TC3CI: t}
+}
+
+// intervalsOf returns a result's intervals of U and T_c3, nil where it
+// has none.
+func intervalsOf(r Result) (u, tc3 *Interval) {
+	if r.CI == nil {
+		return nil, nil
+	}
+	if r.CI.U.Valid() && r.Uplift > 0 {
+		iv := r.CI.U
+		u = &iv
+	}
+	if r.CI.TC3.Valid() {
+		iv := r.CI.TC3
+		tc3 = &iv
+	}
+	return u, tc3
 }
 
 // BestPerScenario returns, per scenario in first-seen order, the strategy
-// whose result outranks the others (by U, else T_c3; Outranks). Scenarios
-// where every run failed are left out.
+// ranked first: the one whose U (else T_c3) leads (Leads), with the
+// strategies not told apart from it (Compare) as Tied. Scenarios where
+// every run failed are left out.
 func BestPerScenario(entries []SweepEntry) []ScenarioBest {
 	var order []string
 	best := map[string]*SweepEntry{}
@@ -224,33 +274,83 @@ func BestPerScenario(entries []SweepEntry) []ScenarioBest {
 		if e.Result == nil || e.Result.TC3.N == 0 {
 			continue
 		}
-		if b := best[e.Scenario]; b == nil || Outranks(*e.Result, *b.Result) {
+		if b := best[e.Scenario]; b == nil || Leads(*e.Result, *b.Result) {
 			best[e.Scenario] = e
 		}
 	}
 	var out []ScenarioBest
 	for _, sc := range order {
-		if b := best[sc]; b != nil {
-			out = append(out, ScenarioBest{Scenario: sc, Strategy: b.Strategy, Uplift: b.Result.Uplift, TC3: b.Result.TC3.Median})
+		b := best[sc]
+		if b == nil {
+			continue
 		}
+		sb := ScenarioBest{Scenario: sc, Strategy: b.Strategy, Uplift: b.Result.Uplift, TC3: b.Result.TC3.Median}
+		sb.UpliftCI, sb.TC3CI = intervalsOf(*b.Result)
+		for i := range entries {
+			e := &entries[i]
+			if e == b || e.Scenario != sc || e.Result == nil || e.Result.TC3.N == 0 {
+				continue
+			}
+			if Compare(*b.Result, *e.Result) == NotToldApart {
+				sb.Tied = append(sb.Tied, e.Strategy)
+			}
+		}
+		out = append(out, sb)
 	}
 	return out
 }
 
+// RemeasureBests measures each scenario's best strategy again, in fresh
+// interleaved rounds (no baseline reused), and sets its Remeasured: the
+// figure a best reports without the upward bias of having been picked as
+// the highest of single measurements. suite and grid are the sweep's.
+func RemeasureBests(ctx context.Context, b backends.Backend, suite []scenarios.Scenario, grid []NamedStrategy, bests []ScenarioBest, opt Options) error {
+	opt.Baseline = nil
+	for i := range bests {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		si := slices.IndexFunc(suite, func(sc scenarios.Scenario) bool { return sc.Name == bests[i].Scenario })
+		gi := slices.IndexFunc(grid, func(ns NamedStrategy) bool { return ns.Name == bests[i].Strategy })
+		if si < 0 || gi < 0 {
+			bests[i].Remeasured = &Remeasured{Err: "not in the sweep's suite and grid"}
+			continue
+		}
+		r, err := Measure(ctx, b, suite[si], grid[gi].Strategy, opt)
+		if err != nil {
+			if ctx.Err() != nil {
+				return ctx.Err()
+			}
+			bests[i].Remeasured = &Remeasured{Err: err.Error()}
+			continue
+		}
+		bests[i].Remeasured = RemeasuredOf(r)
+	}
+	return nil
+}
+
 // SummarizeSweep averages each strategy over the sweep, in grid order:
-// its uplift U (geometric mean) and its wins, by which strategies compare,
-// and its fraction of ideal and of the bound, which say how close each
-// came to its own ideal.
+// its uplift U (geometric mean, with an interval when every U has one)
+// and its wins and ties, by which strategies compare, and its fraction
+// of ideal and of the bound, which say how close each came to its own
+// ideal.
 func SummarizeSweep(entries []SweepEntry, grid []NamedStrategy) []StrategySummary {
-	wins := map[string]int{}
+	wins, tied := map[string]int{}, map[string]int{}
 	for _, b := range BestPerScenario(entries) {
-		wins[b.Strategy]++
+		if len(b.Tied) == 0 {
+			wins[b.Strategy]++
+			continue
+		}
+		tied[b.Strategy]++
+		for _, t := range b.Tied {
+			tied[t]++
+		}
 	}
 	var out []StrategySummary
 	for _, ns := range grid {
-		s := StrategySummary{Strategy: ns.Name, ByClass: map[Class]float64{}, Wins: wins[ns.Name]}
-		var sum, boundSum, logU float64
-		boundN, uN := 0, 0
+		s := StrategySummary{Strategy: ns.Name, ByClass: map[Class]float64{}, Wins: wins[ns.Name], Tied: tied[ns.Name]}
+		var sum, boundSum, logU, varLogU float64
+		boundN, uN, uCI := 0, 0, 0
 		classSum, classN := map[Class]float64{}, map[Class]int{}
 		for _, e := range entries {
 			if e.Strategy != ns.Name {
@@ -267,6 +367,13 @@ func SummarizeSweep(entries []SweepEntry, grid []NamedStrategy) []StrategySummar
 			if u := e.Result.Uplift; u > 0 && !math.IsInf(u, 0) {
 				logU += math.Log(u)
 				uN++
+				if iv, _ := intervalsOf(*e.Result); iv != nil && iv.Lo > 0 {
+					// The interval of log U as a normal one's: its
+					// standard error is a quarter of its width / 1.96.
+					se := (math.Log(iv.Hi) - math.Log(iv.Lo)) / (2 * z975)
+					varLogU += se * se
+					uCI++
+				}
 			}
 			f, ok := e.Result.Fraction()
 			if !ok {
@@ -288,6 +395,11 @@ func SummarizeSweep(entries []SweepEntry, grid []NamedStrategy) []StrategySummar
 		if uN > 0 {
 			m := math.Exp(logU / float64(uN))
 			s.MeanUplift = &m
+			if uCI == uN {
+				half := z975 * math.Sqrt(varLogU) / float64(uN)
+				ml := logU / float64(uN)
+				s.MeanUpliftCI = &Interval{Lo: math.Exp(ml - half), Hi: math.Exp(ml + half)}
+			}
 		}
 		for c, v := range classSum {
 			s.ByClass[c] = v / float64(classN[c])
@@ -296,6 +408,9 @@ func SummarizeSweep(entries []SweepEntry, grid []NamedStrategy) []StrategySummar
 	}
 	return out
 }
+
+// z975 is the standard normal's 97.5th percentile.
+const z975 = 1.959963984540054
 
 // ParseGrid picks named strategies from DefaultGrid and CopyEngineGrid on
 // a device of limits lim, in the given order; no names means DefaultGrid.

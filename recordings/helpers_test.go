@@ -97,8 +97,14 @@ func testResult() profiler.Result {
 			backends.ModeCompute:    {{Wall: 416600, Compute: 416600}},
 			backends.ModeConcurrent: {{Wall: 1100192, Compute: 422849, Comm: 1095192}, {Wall: 1100199, Compute: 422850, Comm: 1095190}},
 		},
-		Timeline: testSpans(4),
-		Samples:  testSamples(),
+		RoundOf:        map[backends.Mode][]int{backends.ModeCompute: {0}, backends.ModeConcurrent: {0, 1}},
+		DefaultRoundOf: map[backends.Mode][]int{backends.ModeComm: {1}},
+		CI: &profiler.Intervals{Level: 0.95, Resamples: 1000, Rounds: 5, TC3: profiler.Interval{Lo: 1100000, Hi: 1100400},
+			U: profiler.Interval{Lo: 1.1, Hi: 1.2}, Ops: []profiler.Interval{{Lo: 1, Hi: 1.1}}},
+		Bimodal:   []profiler.Bimodal{{Time: "T_c3", Modes: [2]profiler.Mode{{Median: 5.85e6, Share: 0.6}, {Median: 6.97e6, Share: 0.4}}, D: 5}},
+		Precision: &profiler.PrecisionOutcome{Target: "2% T_c3", Reached: true, Stop: "reached", HalfWidth: &frac, Rounds: 7, Elapsed: 3e9},
+		Timeline:  testSpans(4),
+		Samples:   testSamples(),
 	}
 }
 

@@ -12,6 +12,9 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/c3lab/c3lab/backends"
+	"github.com/c3lab/c3lab/profiler"
 )
 
 // corruptionFile is a small recording with single-event frames, a batch
@@ -379,5 +382,51 @@ func TestReadErrorIsNotDamage(t *testing.T) {
 			t.Errorf("got %v, want the read error", err)
 		}
 		break
+	}
+}
+
+// A result recorded before intervals reads as recorded, and gets them
+// from FillUncertainty, its repetitions split into the protocol's
+// rounds; one recorded with them reads with its own, which
+// FillUncertainty keeps.
+func TestOldResultGetsIntervals(t *testing.T) {
+	r := testResult()
+	r.RoundOf, r.DefaultRoundOf, r.CI, r.Bimodal, r.Precision = nil, nil, nil, nil, nil
+	r.Reps = map[backends.Mode][]backends.Rep{}
+	for i := range 20 {
+		d := int64(i%7) * 1000
+		r.Reps[backends.ModeCompute] = append(r.Reps[backends.ModeCompute], backends.Rep{Wall: 416600 + d, Compute: 416600 + d})
+		r.Reps[backends.ModeComm] = append(r.Reps[backends.ModeComm], backends.Rep{Wall: 839769 + 2*d, Comm: 839769 + 2*d})
+		r.Reps[backends.ModeConcurrent] = append(r.Reps[backends.ModeConcurrent], backends.Rep{Wall: 1100192 + 3*d, Compute: 422849, Comm: 1095192})
+	}
+	path := filepath.Join(t.TempDir(), "old.c3rec")
+	rec, err := Create(path, testHeader(), Options{FlushEvery: time.Hour})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rec.Result(r)
+	kept := testResult()
+	rec.Result(kept)
+	if err := rec.Close(); err != nil {
+		t.Fatal(err)
+	}
+	got, err := ReadAll(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got.Events) != 2 {
+		t.Fatalf("%d events", len(got.Events))
+	}
+	old := got.Events[0].Result
+	if old.CI != nil || old.NoCI != "" {
+		t.Errorf("an old result read with intervals %+v (%q): reading changed it", old.CI, old.NoCI)
+	}
+	old.FillUncertainty()
+	got.Events[1].Result.FillUncertainty()
+	if old.CI == nil || old.CI.Rounds != profiler.DefaultRounds || !old.CI.TComp.Valid() {
+		t.Errorf("an old result read with intervals %+v (why none: %q)", old.CI, old.NoCI)
+	}
+	if c := got.Events[1].Result.CI; c == nil || !c.TC3.Valid() || c.TC3 != kept.CI.TC3 {
+		t.Errorf("a recorded interval changed on reading: %+v, recorded %+v", c, kept.CI)
 	}
 }

@@ -604,6 +604,18 @@ func cloneReps(in map[backends.Mode][]backends.Rep) map[backends.Mode][]backends
 	return out
 }
 
+// cloneRounds copies the rounds of repetitions per mode.
+func cloneRounds(in map[backends.Mode][]int) map[backends.Mode][]int {
+	if in == nil {
+		return nil
+	}
+	out := make(map[backends.Mode][]int, len(in))
+	for m, rs := range in {
+		out[m] = slices.Clone(rs)
+	}
+	return out
+}
+
 // cloneScenario copies a scenario's streams, their ops and after lists.
 func cloneScenario(sc scenarios.Scenario) scenarios.Scenario {
 	if sc.Streams == nil {
@@ -648,12 +660,16 @@ func copyResult(r profiler.Result) *profiler.Result {
 	r.Reps = cloneReps(r.Reps)
 	r.DefaultReps = cloneReps(r.DefaultReps)
 	r.Ops = slices.Clone(r.Ops)
-	if r.RoundOf != nil {
-		rounds := make(map[backends.Mode][]int, len(r.RoundOf))
-		for m, rs := range r.RoundOf {
-			rounds[m] = slices.Clone(rs)
+	r.RoundOf = cloneRounds(r.RoundOf)
+	r.DefaultRoundOf = cloneRounds(r.DefaultRoundOf)
+	r.Bimodal = slices.Clone(r.Bimodal)
+	if r.Precision != nil {
+		p := *r.Precision
+		if p.HalfWidth != nil {
+			hw := *p.HalfWidth
+			p.HalfWidth = &hw
 		}
-		r.RoundOf = rounds
+		r.Precision = &p
 	}
 	if r.CI != nil {
 		ci := *r.CI

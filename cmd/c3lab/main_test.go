@@ -12,6 +12,7 @@ import (
 
 	"github.com/c3lab/c3lab/backends/cuda"
 	"github.com/c3lab/c3lab/backends/sim"
+	"github.com/c3lab/c3lab/profiler"
 	"github.com/c3lab/c3lab/profiler/sweepfile"
 	"github.com/c3lab/c3lab/scenarios"
 )
@@ -228,6 +229,28 @@ func TestSweepWritesAResultFile(t *testing.T) {
 	f := readSweepFile(t, out)
 	if len(f.Results) != 4 || len(f.Summary) != 2 || f.Backend != "sim" || f.Date == "" {
 		t.Errorf("file: %d results, %d summaries, backend %q", len(f.Results), len(f.Summary), f.Backend)
+	}
+	// Each scenario's best was measured again, and the summary says so;
+	// on the simulator each result says why it has no interval and that
+	// the precision was met at once.
+	if len(f.Best) != 2 || f.Format != sweepfile.Version {
+		t.Fatalf("file format %d, bests %+v", f.Format, f.Best)
+	}
+	for _, b := range f.Best {
+		if b.Remeasured == nil || b.Remeasured.Err != "" || b.Remeasured.Uplift != b.Uplift {
+			t.Errorf("%s: re-measured %+v; the simulator gives the selected U %v again", b.Scenario, b.Remeasured, b.Uplift)
+		}
+		if !strings.Contains(stdout, b.Scenario) {
+			t.Errorf("the summary does not name %s's best", b.Scenario)
+		}
+	}
+	for _, e := range f.Results {
+		if r := e.Result; r == nil || r.CI != nil || !strings.Contains(r.NoCI, "deterministic") || r.Precision == nil || r.Precision.Stop != profiler.StopDeterministic || r.Precision.Target != "2pt F" {
+			t.Errorf("%s · %s: %+v", e.Scenario, e.Strategy, e.Result)
+		}
+	}
+	if !strings.Contains(stdout, "best per scenario: U measured again in fresh rounds") || !strings.Contains(errOut, "measuring each scenario's best strategy again") {
+		t.Errorf("stdout %q stderr %q", stdout, errOut)
 	}
 	code, _, errOut = call(t, "sweep", "--backend", "sim", "--scenarios", names, "--out", out)
 	if code != 2 || !strings.Contains(errOut, "exists") {
@@ -467,6 +490,13 @@ func TestUselessOrBadFlagsAreRefused(t *testing.T) {
 		{"replay --json --text", []string{"replay", rec, "--json", "--text"}, "--json and --text"},
 		{"replay --lab --text", []string{"replay", rec, "--lab", "--text"}, "--text and --lab"},
 		{"replay --lab without a terminal", []string{"replay", rec, "--lab"}, "--lab needs a terminal"},
+		{"run --precision without a unit", []string{"run", "--backend", "sim", "--precision", "2"}, `--precision "2": want points of F (1pt), percent of T_c3 (2%)`},
+		{"run --precision of F in percent", []string{"run", "--backend", "sim", "--precision", "F:1%"}, "give it in points"},
+		{"sweep --precision too loose", []string{"sweep", "--backend", "sim", "--precision", "80%", "--out", out()}, "at most 50"},
+		{"sweep --time-cap 0", []string{"sweep", "--backend", "sim", "--time-cap", "0s", "--out", out()}, "--time-cap is 0s; want a positive duration"},
+		{"run --time-cap with --precision off", []string{"run", "--backend", "sim", "--precision", "off", "--time-cap", "1m"}, "--time-cap has no effect with --precision off"},
+		{"advise --precision without --tune", []string{"advise", "--backend", "sim", "--precision", "1pt"}, "--precision has no effect without --tune"},
+		{"advise --time-cap without --tune", []string{"advise", "--backend", "sim", "--time-cap", "1m"}, "--time-cap has no effect without --tune"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			code, stdout, errOut := call(t, tc.args...)

@@ -148,6 +148,10 @@ func runReplay(ctx context.Context, args []string, s stdio) error {
 		}
 	}
 	results := b.Results()
+	for i := range results {
+		// Recorded before intervals: compute them from the repetitions.
+		results[i].FillUncertainty()
+	}
 	if *asJSON {
 		for i := range results {
 			results[i].Timeline, results[i].Samples = nil, nil
@@ -203,7 +207,9 @@ func playbackOf(b *replay.Backend) *tui.Playback {
 			}
 			c.Notes = append(c.Notes, text)
 		}
-		pb.Results = append(pb.Results, m.Result)
+		r := m.Result
+		r.FillUncertainty()
+		pb.Results = append(pb.Results, r)
 		pb.Times = append(pb.Times, m.At)
 		pb.Context = append(pb.Context, c)
 	}
@@ -219,10 +225,14 @@ func writeReplayTable(w io.Writer, results []profiler.Result) error {
 	fmt.Fprintln(tw, "#\tSCENARIO\tSTRATEGY\tT_COMP\tT_COMM\tT_C3\tU\t% IDEAL")
 	for i, r := range results {
 		frac := "n/a"
-		if f, ok := r.Fraction(); ok {
-			frac = report.PercentValue(f)
+		if f, ok := report.FractionValue(r); ok {
+			frac = strings.Replace(f, "%", "", 1)
 		}
-		fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", i, r.Scenario.Name, r.Strategy, report.Duration(r.TComp.Median), report.Duration(r.TComm.Median), report.Duration(r.TC3.Median), report.Uplift(r.Uplift), frac)
+		var u *profiler.Interval
+		if r.CI != nil {
+			u = &r.CI.U
+		}
+		fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", i, r.Scenario.Name, r.Strategy, report.Duration(r.TComp.Median), report.Duration(r.TComm.Median), report.Duration(r.TC3.Median), report.UpliftCI(r.Uplift, u), frac)
 	}
 	return tw.Flush()
 }

@@ -3,7 +3,9 @@ package main
 import (
 	"fmt"
 	"io"
+	"strings"
 	"text/tabwriter"
+	"unicode/utf8"
 
 	"github.com/c3lab/c3lab/backends"
 	"github.com/c3lab/c3lab/profiler"
@@ -27,33 +29,66 @@ func writeReport(w io.Writer, r profiler.Result) {
 	fmt.Fprintf(w, "strategy   %s\n\n", r.Strategy)
 
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	if r.Deterministic {
+	switch {
+	case r.Deterministic:
 		// Every run gives the same numbers: a spread and a run count would
 		// suggest noise that does not exist.
 		fmt.Fprintf(tw, "time (the %s backend is deterministic: every run takes exactly this long)\n", r.Backend)
-	} else {
+	case r.CI != nil:
+		fmt.Fprintf(tw, "time\tmedian\t± (%s)\tp10 .. p90\truns\n", report.WholePercent(r.CI.Level))
+	default:
 		fmt.Fprintln(tw, "time\tmedian\tp10 .. p90\truns")
 	}
+	var tcomp, tcomm, tc3 *profiler.Interval
+	if r.CI != nil {
+		tcomp, tcomm, tc3 = &r.CI.TComp, &r.CI.TComm, &r.CI.TC3
+	}
+	bimodal := map[string]bool{}
+	for _, b := range r.Bimodal {
+		bimodal[b.Time] = true
+	}
 	for _, row := range []struct {
-		name string
-		s    profiler.Stat
+		name, key string
+		s         profiler.Stat
+		iv        *profiler.Interval
 	}{
-		{"T_comp (alone)", r.TComp}, {"T_comm (alone)", r.TComm}, {"T_c3 (together)", r.TC3},
-		{"compute in c3", r.TCompInC3}, {"comm in c3", r.TCommInC3},
+		{"T_comp (alone)", "T_comp", r.TComp, tcomp}, {"T_comm (alone)", "T_comm", r.TComm, tcomm}, {"T_c3 (together)", "T_c3", r.TC3, tc3},
+		{"compute in c3", "", r.TCompInC3, nil}, {"comm in c3", "", r.TCommInC3, nil},
 	} {
 		if r.Deterministic {
 			fmt.Fprintf(tw, "%s\t%s\n", row.name, report.Duration(row.s.Median))
 			continue
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s .. %s\t%d\n", row.name, report.Duration(row.s.Median), report.Duration(row.s.P10), report.Duration(row.s.P90), row.s.N)
+		med := report.Duration(row.s.Median)
+		if bimodal[row.key] {
+			med += " (bimodal)"
+		}
+		pm := ""
+		if r.CI != nil {
+			pm = strings.TrimPrefix(report.PlusMinus(row.iv, report.Duration), " ± ") + "\t"
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s%s .. %s\t%d\n", row.name, med, pm, report.Duration(row.s.P10), report.Duration(row.s.P90), row.s.N)
 	}
 	tw.Flush()
+	for _, n := range report.UncertaintyNotes(r) {
+		writeHanging(w, "  ", n)
+	}
 
 	fmt.Fprintln(w)
-	for _, f := range report.Figures(r) {
-		// The values line up in a column of 8 (a longer one, such as an
-		// undefined fraction's reason, pushes its own line only).
-		writeHanging(w, fmt.Sprintf("%-19s%-8s  ", f.Name, f.Value), f.Key+" = "+f.Formula)
+	figs := report.Figures(r)
+	// The values line up in a column of 8, wider for values with an
+	// interval (a longer one, such as an undefined fraction's reason,
+	// pushes its own line only).
+	col := 8
+	if r.CI != nil {
+		for _, f := range figs {
+			if n := utf8.RuneCountInString(f.Value); n > col && n <= 24 {
+				col = n
+			}
+		}
+	}
+	for _, f := range figs {
+		writeHanging(w, fmt.Sprintf("%-19s%-*s  ", f.Name, col, f.Value), f.Key+" = "+f.Formula)
 	}
 	if b := r.Bound; b != nil {
 		fb := "undefined (" + r.BoundNote() + ")"
@@ -65,7 +100,11 @@ func writeReport(w io.Writer, r profiler.Result) {
 	} else {
 		writeHanging(w, "bound              ", "n/a ("+r.BoundNote()+")")
 	}
-	fmt.Fprintf(w, "slowdown in c3     compute %s, comm %s\n", report.Ratio(r.CompSlowdown), report.Ratio(r.CommSlowdown))
+	var sdComp, sdComm *profiler.Interval
+	if r.CI != nil {
+		sdComp, sdComm = &r.CI.CompSlowdown, &r.CI.CommSlowdown
+	}
+	fmt.Fprintf(w, "slowdown in c3     compute %s, comm %s\n", report.RatioCI(r.CompSlowdown, sdComp), report.RatioCI(r.CommSlowdown, sdComm))
 	fmt.Fprintf(w, "class              %s\n", r.Class)
 	if sc.Comm.Collective.IsHostCopy() {
 		fmt.Fprintf(w, "copy alone         %s over PCIe per GPU\n", report.Bandwidth(r.AlgBW))

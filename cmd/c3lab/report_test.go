@@ -241,3 +241,61 @@ func TestResultJSONCarriesGraphMetrics(t *testing.T) {
 		}
 	}
 }
+
+// TestReportShowsIntervals checks that a measured (not deterministic)
+// result prints each figure with its interval (F 89.0% ± 1.2, T_c3 ± a
+// time, U 1.23x ± 0.01), F past 100 % within its interval as within
+// noise, a bimodal time with both modes, and the precision reached; and
+// that its JSON carries the same.
+func TestReportShowsIntervals(t *testing.T) {
+	r := profiler.Result{Scenario: scenarios.Builtin()[0], Backend: "cuda"}
+	r.TComp = profiler.Summarize([]int64{3_000_000, 3_010_000, 2_990_000})
+	r.TComm = profiler.Summarize([]int64{1_000_000})
+	r.TC3 = profiler.Summarize([]int64{3_050_000})
+	r.TCompInC3, r.TCommInC3 = r.TComp, r.TComm
+	r.Derive(0)
+	iv := func(v, h float64) profiler.Interval { return profiler.Interval{Lo: v - h, Hi: v + h} }
+	f, _ := r.Fraction()
+	r.CI = &profiler.Intervals{Level: 0.95, Resamples: 1000, Rounds: 5,
+		TComp: iv(r.TComp.Median, 12_300), TComm: iv(r.TComm.Median, 4_000), TC3: iv(r.TC3.Median, 15_000),
+		TSerial: iv(r.TSerial, 13_000), TIdeal: iv(r.TIdeal, 12_300), SIdeal: iv(r.IdealSpeedup, 0.004), SReal: iv(r.RealizedSpeedup, 0.006),
+		F: iv(f, 0.012), U: iv(r.Uplift, 0.01), CompSlowdown: iv(r.CompSlowdown, 0.02), CommSlowdown: iv(r.CommSlowdown, 0.03)}
+	r.Bimodal = []profiler.Bimodal{{Time: "T_c3", Modes: [2]profiler.Mode{{Median: 2.9e6, Share: 0.6}, {Median: 3.3e6, Share: 0.4}}, D: 3}}
+	hw := 0.004
+	r.Precision = &profiler.PrecisionOutcome{Target: "2% T_c3", Reached: true, Stop: profiler.StopReached, HalfWidth: &hw, Rounds: 5}
+	var out bytes.Buffer
+	writeReport(&out, r)
+	for _, want := range []string{
+		"± (95%)  p10 .. p90",
+		"T_c3 (together)  3.05 ms (bimodal)  15.0 µs",
+		"fraction of ideal  " + report.Percent(f) + " ± 1.2",
+		"uplift             " + report.Ratio(r.Uplift) + " ± 0.01",
+		"compute " + report.Ratio(r.CompSlowdown) + " ± 0.02",
+		"T_c3 is bimodal: 2.90 ms (60%) and 3.30 ms (40%); its median lies between",
+		"precision 2% T_c3: reached (± 0.4%) in 5 rounds",
+		"± is half the 95% interval (a bootstrap over 5 interleaved rounds)",
+	} {
+		if !strings.Contains(out.String(), want) {
+			t.Errorf("the report does not say %q:\n%s", want, out.String())
+		}
+	}
+	// F above 100 % inside its interval.
+	r.TC3 = profiler.Summarize([]int64{2_950_000})
+	r.Derive(0)
+	f, _ = r.Fraction()
+	r.CI.F = iv(f, 0.1)
+	out.Reset()
+	writeReport(&out, r)
+	if want := "fraction of ideal  " + report.Percent(f) + " ± 10.0 (within noise)"; f <= 1 || !strings.Contains(out.String(), want) {
+		t.Errorf("F %v: the report does not say %q:\n%s", f, want, out.String())
+	}
+	js, err := json.Marshal(r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{`"fraction_within_noise":true`, `"ci":{"level":0.95`, `"bimodal":[{"time":"T_c3"`, `"precision":{"target":"2% T_c3"`} {
+		if !strings.Contains(string(js), want) {
+			t.Errorf("JSON lacks %s", want)
+		}
+	}
+}

@@ -6,22 +6,29 @@ import (
 	"fmt"
 	"io"
 	"strings"
+	"time"
 
 	"github.com/c3lab/c3lab/profiler"
 	"github.com/c3lab/c3lab/scenarios"
 )
 
 func runRun(ctx context.Context, args []string, s stdio) error {
-	fs := newFlags("run", "run [--scenario NAME|FILE] [--backend auto|sim] [strategy flags] [--reps N] [--json]", s)
+	fs := newFlags("run", "run [--scenario NAME|FILE] [--backend auto|sim] [strategy flags] [--reps N] [--precision P [--time-cap D]] [--json]", s)
 	var ef experimentFlags
 	ef.register(fs, "a built-in scenario name (c3lab scenarios lists them) or a YAML file; default: the first built-in", true)
 	reps := fs.Int("reps", 0, "timed repetitions per run; 0 = the scenario's own (default 20)")
+	var pf precisionFlags
+	pf.register(fs, "2%", time.Minute, "(the lab's default: T_c3 within ±2%, at most a minute)")
 	timeline := fs.Bool("timeline", false, "with --json, include the spans and telemetry samples of one concurrent repetition")
 	asJSON := fs.Bool("json", false, "print the result as JSON")
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
 	if err := checkReps(*reps); err != nil {
+		return err
+	}
+	opt, err := pf.options(profiler.Options{Reps: *reps})
+	if err != nil {
 		return err
 	}
 	if *timeline && !*asJSON {
@@ -43,7 +50,8 @@ func runRun(ctx context.Context, args []string, s stdio) error {
 	rec.Strategy(st)
 	stopTelemetry := recordTelemetry(ctx, b, rec)
 	machine, closeMachine := openMachine(b)
-	r, err := profiler.Measure(ctx, b, sc, st, profiler.Options{Reps: *reps, Machine: machine})
+	opt.Machine = machine
+	r, err := profiler.Measure(ctx, b, sc, st, opt)
 	closeMachine()
 	stopTelemetry()
 	if err != nil {

@@ -16,18 +16,18 @@ type Figure struct {
 }
 
 // Figures returns a result's metrics in the order the command line and the
-// lab show them: T_serial, T_ideal, S_ideal, S_real, F and U. F says how
+// lab show them: T_serial, T_ideal, S_ideal, S_real, F and U, each with
+// the half-width of its 95 % interval when the result has one ("89.0% ±
+// 1.2"), F above 100 % only within its interval marked "(within noise)". F says how
 // much of this strategy's own ideal was realized; U, the speedup over the
 // serial default, is the one figure to compare strategies by.
 func Figures(r profiler.Result) []Figure {
 	frac := "undefined (nothing to overlap)"
-	if f, ok := r.Fraction(); ok {
-		frac = Percent(f)
+	if f, ok := FractionValue(r); ok {
+		frac = f
 	}
-	up := NA
-	if r.Uplift > 0 {
-		up = Ratio(r.Uplift)
-	}
+	up := UpliftCI(r.Uplift, ci(r, func(c *profiler.Intervals) profiler.Interval { return c.U }))
+	pick := func(f func(*profiler.Intervals) profiler.Interval) *profiler.Interval { return ci(r, f) }
 	serialDef := NA
 	if r.SerialDefault > 0 {
 		serialDef = Duration(r.SerialDefault)
@@ -37,10 +37,10 @@ func Figures(r profiler.Result) []Figure {
 		ideal = "the graph's list schedule at isolated times"
 	}
 	return []Figure{
-		{"T_serial", "serial time", Duration(r.TSerial), "every op alone, one after another (T_comp + T_comm)"},
-		{"T_ideal", "ideal time", Duration(r.TIdeal), ideal},
-		{"S_ideal", "ideal speedup", Ratio(r.IdealSpeedup), "T_serial / T_ideal"},
-		{"S_real", "realized speedup", Ratio(r.RealizedSpeedup), "T_serial / T_c3"},
+		{"T_serial", "serial time", DurationCI(r.TSerial, pick(func(c *profiler.Intervals) profiler.Interval { return c.TSerial })), "every op alone, one after another (T_comp + T_comm)"},
+		{"T_ideal", "ideal time", DurationCI(r.TIdeal, pick(func(c *profiler.Intervals) profiler.Interval { return c.TIdeal })), ideal},
+		{"S_ideal", "ideal speedup", RatioCI(r.IdealSpeedup, pick(func(c *profiler.Intervals) profiler.Interval { return c.SIdeal })), "T_serial / T_ideal"},
+		{"S_real", "realized speedup", RatioCI(r.RealizedSpeedup, pick(func(c *profiler.Intervals) profiler.Interval { return c.SReal })), "T_serial / T_c3"},
 		{"F", "fraction of ideal", frac, "(S_real - 1) / (S_ideal - 1), against this strategy's own isolated times"},
 		{"U", "uplift", up, "T_serial of the serial default (" + serialDef + ") / T_c3; strategies compare by it"},
 	}
@@ -58,13 +58,17 @@ type OpRow struct {
 // order; none when the result holds no per-op figures.
 func OpRows(r profiler.Result) []OpRow {
 	var out []OpRow
-	for _, o := range r.Ops {
+	for i, o := range r.Ops {
 		inC3, slow := NA, NA
 		if o.TInC3.N > 0 {
 			inC3 = Duration(o.TInC3.Median)
 		}
 		if o.Slowdown > 0 {
-			slow = Ratio(o.Slowdown)
+			var iv *profiler.Interval
+			if r.CI != nil && i < len(r.CI.Ops) {
+				iv = &r.CI.Ops[i]
+			}
+			slow = RatioCI(o.Slowdown, iv)
 		}
 		label := o.Label
 		if label == "" {

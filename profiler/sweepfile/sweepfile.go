@@ -18,9 +18,16 @@ import (
 // Files written before the format had a version are version 1. Version 2
 // added the graph metrics (T_serial, T_ideal, per-op figures), the uplift
 // U over the serial default, the summary's mean U and wins, and the best
-// strategy per scenario (Best), by which strategies are compared. Read
-// brings a version-1 file's results up to it (UpgradeV1).
-const Version = 2
+// strategy per scenario (Best), by which strategies are compared.
+// Version 3 added the 95 % intervals of every figure and the rounds of the
+// repetitions (profiler.Result.CI, RoundOf), bimodal times, the
+// precision an adaptive measurement reached, ties (a best whose interval
+// overlaps another's, the summary's tied counts, its mean U's interval)
+// and each best measured again in fresh rounds (ScenarioBest.Remeasured).
+// Read brings a version-1 file's results up to version 2 (UpgradeV1), and
+// an older file's up to version 3 but for the re-measured bests, which
+// only a new sweep makes (UpgradeV2).
+const Version = 3
 
 // Tool is what a sweep file's tool field says.
 const Tool = "c3lab sweep"
@@ -107,6 +114,9 @@ func Read(r io.Reader) (File, error) {
 	if format == 1 {
 		UpgradeV1(&f)
 	}
+	if format < 3 {
+		UpgradeV2(&f)
+	}
 	return f, nil
 }
 
@@ -129,6 +139,21 @@ func UpgradeV1(f *File) {
 	profiler.FillSerialDefault(rs)
 	for k, i := range at {
 		*f.Results[i].Result = rs[k]
+	}
+	f.Summary = profiler.SummarizeSweep(f.Results, f.Grid)
+	f.Best = profiler.BestPerScenario(f.Results)
+}
+
+// UpgradeV2 gives a file written before intervals each result's
+// intervals and bimodal times, from its repetitions (their rounds taken
+// from the protocol's split, profiler.Result.FillUncertainty), then ranks
+// again with them: the summary's wins and ties and the best strategy per
+// scenario, whose ties may now show.
+func UpgradeV2(f *File) {
+	for _, e := range f.Results {
+		if e.Result != nil {
+			e.Result.FillUncertainty()
+		}
 	}
 	f.Summary = profiler.SummarizeSweep(f.Results, f.Grid)
 	f.Best = profiler.BestPerScenario(f.Results)

@@ -23,7 +23,7 @@ func TestRoundTrip(t *testing.T) {
 	if err := Write(&buf, in); err != nil {
 		t.Fatal(err)
 	}
-	if !strings.Contains(buf.String(), `"format": 2`) || !strings.Contains(buf.String(), `"tool": "c3lab sweep"`) {
+	if !strings.Contains(buf.String(), `"format": 3`) || !strings.Contains(buf.String(), `"tool": "c3lab sweep"`) {
 		t.Errorf("the file does not say its format and tool:\n%s", buf.String())
 	}
 	out, err := Read(&buf)
@@ -96,7 +96,7 @@ func TestReadRefuses(t *testing.T) {
 		name, data string
 		want       []string
 	}{
-		{"a newer version", `{"format": 3, "tool": "c3lab sweep", "results": {"moved": true}}`, []string{"newer c3lab", "sweep format 3", "up to 2", "update c3lab"}},
+		{"a newer version", `{"format": 4, "tool": "c3lab sweep", "results": {"moved": true}}`, []string{"newer c3lab", "sweep format 4", "up to 3", "update c3lab"}},
 		{"version 0", `{"format": 0, "tool": "c3lab sweep"}`, []string{"damaged", "format 0"}},
 		{"another tool", `{"tool": "c3lab run", "results": []}`, []string{"not a c3lab sweep file", `"c3lab run"`}},
 		{"no tool", `{"results": []}`, []string{"not a c3lab sweep file"}},
@@ -114,5 +114,55 @@ func TestReadRefuses(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// A sweep written before intervals gets them on reading: its results'
+// repetitions split into the protocol's rounds, each figure's interval
+// holds the figure, a fraction of ideal above 100 % that its interval
+// explains reads within noise, and bests whose intervals overlap
+// another strategy's are reported tied.
+func TestOldSweepGetsIntervals(t *testing.T) {
+	f, err := Load("../../backends/cuda/results/2026-12-01-h200x1/sweep-host.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	with, noisy := 0, 0
+	for _, e := range f.Results {
+		r := e.Result
+		if r == nil || r.TC3.N == 0 {
+			continue
+		}
+		noisy++
+		if r.CI == nil {
+			t.Errorf("%s · %s: no interval (%s)", e.Scenario, e.Strategy, r.NoCI)
+			continue
+		}
+		with++
+		if r.CI.Rounds != profiler.DefaultRounds || !r.CI.TC3.Contains(r.TC3.Median) || !r.CI.U.Contains(r.Uplift) {
+			t.Errorf("%s · %s: rounds %d, T_c3 %v in %+v, U %v in %+v", e.Scenario, e.Strategy, r.CI.Rounds, r.TC3.Median, r.CI.TC3, r.Uplift, r.CI.U)
+		}
+		if fr, ok := r.Fraction(); ok && fr > 1 && r.CI.F.Contains(1) != r.FWithinNoise() {
+			t.Errorf("%s · %s: F %v in %+v, within noise %v", e.Scenario, e.Strategy, fr, r.CI.F, r.FWithinNoise())
+		}
+	}
+	if with == 0 || with != noisy {
+		t.Errorf("%d of %d results have intervals", with, noisy)
+	}
+	tied := 0
+	for _, b := range f.Best {
+		tied += len(b.Tied)
+		if b.UpliftCI == nil && b.Uplift > 0 {
+			t.Errorf("%s: best without U's interval", b.Scenario)
+		}
+	}
+	wins, ties := 0, 0
+	for _, s := range f.Summary {
+		wins += s.Wins
+		ties += s.Tied
+	}
+	t.Logf("%d results with intervals; %d bests, %d of them tied; %d wins, %d ties", with, len(f.Best), tied, wins, ties)
+	if wins > len(f.Best) {
+		t.Errorf("%d wins for %d scenarios", wins, len(f.Best))
 	}
 }
