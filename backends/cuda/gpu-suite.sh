@@ -12,7 +12,9 @@
 # lab-screen sweep; sweep-red, sweep-copies, sweep-n (the suite on every
 # GPU of the node) and sweep-host (one GPU's host copies) run only when
 # named. On a one-GPU node: doctor tests sweep-host lab-screen-1gpu, and for
-# the stream scenarios sweep-graphs-1gpu lab-screen-graph.
+# the stream scenarios sweep-graphs-1gpu lab-screen-graph; for the
+# intervals sweep-twice-1gpu sweep-adaptive-1gpu (in this order: the
+# second uses the first's scenario list).
 set -u
 export NCCL_NVLS_ENABLE=0 # never NVLink multicast
 cd "$(dirname "$0")/../.."
@@ -21,6 +23,7 @@ mkdir -p "$OUT"
 start=$SECONDS
 step() { echo "== $1 (t=$((SECONDS - start))s)"; }
 steps=("$@")
+S1=llama3-70b-ffn-gate-up-act-offload-d2h-112m-1gpu,llama3-70b-ffn-down-dgrad-act-reload-h2d-128m-1gpu,llama3-70b-qkv-wgrad-optimizer-swap-48m-1gpu,llama3-70b-prefill-ffn-up-kv-reload-h2d-64m-1gpu,llama3-8b-act-reload-h2d-gemm-decomp4-1gpu
 [ ${#steps[@]} -eq 0 ] && steps=(doctor tests torch sweep-dma samples lab-screen sweep)
 
 # Scenarios of the sample recordings: a compute-bound GEMM next to an
@@ -90,6 +93,31 @@ for s in "${steps[@]}"; do
     echo "sweep-graphs-1gpu rc=$?"
     cat "$OUT/sweep-graphs-1gpu.txt"
     tail -5 "$OUT/sweep-graphs-1gpu.err"
+    ;;
+  sweep-twice-1gpu)
+    # The same one-GPU sweep twice with fixed repetitions, and the change
+    # between them: how often the difference lies inside the intervals.
+    step "sweep twice (one GPU, fixed repetitions)"
+    for run in 1 2; do
+      t0=$SECONDS
+      timeout -s INT 200 .gpu/c3lab sweep --backend cuda --scenarios "$S1" --precision off \
+        --strategies baseline,comm-first+prio,dma,dma-comm-first \
+        --out "$OUT/sweep-fixed-$run.json" > "$OUT/sweep-fixed-$run.txt" 2> "$OUT/sweep-fixed-$run.err"
+      echo "sweep-fixed-$run rc=$? took $((SECONDS - t0)) s"
+    done
+    .gpu/c3lab compare "$OUT/sweep-fixed-1.json" "$OUT/sweep-fixed-2.json" > "$OUT/compare-fixed.txt" 2>&1
+    .gpu/c3lab compare --json "$OUT/sweep-fixed-1.json" "$OUT/sweep-fixed-2.json" > "$OUT/compare-fixed.json" 2>&1
+    tail -8 "$OUT/compare-fixed.txt"
+    ;;
+  sweep-adaptive-1gpu)
+    # The same sweep at the default precision: what adaptive repetition costs.
+    step "sweep (one GPU, default precision)"
+    t0=$SECONDS
+    timeout -s INT 280 .gpu/c3lab sweep --backend cuda --scenarios "$S1" \
+      --strategies baseline,comm-first+prio,dma,dma-comm-first \
+      --out "$OUT/sweep-adaptive.json" > "$OUT/sweep-adaptive.txt" 2> "$OUT/sweep-adaptive.err"
+    echo "sweep-adaptive rc=$? took $((SECONDS - t0)) s"
+    cat "$OUT/sweep-adaptive.txt"
     ;;
   lab-screen-graph)
     # The lab on a decomposed one-GPU pair: the timeline shows the chunks
