@@ -297,7 +297,7 @@ func gridLines(st Styles, g *sweepGrid, maxW int) []string {
 		case cell.done:
 			text, style = report.Ratio(cell.u), st.Value
 			if withCI && cell.hasCI {
-				text += plusMinus(cell.ci, halfFixed(2))
+				text = report.RatioCI(cell.u, &cell.ci)
 			}
 			switch {
 			case tied[r][c] && ties:

@@ -81,7 +81,7 @@ func deterministicResult() profiler.Result {
 // baseline, comm-first prio=-5 is not told apart from prio=-5 (≈).
 func ciTrail() []trailPoint {
 	p := func(st string, u, hw float64) trailPoint {
-		return trailPoint{st, upliftEst{u: u, ok: true, ci: around(u, hw), hasCI: true}}
+		return trailPoint{st, upliftWithin(u, hw)}
 	}
 	return []trailPoint{p("baseline", 1.08, 0.01), p("prio=-5", 1.37, 0.02), p("comm-first prio=-5", 1.38, 0.02)}
 }
@@ -207,17 +207,6 @@ func TestHalfWidths(t *testing.T) {
 			t.Errorf("halfDuration(%g) = %q, want %q", tc.ns, got, tc.want)
 		}
 	}
-	for _, tc := range []struct {
-		hw   float64
-		prec int
-		want string
-	}{
-		{0.0123, 2, "0.01"}, {0.004, 2, "<0.01"}, {0, 2, "0.00"}, {0.012, 1, "<0.1"}, {0.06, 1, "0.1"}, {1.234, 1, "1.2"},
-	} {
-		if got := halfFixed(tc.prec)(tc.hw); got != tc.want {
-			t.Errorf("halfFixed(%d)(%g) = %q, want %q", tc.prec, tc.hw, got, tc.want)
-		}
-	}
 	if got := percentPM(0.89, profiler.Interval{Lo: 0.878, Hi: 0.902}, true); got != "89.0% ± 1.2" {
 		t.Errorf("percentPM = %q", got)
 	}
@@ -259,9 +248,9 @@ func TestFractionStates(t *testing.T) {
 // TestCompareU checks the three-way comparison of uplifts.
 func TestCompareU(t *testing.T) {
 	ci := func(u, lo, hi float64) upliftEst {
-		return upliftEst{u: u, ok: true, ci: profiler.Interval{Lo: lo, Hi: hi}, hasCI: true}
+		return upliftAt(u, true, &profiler.Interval{Lo: lo, Hi: hi})
 	}
-	exact := func(u float64) upliftEst { return upliftEst{u: u, ok: true} }
+	exact := func(u float64) upliftEst { return upliftAt(u, true, nil) }
 	for _, tc := range []struct {
 		name string
 		a, b upliftEst
@@ -295,6 +284,20 @@ func TestCompareU(t *testing.T) {
 	if e := upliftOf(deterministicResult()); e.hasCI {
 		t.Error("a deterministic result has an uplift interval")
 	}
+	// Without U, strategies are told apart by T_c3 (profiler.Compare),
+	// not by S_real, whose isolated times a strategy may change: here the
+	// S_real intervals overlap, the T_c3 intervals do not.
+	noU := func(tc3, sreal float64) profiler.Result {
+		return profiler.Result{TC3: profiler.Stat{N: 5, Median: tc3}, RealizedSpeedup: sreal,
+			CI: &profiler.Intervals{TC3: around(tc3, 0.01*tc3), SReal: around(sreal, 0.1)}}
+	}
+	fast, slow := upliftOf(noU(1.0e6, 1.30)), upliftOf(noU(1.2e6, 1.35))
+	if got := compareU(fast, slow); got != 1 {
+		t.Errorf("T_c3 1.0 ms vs 1.2 ms apart: %d, want 1 (by T_c3, not S_real)", got)
+	}
+	if got := compareU(slow, fast); got != -1 {
+		t.Errorf("T_c3 1.2 ms vs 1.0 ms apart: %d, want -1", got)
+	}
 }
 
 // TestTrailNoise checks the trail joins points whose U is not told apart
@@ -320,7 +323,7 @@ func TestHistoryNoiseMarker(t *testing.T) {
 	st := DefaultStyles(true)
 	var h []fracPoint
 	add := func(s string, u, hw float64) {
-		h = addUplift(h, s, upliftEst{u: u, ok: true, ci: around(u, hw), hasCI: true})
+		h = addUplift(h, s, upliftWithin(u, hw))
 	}
 	add("baseline", 1.10, 0.01)
 	add("baseline", 1.11, 0.01)
@@ -348,7 +351,7 @@ func TestGridTies(t *testing.T) {
 	st := DefaultStyles(true)
 	g := newGrid(t.Context(), testSuite()[0], h200Caps())
 	cell := func(u, hw float64) gridCell {
-		return gridCell{done: true, upliftEst: upliftEst{u: u, ok: true, ci: around(u, hw), hasCI: true}}
+		return gridCell{done: true, upliftEst: upliftWithin(u, hw)}
 	}
 	for i := range g.total() {
 		g.cells[i/len(g.cols)][i%len(g.cols)] = cell(1.0+0.02*float64(i), 0.005)
@@ -446,4 +449,10 @@ func TestIntervalScreens(t *testing.T) {
 			})
 		}
 	}
+}
+
+// upliftWithin is an uplift u whose interval is u ± hw.
+func upliftWithin(u, hw float64) upliftEst {
+	iv := around(u, hw)
+	return upliftAt(u, true, &iv)
 }
