@@ -95,6 +95,7 @@ func TestIntervalGolden(t *testing.T) {
 	ci, noise, past, det := ciResult(scenarios.Strategy{}), noiseResult(), pastResult(), deterministicResult()
 	graph := withIntervals(graphResult(), 0.02)
 	graph.Deterministic = false
+	bi, noCI := bimodalResult(), noCIResult()
 	for _, tc := range []struct {
 		name  string
 		title string
@@ -108,6 +109,9 @@ func TestIntervalGolden(t *testing.T) {
 		{"metrics_deterministic", metricsTitle(&det), func(w int) []string { return metricsLines(st, &det, nil, w) }},
 		{"why_deterministic", whyTitle(), func(w int) []string { return whyLines(st, &det, w, "fake", h200Caps()) }},
 		{"why_graph_ci", whyTitle(), func(w int) []string { return whyLines(st, &graph, w, "fake", graphCaps()) }},
+		{"metrics_bimodal", metricsTitle(&bi), func(w int) []string { return metricsLines(st, &bi, nil, w) }},
+		{"why_bimodal", whyTitle(), func(w int) []string { return whyLines(st, &bi, w, "fake", h200Caps()) }},
+		{"why_noci", whyTitle(), func(w int) []string { return whyLines(st, &noCI, w, "fake", h200Caps()) }},
 	} {
 		for _, w := range []int{80, 120, 200} {
 			t.Run(fmt.Sprintf("%s_%d", tc.name, w), func(t *testing.T) {
@@ -455,4 +459,74 @@ func TestIntervalScreens(t *testing.T) {
 func upliftWithin(u, hw float64) upliftEst {
 	iv := around(u, hw)
 	return upliftAt(u, true, &iv)
+}
+
+// bimodalResult is ciResult whose T_c3 repetitions fall in two modes.
+func bimodalResult() profiler.Result {
+	r := ciResult(scenarios.Strategy{})
+	r.Bimodal = []profiler.Bimodal{{Time: "T_c3", Modes: [2]profiler.Mode{{Median: 2.10e6, Share: 0.6}, {Median: 2.62e6, Share: 0.4}}, D: 4.1}}
+	return r
+}
+
+// noCIResult is a measured (not deterministic) result without intervals,
+// with the profiler's reason.
+func noCIResult() profiler.Result {
+	r := fixtureResult(testSuite()[0], scenarios.Strategy{})
+	r.CI, r.Deterministic = nil, false
+	r.NoCI = "the repetitions' rounds were not recorded, and the modes hold different counts, so the protocol's split cannot be told"
+	return r
+}
+
+// TestUncertaintyLines checks, at every width, that a bimodal time is
+// marked in the metrics panel and given with both modes in the why panel,
+// and that a measured result without intervals says why, shortly, while
+// a deterministic one says only that it is deterministic.
+func TestUncertaintyLines(t *testing.T) {
+	st := DefaultStyles(true)
+	det := deterministicResult()
+	det.NoCI = "the sim backend is deterministic: every run gives the same numbers, so there is no noise to bound"
+	for _, tc := range []struct {
+		name            string
+		r               profiler.Result
+		metrics, why    []string
+		notMetrics, not []string
+	}{
+		{"bimodal", bimodalResult(), []string{"2.30 ms ± 7 µs"}, []string{"T_c3 is bimodal: 2.10 ms (60%) and 2.62 ms (40%)"}, nil, []string{"no interval"}},
+		{"no interval", noCIResult(), nil, []string{"no interval: the repetitions' rounds were not recorded"}, []string{"2 modes"}, []string{"bimodal", "different counts", noIntervalNote}},
+		{"deterministic", det, nil, []string{noIntervalNote}, []string{"2 modes"}, []string{"no interval:", "bimodal"}},
+		{"plain", ciResult(scenarios.Strategy{}), nil, nil, []string{"2 modes"}, []string{"no interval", "bimodal"}},
+	} {
+		for _, w := range []int{58, 78, 118, 198} {
+			metrics := ansi.Strip(strings.Join(metricsLines(st, &tc.r, nil, w), "\n"))
+			if len(tc.r.Bimodal) > 0 && !strings.Contains(metrics, "2.30 ms ± 7 µs 2 modes") && !strings.Contains(metrics, "2.30 ms ± 7 µs ≋") {
+				t.Errorf("%s w %d: T_c3 not marked bimodal:\n%s", tc.name, w, metrics)
+			}
+			why := ansi.Strip(strings.Join(whyLines(st, &tc.r, w, "fake", h200Caps()), "\n"))
+			for _, want := range tc.metrics {
+				if !strings.Contains(metrics, want) {
+					t.Errorf("%s w %d: metrics lacks %q:\n%s", tc.name, w, want, metrics)
+				}
+			}
+			for _, want := range tc.why {
+				if !strings.Contains(why, want) {
+					t.Errorf("%s w %d: why lacks %q:\n%s", tc.name, w, want, why)
+				}
+			}
+			for _, bad := range tc.notMetrics {
+				if strings.Contains(metrics, bad) {
+					t.Errorf("%s w %d: metrics says %q:\n%s", tc.name, w, bad, metrics)
+				}
+			}
+			for _, bad := range tc.not {
+				if strings.Contains(why, bad) {
+					t.Errorf("%s w %d: why says %q:\n%s", tc.name, w, bad, why)
+				}
+			}
+			for _, l := range strings.Split(metrics+"\n"+why, "\n") {
+				if (strings.Contains(l, "modes") || strings.Contains(l, "≋") || strings.Contains(l, "no interval")) && ansiWidth(l) > w {
+					t.Errorf("%s w %d: line wider than the panel: %q", tc.name, w, l)
+				}
+			}
+		}
+	}
 }
