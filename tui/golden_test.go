@@ -293,5 +293,5 @@ func TestScreenFitsEverySize(t *testing.T) {
 
 // testTrail is a scenario's history of three strategies.
 func testTrail() []trailPoint {
-	return []trailPoint{{"baseline", upliftEst{u: 1.08, ok: true}}, {"prio=-5", upliftEst{u: 1.37, ok: true}}, {"comm-first prio=-5 dma", upliftEst{u: 1.74, ok: true}}}
+	return []trailPoint{{"baseline", upliftAt(1.08, true, nil)}, {"prio=-5", upliftAt(1.37, true, nil)}, {"comm-first prio=-5 dma", upliftAt(1.74, true, nil)}}
 }

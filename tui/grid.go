@@ -124,8 +124,9 @@ func (g *sweepGrid) strategy(r, c int) scenarios.Strategy {
 // total is the number of cells.
 func (g *sweepGrid) total() int { return len(g.rows) * len(g.cols) }
 
-// measureNext is the command measuring the next cell, or nil when all are done.
-func (g *sweepGrid) measureNext(gate *runGate, b backends.Backend) tea.Cmd {
+// measureNext is the command measuring the next cell, or nil when all are
+// done: at the lab's precision under gridTimeCap, with the machine record.
+func (g *sweepGrid) measureNext(gate *runGate, b backends.Backend, machine profiler.Machine) tea.Cmd {
 	if g.next >= g.total() {
 		return nil
 	}
@@ -136,7 +137,7 @@ func (g *sweepGrid) measureNext(gate *runGate, b backends.Backend) tea.Cmd {
 			return gridMsg{grid: g, index: idx, err: context.Canceled}
 		}
 		defer gate.leave()
-		r, err := profiler.Measure(g.ctx, b, g.scenario, st, profiler.Options{})
+		r, err := profiler.Measure(g.ctx, b, g.scenario, st, labOptions(machine, nil, gridTimeCap))
 		return gridMsg{grid: g, index: idx, r: r, err: err}
 	}
 }
@@ -172,7 +173,7 @@ func (g *sweepGrid) store(m *Model, msg gridMsg) tea.Cmd {
 	g.cells[r][c] = cell
 	g.next = msg.index + 1
 	m.status = status{statusInfo, g.progress()}
-	return g.measureNext(m.gate, m.backend)
+	return g.measureNext(m.gate, m.backend, m.machine)
 }
 
 // progress says how far the sweep is and, once every cell is measured,
@@ -297,7 +298,7 @@ func gridLines(st Styles, g *sweepGrid, maxW int) []string {
 		case cell.done:
 			text, style = report.Ratio(cell.u), st.Value
 			if withCI && cell.hasCI {
-				text += plusMinus(cell.ci, halfFixed(2))
+				text = report.RatioCI(cell.u, &cell.ci)
 			}
 			switch {
 			case tied[r][c] && ties:

@@ -32,7 +32,7 @@ type fracPoint struct {
 // addFrac appends a result's uplift u (known when ok) to a history,
 // keeping the newest maxFracHistory.
 func addFrac(h []fracPoint, strategy string, u float64, ok bool) []fracPoint {
-	return addUplift(h, strategy, upliftEst{u: u, ok: ok})
+	return addUplift(h, strategy, upliftAt(u, ok, nil))
 }
 
 // addUplift appends a result's uplift with its interval to a history,

@@ -31,56 +31,44 @@ func ciOf(r *profiler.Result) *profiler.Intervals {
 	return r.CI
 }
 
-// plusMinus is " ± x" for a half-width already formatted, or "" when the
-// interval iv does not hold numbers.
-func plusMinus(iv profiler.Interval, format func(hw float64) string) string {
-	if !iv.Valid() {
-		return ""
+// pickCI is one of ci's intervals, chosen by iv, or nil without ci: what
+// profiler/report's formatters take.
+func pickCI(ci *profiler.Intervals, iv func(*profiler.Intervals) profiler.Interval) *profiler.Interval {
+	if ci == nil {
+		return nil
 	}
-	return " ± " + format(iv.HalfWidth())
+	x := iv(ci)
+	return &x
 }
 
 // durationPM is a time with its interval: "1.41 ms ± 4 µs"; without
-// intervals (ci nil) the time alone. iv picks the figure's interval.
+// intervals (ci nil) the time alone. iv picks the figure's interval. The
+// half-width keeps one or two significant digits (halfDuration), so the
+// panels' columns stay narrow.
 func durationPM(v float64, ci *profiler.Intervals, iv func(*profiler.Intervals) profiler.Interval) string {
 	s := report.Duration(v)
-	if ci == nil || s == report.NA {
+	if s == report.NA {
 		return s
 	}
-	return s + plusMinus(iv(ci), halfDuration)
+	return s + report.PlusMinus(pickCI(ci, iv), halfDuration)
 }
 
-// ratioPM is a ratio (a speedup, a slowdown, U) with its interval:
-// "1.23x ± 0.01".
+// ratioPM is a ratio (a speedup, a slowdown, U) with its interval, as
+// profiler/report prints it: "1.23x ± 0.01".
 func ratioPM(v float64, ci *profiler.Intervals, iv func(*profiler.Intervals) profiler.Interval) string {
-	s := report.Ratio(v)
-	if ci == nil || s == report.NA {
-		return s
+	if report.Ratio(v) == report.NA {
+		return report.NA
 	}
-	return s + plusMinus(iv(ci), halfFixed(2))
+	return report.RatioCI(v, pickCI(ci, iv))
 }
 
-// percentPM is a fraction as a percentage with its interval in points:
-// "89.0% ± 1.2".
+// percentPM is a fraction as a percentage with its interval in points,
+// as profiler/report prints it: "89.0% ± 1.2".
 func percentPM(f float64, iv profiler.Interval, has bool) string {
-	s := report.Percent(f)
-	if !has || s == report.NA {
-		return s
+	if !has || report.Percent(f) == report.NA {
+		return report.Percent(f)
 	}
-	return s + plusMinus(iv, func(hw float64) string { return halfFixed(1)(100 * hw) })
-}
-
-// halfFixed formats a half-width with prec decimals; one that rounds to
-// zero but is not zero reads "<0.01" (prec 2), so a tight interval is not
-// mistaken for none.
-func halfFixed(prec int) func(hw float64) string {
-	return func(hw float64) string {
-		s := numfmt.Fixed(hw, prec)
-		if hw > 0 && s == numfmt.Fixed(0, prec) {
-			return "<" + numfmt.Fixed(math.Pow(10, -float64(prec)), prec)
-		}
-		return s
-	}
+	return report.PercentCI(f, &iv)
 }
 
 // halfDuration formats a time's half-width in nanoseconds with one
@@ -166,20 +154,25 @@ func fractionText(r *profiler.Result) string {
 }
 
 // upliftEst is a result's uplift U (uplift) with its interval: what
-// strategies of one scenario are compared by, and told apart by.
+// strategies of one scenario are shown by; res is what they are told
+// apart by (profiler.Compare: U, else T_c3, and only beyond their
+// intervals).
 type upliftEst struct {
 	// u is U (S_real when the result has no U); ok says whether it is known.
 	u  float64
 	ok bool
-	// ci is U's confidence interval; hasCI says whether there is one.
+	// ci is u's confidence interval; hasCI says whether there is one.
 	ci    profiler.Interval
 	hasCI bool
+	// res holds the figures profiler.Compare reads (U, T_c3 and their
+	// intervals), not the whole result.
+	res profiler.Result
 }
 
 // upliftOf is r's uplift with its interval: the interval of U, or of
 // S_real where uplift falls back to it.
 func upliftOf(r profiler.Result) upliftEst {
-	e := upliftEst{}
+	e := upliftEst{res: profiler.Result{Uplift: r.Uplift, TC3: r.TC3, CI: r.CI}}
 	e.u, e.ok = uplift(r)
 	if !e.ok || r.CI == nil {
 		return e
@@ -194,11 +187,28 @@ func upliftOf(r profiler.Result) upliftEst {
 	return e
 }
 
-// compareU tells two uplifts apart: 1 when a is higher beyond the noise,
-// -1 when lower, 0 when they are not told apart. Two intervals that
-// overlap are not told apart; with one interval, it must not hold the
-// other's value; with none (deterministic results) the values decide. An
-// unknown uplift ranks below a known one; two unknown are not told apart.
+// upliftAt is an uplift u known only as a number, with its interval iv
+// when iv is not nil: a result whose U is u and whose T_c3 is what U
+// implies (the serial default's time taken as 1 ms), so that it compares
+// by U. An unknown uplift (ok false) compares below every known one.
+func upliftAt(u float64, ok bool, iv *profiler.Interval) upliftEst {
+	if !ok || !(u > 0) || math.IsInf(u, 0) {
+		return upliftEst{u: u}
+	}
+	r := profiler.Result{Uplift: u, TC3: profiler.Stat{N: 1, Median: 1e6 / u}}
+	e := upliftEst{u: u, ok: true}
+	if iv != nil && iv.Valid() {
+		r.CI = &profiler.Intervals{U: *iv, TC3: profiler.Interval{Lo: 1e6 / iv.Hi, Hi: 1e6 / iv.Lo}}
+		e.ci, e.hasCI = *iv, true
+	}
+	e.res = r
+	return e
+}
+
+// compareU tells two uplifts apart with profiler.Compare: 1 when a is
+// better beyond the noise, -1 when worse, 0 when they are not told apart.
+// An unknown uplift ranks below a known one; two unknown are not told
+// apart.
 func compareU(a, b upliftEst) int {
 	switch {
 	case !a.ok || !b.ok:
@@ -209,15 +219,11 @@ func compareU(a, b upliftEst) int {
 			return -1
 		}
 		return 0
-	case a.hasCI && b.hasCI && a.ci.Overlaps(b.ci):
-		return 0
-	case a.hasCI && !b.hasCI && a.ci.Contains(b.u):
-		return 0
-	case b.hasCI && !a.hasCI && b.ci.Contains(a.u):
-		return 0
-	case a.u > b.u:
+	}
+	switch profiler.Compare(a.res, b.res) {
+	case profiler.Better:
 		return 1
-	case a.u < b.u:
+	case profiler.Worse:
 		return -1
 	}
 	return 0

@@ -81,7 +81,7 @@ func deterministicResult() profiler.Result {
 // baseline, comm-first prio=-5 is not told apart from prio=-5 (≈).
 func ciTrail() []trailPoint {
 	p := func(st string, u, hw float64) trailPoint {
-		return trailPoint{st, upliftEst{u: u, ok: true, ci: around(u, hw), hasCI: true}}
+		return trailPoint{st, upliftWithin(u, hw)}
 	}
 	return []trailPoint{p("baseline", 1.08, 0.01), p("prio=-5", 1.37, 0.02), p("comm-first prio=-5", 1.38, 0.02)}
 }
@@ -95,6 +95,7 @@ func TestIntervalGolden(t *testing.T) {
 	ci, noise, past, det := ciResult(scenarios.Strategy{}), noiseResult(), pastResult(), deterministicResult()
 	graph := withIntervals(graphResult(), 0.02)
 	graph.Deterministic = false
+	bi, noCI := bimodalResult(), noCIResult()
 	for _, tc := range []struct {
 		name  string
 		title string
@@ -108,6 +109,9 @@ func TestIntervalGolden(t *testing.T) {
 		{"metrics_deterministic", metricsTitle(&det), func(w int) []string { return metricsLines(st, &det, nil, w) }},
 		{"why_deterministic", whyTitle(), func(w int) []string { return whyLines(st, &det, w, "fake", h200Caps()) }},
 		{"why_graph_ci", whyTitle(), func(w int) []string { return whyLines(st, &graph, w, "fake", graphCaps()) }},
+		{"metrics_bimodal", metricsTitle(&bi), func(w int) []string { return metricsLines(st, &bi, nil, w) }},
+		{"why_bimodal", whyTitle(), func(w int) []string { return whyLines(st, &bi, w, "fake", h200Caps()) }},
+		{"why_noci", whyTitle(), func(w int) []string { return whyLines(st, &noCI, w, "fake", h200Caps()) }},
 	} {
 		for _, w := range []int{80, 120, 200} {
 			t.Run(fmt.Sprintf("%s_%d", tc.name, w), func(t *testing.T) {
@@ -207,17 +211,6 @@ func TestHalfWidths(t *testing.T) {
 			t.Errorf("halfDuration(%g) = %q, want %q", tc.ns, got, tc.want)
 		}
 	}
-	for _, tc := range []struct {
-		hw   float64
-		prec int
-		want string
-	}{
-		{0.0123, 2, "0.01"}, {0.004, 2, "<0.01"}, {0, 2, "0.00"}, {0.012, 1, "<0.1"}, {0.06, 1, "0.1"}, {1.234, 1, "1.2"},
-	} {
-		if got := halfFixed(tc.prec)(tc.hw); got != tc.want {
-			t.Errorf("halfFixed(%d)(%g) = %q, want %q", tc.prec, tc.hw, got, tc.want)
-		}
-	}
 	if got := percentPM(0.89, profiler.Interval{Lo: 0.878, Hi: 0.902}, true); got != "89.0% ± 1.2" {
 		t.Errorf("percentPM = %q", got)
 	}
@@ -259,9 +252,9 @@ func TestFractionStates(t *testing.T) {
 // TestCompareU checks the three-way comparison of uplifts.
 func TestCompareU(t *testing.T) {
 	ci := func(u, lo, hi float64) upliftEst {
-		return upliftEst{u: u, ok: true, ci: profiler.Interval{Lo: lo, Hi: hi}, hasCI: true}
+		return upliftAt(u, true, &profiler.Interval{Lo: lo, Hi: hi})
 	}
-	exact := func(u float64) upliftEst { return upliftEst{u: u, ok: true} }
+	exact := func(u float64) upliftEst { return upliftAt(u, true, nil) }
 	for _, tc := range []struct {
 		name string
 		a, b upliftEst
@@ -295,6 +288,20 @@ func TestCompareU(t *testing.T) {
 	if e := upliftOf(deterministicResult()); e.hasCI {
 		t.Error("a deterministic result has an uplift interval")
 	}
+	// Without U, strategies are told apart by T_c3 (profiler.Compare),
+	// not by S_real, whose isolated times a strategy may change: here the
+	// S_real intervals overlap, the T_c3 intervals do not.
+	noU := func(tc3, sreal float64) profiler.Result {
+		return profiler.Result{TC3: profiler.Stat{N: 5, Median: tc3}, RealizedSpeedup: sreal,
+			CI: &profiler.Intervals{TC3: around(tc3, 0.01*tc3), SReal: around(sreal, 0.1)}}
+	}
+	fast, slow := upliftOf(noU(1.0e6, 1.30)), upliftOf(noU(1.2e6, 1.35))
+	if got := compareU(fast, slow); got != 1 {
+		t.Errorf("T_c3 1.0 ms vs 1.2 ms apart: %d, want 1 (by T_c3, not S_real)", got)
+	}
+	if got := compareU(slow, fast); got != -1 {
+		t.Errorf("T_c3 1.2 ms vs 1.0 ms apart: %d, want -1", got)
+	}
 }
 
 // TestTrailNoise checks the trail joins points whose U is not told apart
@@ -320,7 +327,7 @@ func TestHistoryNoiseMarker(t *testing.T) {
 	st := DefaultStyles(true)
 	var h []fracPoint
 	add := func(s string, u, hw float64) {
-		h = addUplift(h, s, upliftEst{u: u, ok: true, ci: around(u, hw), hasCI: true})
+		h = addUplift(h, s, upliftWithin(u, hw))
 	}
 	add("baseline", 1.10, 0.01)
 	add("baseline", 1.11, 0.01)
@@ -348,7 +355,7 @@ func TestGridTies(t *testing.T) {
 	st := DefaultStyles(true)
 	g := newGrid(t.Context(), testSuite()[0], h200Caps())
 	cell := func(u, hw float64) gridCell {
-		return gridCell{done: true, upliftEst: upliftEst{u: u, ok: true, ci: around(u, hw), hasCI: true}}
+		return gridCell{done: true, upliftEst: upliftWithin(u, hw)}
 	}
 	for i := range g.total() {
 		g.cells[i/len(g.cols)][i%len(g.cols)] = cell(1.0+0.02*float64(i), 0.005)
@@ -444,6 +451,82 @@ func TestIntervalScreens(t *testing.T) {
 					t.Errorf("trail %+v: the interval was not kept", tp)
 				}
 			})
+		}
+	}
+}
+
+// upliftWithin is an uplift u whose interval is u ± hw.
+func upliftWithin(u, hw float64) upliftEst {
+	iv := around(u, hw)
+	return upliftAt(u, true, &iv)
+}
+
+// bimodalResult is ciResult whose T_c3 repetitions fall in two modes.
+func bimodalResult() profiler.Result {
+	r := ciResult(scenarios.Strategy{})
+	r.Bimodal = []profiler.Bimodal{{Time: "T_c3", Modes: [2]profiler.Mode{{Median: 2.10e6, Share: 0.6}, {Median: 2.62e6, Share: 0.4}}, D: 4.1}}
+	return r
+}
+
+// noCIResult is a measured (not deterministic) result without intervals,
+// with the profiler's reason.
+func noCIResult() profiler.Result {
+	r := fixtureResult(testSuite()[0], scenarios.Strategy{})
+	r.CI, r.Deterministic = nil, false
+	r.NoCI = "the repetitions' rounds were not recorded, and the modes hold different counts, so the protocol's split cannot be told"
+	return r
+}
+
+// TestUncertaintyLines checks, at every width, that a bimodal time is
+// marked in the metrics panel and given with both modes in the why panel,
+// and that a measured result without intervals says why, shortly, while
+// a deterministic one says only that it is deterministic.
+func TestUncertaintyLines(t *testing.T) {
+	st := DefaultStyles(true)
+	det := deterministicResult()
+	det.NoCI = "the sim backend is deterministic: every run gives the same numbers, so there is no noise to bound"
+	for _, tc := range []struct {
+		name            string
+		r               profiler.Result
+		metrics, why    []string
+		notMetrics, not []string
+	}{
+		{"bimodal", bimodalResult(), []string{"2.30 ms ± 7 µs"}, []string{"T_c3 is bimodal: 2.10 ms (60%) and 2.62 ms (40%)"}, nil, []string{"no interval"}},
+		{"no interval", noCIResult(), nil, []string{"no interval: the repetitions' rounds were not recorded"}, []string{"2 modes"}, []string{"bimodal", "different counts", noIntervalNote}},
+		{"deterministic", det, nil, []string{noIntervalNote}, []string{"2 modes"}, []string{"no interval:", "bimodal"}},
+		{"plain", ciResult(scenarios.Strategy{}), nil, nil, []string{"2 modes"}, []string{"no interval", "bimodal"}},
+	} {
+		for _, w := range []int{58, 78, 118, 198} {
+			metrics := ansi.Strip(strings.Join(metricsLines(st, &tc.r, nil, w), "\n"))
+			if len(tc.r.Bimodal) > 0 && !strings.Contains(metrics, "2.30 ms ± 7 µs 2 modes") && !strings.Contains(metrics, "2.30 ms ± 7 µs ≋") {
+				t.Errorf("%s w %d: T_c3 not marked bimodal:\n%s", tc.name, w, metrics)
+			}
+			why := ansi.Strip(strings.Join(whyLines(st, &tc.r, w, "fake", h200Caps()), "\n"))
+			for _, want := range tc.metrics {
+				if !strings.Contains(metrics, want) {
+					t.Errorf("%s w %d: metrics lacks %q:\n%s", tc.name, w, want, metrics)
+				}
+			}
+			for _, want := range tc.why {
+				if !strings.Contains(why, want) {
+					t.Errorf("%s w %d: why lacks %q:\n%s", tc.name, w, want, why)
+				}
+			}
+			for _, bad := range tc.notMetrics {
+				if strings.Contains(metrics, bad) {
+					t.Errorf("%s w %d: metrics says %q:\n%s", tc.name, w, bad, metrics)
+				}
+			}
+			for _, bad := range tc.not {
+				if strings.Contains(why, bad) {
+					t.Errorf("%s w %d: why says %q:\n%s", tc.name, w, bad, why)
+				}
+			}
+			for _, l := range strings.Split(metrics+"\n"+why, "\n") {
+				if (strings.Contains(l, "modes") || strings.Contains(l, "≋") || strings.Contains(l, "no interval")) && ansiWidth(l) > w {
+					t.Errorf("%s w %d: line wider than the panel: %q", tc.name, w, l)
+				}
+			}
 		}
 	}
 }

@@ -74,19 +74,46 @@ func (g *runGate) closeAndWait(d time.Duration) bool {
 	}
 }
 
+// The lab's default precision: a measurement adds interleaved rounds until
+// T_c3's 95 % interval is within ±labPrecisionPct % of it, or labTimeCap
+// has passed (a sweep-grid cell, gridTimeCap: the grid measures many).
+const (
+	labPrecisionPct = 2
+	labTimeCap      = 20 * time.Second
+	gridTimeCap     = 5 * time.Second
+)
+
+// labPrecision is the precision the lab measures at: T_c3 within ±2 %.
+func labPrecision() profiler.Precision {
+	return profiler.Precision{Figure: profiler.PrecisionTC3, HalfWidth: labPrecisionPct / 100.0}
+}
+
+// labOptions are the profiler options of a lab measurement: the machine
+// record (nil without NVML), and the lab's precision under timeCap. A
+// live-mode measurement, which reuses the isolated runs of the one before
+// (base) and repeats at once, is not adaptive: its speed is the point.
+func labOptions(machine profiler.Machine, base *profiler.Baseline, timeCap time.Duration) profiler.Options {
+	opt := profiler.Options{Baseline: base, Machine: machine}
+	if base == nil {
+		opt.Precision, opt.TimeCap = labPrecision(), timeCap
+	}
+	return opt
+}
+
 // measureCmd runs profiler.Measure in the command's goroutine, never in
-// Update or View.
+// Update or View, with the machine record and the lab's precision
+// (labOptions).
 //
 // A baseline from the previous result, when it still holds, stands in for
 // the isolated runs (live mode re-measures only the concurrent run).
-func measureCmd(ctx context.Context, g *runGate, b backends.Backend, idx int, sc scenarios.Scenario, st scenarios.Strategy, seq int, base *profiler.Baseline) tea.Cmd {
+func measureCmd(ctx context.Context, g *runGate, b backends.Backend, machine profiler.Machine, idx int, sc scenarios.Scenario, st scenarios.Strategy, seq int, base *profiler.Baseline) tea.Cmd {
 	return func() tea.Msg {
 		if !g.enter() {
 			return resultMsg{seq: seq, index: idx, err: context.Canceled}
 		}
 		defer g.leave()
 		start := time.Now()
-		r, err := profiler.Measure(ctx, b, sc, st, profiler.Options{Baseline: base})
+		r, err := profiler.Measure(ctx, b, sc, st, labOptions(machine, base, labTimeCap))
 		return resultMsg{seq: seq, index: idx, result: r, err: err, started: start, took: time.Since(start)}
 	}
 }

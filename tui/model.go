@@ -58,6 +58,12 @@ type Config struct {
 	// Run returns the error, before the lab starts, when it cannot be
 	// opened. Run flushes and closes every recording before it returns.
 	RecordPath string
+	// Machine, when set, is the GPUs' record (NVML) every measurement
+	// reads: their state around each run, flagged when the isolated and
+	// concurrent runs drifted apart (the status line warns), and the
+	// engines' use during the timed repetitions (the utilization panel
+	// shows it). nil records neither: the simulator, no driver.
+	Machine profiler.Machine
 }
 
 // liveTickMsg starts the next live iteration if seq is still current.
@@ -85,6 +91,10 @@ type lab struct {
 	name    string // backend name
 	devs    []backends.DeviceInfo
 	suite   []scenarios.Scenario
+
+	// machine is the GPUs' record (Config.Machine): each measurement reads
+	// their state around its runs (drift) and the engines' use during them.
+	machine profiler.Machine
 
 	keys   KeyMap
 	styles Styles
@@ -191,6 +201,7 @@ func newModel(ctx context.Context, cfg Config) Model {
 		return m
 	}
 	m.backend = cfg.Backend
+	m.machine = cfg.Machine
 	m.caps = cfg.Backend.Capabilities()
 	m.name = cfg.Backend.Name()
 	devs := cfg.Backend.Devices()
@@ -278,7 +289,7 @@ func (m Model) measure() tea.Cmd {
 		b := m.result.Baseline()
 		base = &b
 	}
-	return measureCmd(m.runCtx, m.gate, m.backend, m.active, m.suite[m.active], m.strategy, m.seq, base)
+	return measureCmd(m.runCtx, m.gate, m.backend, m.machine, m.active, m.suite[m.active], m.strategy, m.seq, base)
 }
 
 // request asks for a measurement of the active scenario under the current
@@ -461,12 +472,7 @@ func (m Model) onResult(msg resultMsg) (Model, tea.Cmd) {
 	m.measuredFrom, m.measuredTo = msg.started, msg.started.Add(msg.took)
 	m.rec.cur.Result(msg.result)
 	m.setResult(msg.result)
-	m.status = status{statusInfo, fmt.Sprintf("%s · %s: %s (%s realized, %s ideal)",
-		msg.result.Scenario.Name, msg.result.Strategy.String(), ofIdeal(msg.result), report.Ratio(msg.result.RealizedSpeedup), report.Ratio(msg.result.IdealSpeedup))}
-	if m.knobNote != "" {
-		// The knob was applied and measured; say again why it could not matter.
-		m.status = status{statusWarn, m.knobNote + " · measured: " + ofIdeal(msg.result)}
-	}
+	m.status = resultStatus(msg.result, m.knobNote)
 	if m.liveRun() {
 		m.status.text = "live · " + m.status.text
 		// At most livePace apart, so a fast backend does not spin the UI.
@@ -474,6 +480,32 @@ func (m Model) onResult(msg resultMsg) (Model, tea.Cmd) {
 		return m, tea.Tick(max(livePace-msg.took, time.Millisecond), func(time.Time) tea.Msg { return liveTickMsg{seq} })
 	}
 	return m, nil
+}
+
+// resultStatus is the status line of a new result: the scenario, the
+// strategy and its figures, or, when a knob could not matter (knobNote),
+// why, with the fraction of ideal measured. Before them it warns, first,
+// when the machine drifted between the isolated and concurrent runs
+// (Result.Drift), then when the adaptive measurement stopped at its cap
+// before the lab's precision (Result.Precision, as profiler/report says
+// it): the warnings qualify the figures, which the metrics panel shows
+// anyway.
+func resultStatus(r profiler.Result, knobNote string) status {
+	s := status{statusInfo, fmt.Sprintf("%s · %s: %s (%s realized, %s ideal)",
+		r.Scenario.Name, r.Strategy.String(), ofIdeal(r), report.Ratio(r.RealizedSpeedup), report.Ratio(r.IdealSpeedup))}
+	if knobNote != "" {
+		// The knob was applied and measured; say again why it could not matter.
+		s = status{statusWarn, knobNote + " · measured: " + ofIdeal(r)}
+	}
+	if p := r.Precision; p != nil && !p.Reached && (p.Stop == profiler.StopTimeCap || p.Stop == profiler.StopRoundCap) {
+		s.kind = max(s.kind, statusWarn)
+		s.text = report.PrecisionNote(*p) + " · " + s.text
+	}
+	if d := r.Drift; d != nil && d.Flagged {
+		s.kind = max(s.kind, statusWarn)
+		s.text = "machine drifted between isolated and concurrent runs: " + strings.Join(d.Reasons, "; ") + " · " + s.text
+	}
+	return s
 }
 
 // errLine is an error as one line.
@@ -615,7 +647,7 @@ func (m Model) labKey(msg tea.KeyPressMsg) (Model, tea.Cmd) {
 		m.status = status{statusInfo, fmt.Sprintf("sweeping %s over %d strategies", m.suite[m.active].Name, g.total())}
 		m.rec.cur.Marker("key " + msg.String() + ": " + m.status.text)
 		m.push(g)
-		return m, g.measureNext(m.gate, m.backend)
+		return m, g.measureNext(m.gate, m.backend, m.machine)
 	case key.Matches(msg, k.Live):
 		if lm := find[*liveMode](m.modes); lm != nil {
 			m.modes = m.modes.remove(lm)

@@ -197,9 +197,9 @@ func metricsLines(st Styles, r *profiler.Result, trail []trailPoint, w int) []st
 		}
 		gw := max(w-11-ansiWidth(fracText)-1, 4)
 		return []string{
-			row("T_comp", val(tComp), "ideal", val(sIdeal)),
-			row("T_comm", val(tComm), "realized", val(sReal)),
-			row("T_c3", val(tC3), "class", val(string(r.Class))),
+			row("T_comp", val(tComp)+modesMark(st, r, "T_comp", half-10-ansiWidth(tComp)), "ideal", val(sIdeal)),
+			row("T_comm", val(tComm)+modesMark(st, r, "T_comm", half-10-ansiWidth(tComm)), "realized", val(sReal)),
+			row("T_c3", val(tC3)+modesMark(st, r, "T_c3", half-10-ansiWidth(tC3)), "class", val(string(r.Class))),
 			lab("% of ideal", 11) + styledBar(st, fracStyle, gaugeFrac, gw) + " " + fracStyle.Render(fracText),
 			lab("% of bound", 11) + styledBar(st, boundStyle, boundFrac, max(w-11-ansiWidth(boundText)-1, 4)) + " " + boundStyle.Render(boundText),
 			lab("slowdown", 9) + val(compSlow) + st.Dim.Render(" compute · ") + val(commSlow) + st.Dim.Render(" comm"),
@@ -208,9 +208,9 @@ func metricsLines(st Styles, r *profiler.Result, trail []trailPoint, w int) []st
 		}
 	}
 	return []string{
-		lab("T_comp", 12) + val(tComp),
-		lab("T_comm", 12) + val(tComm),
-		lab("T_c3", 12) + val(tC3),
+		lab("T_comp", 12) + val(tComp) + modesMark(st, r, "T_comp", w-12-ansiWidth(tComp)),
+		lab("T_comm", 12) + val(tComm) + modesMark(st, r, "T_comm", w-12-ansiWidth(tComm)),
+		lab("T_c3", 12) + val(tC3) + modesMark(st, r, "T_c3", w-12-ansiWidth(tC3)),
 		lab("ideal", 12) + val(sIdeal),
 		lab("realized", 12) + val(sReal),
 		lab("% of ideal", 12) + fracStyle.Render(fracText),
@@ -279,4 +279,20 @@ func (p *metricsPanel) View(m *Model) []string {
 	}
 	lines := metricsPanelLines(m.styles, m.result, m.trail[name], m.hist[name], p.w-2, p.h-2, p.history)
 	return box(m.styles, metricsTitle(m.result), lines, p.w, p.h)
+}
+
+// modesMark is " 2 modes" after a time whose repetitions fall in two modes
+// (Result.Bimodal names it; the why panel gives both), " ≋" where room
+// (the cells left after the time) is too narrow for the words, else "".
+func modesMark(st Styles, r *profiler.Result, time string, room int) string {
+	for _, b := range r.Bimodal {
+		if b.Time != time {
+			continue
+		}
+		if room >= len(" 2 modes") {
+			return st.Warn.Render(" 2 modes")
+		}
+		return st.Warn.Render(" ≋")
+	}
+	return ""
 }

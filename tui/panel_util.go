@@ -78,9 +78,18 @@ func utilTitle(r *profiler.Result, tel telemetry, dev, n int) string {
 		if tel.run != nil {
 			what += ", copy streams from the run"
 		}
-		return "Utilization · " + gpuLabel(dev, n) + " · " + what + ": average, then over time"
+		return "Utilization · " + gpuLabel(dev, n) + " · " + what + ": average, " + timedTitle(tel) + "then over time"
 	}
-	return "Utilization · " + gpuLabel(dev, n) + " · concurrent run: average, then over time"
+	return "Utilization · " + gpuLabel(dev, n) + " · concurrent run: average, " + timedTitle(tel) + "then over time"
+}
+
+// timedTitle names the timed-window column in the panel's title when it
+// is shown: "timed (the repetitions only), ".
+func timedTitle(tel telemetry) string {
+	if len(tel.timed) == 0 {
+		return ""
+	}
+	return "timed (the repetitions only), "
 }
 
 // utilChartRows is how many rows each resource's history chart takes in
@@ -129,8 +138,12 @@ func utilLinesFor(st Styles, r *profiler.Result, tel telemetry, w, rows int) []s
 		hbm = r.Bound.HBMBandwidth
 	}
 	const labelW = 10
-	// label, bar, value, two blanks, chart.
-	rest := max(w-labelW-utilValueW-2, 4)
+	// label, bar, value, [timed value,] two blanks, chart.
+	timedW := 0
+	if len(tel.timed) > 0 {
+		timedW = utilTimedW
+	}
+	rest := max(w-labelW-utilValueW-timedW-2, 4)
 	bw := min(max(rest/3, 4), 24)
 	sw := rest - bw
 	rows = max(rows, 1)
@@ -144,6 +157,9 @@ func utilLinesFor(st Styles, r *profiler.Result, tel telemetry, w, rows int) []s
 		}
 		avg := s.mean(0, src.end)
 		line := lab + styledBar(st, st.Util, avg, bw) + alignRight(utilValue(row.metric, avg, hbm), utilValueW)
+		if timedW > 0 {
+			line += timedText(st, tel.timed, row.metric, hbm)
+		}
 		if sw <= 0 {
 			out = append(out, line)
 			continue
@@ -151,7 +167,7 @@ func utilLinesFor(st Styles, r *profiler.Result, tel telemetry, w, rows int) []s
 		chart := brailleFill(utilHistory(s, src, 2*sw), 0, 1, sw, rows)
 		out = append(out, line+"  "+st.Util.Render(chart[0]))
 		for _, c := range chart[1:] {
-			out = append(out, strings.Repeat(" ", labelW+bw+utilValueW+2)+st.Util.Render(c))
+			out = append(out, strings.Repeat(" ", labelW+bw+utilValueW+timedW+2)+st.Util.Render(c))
 		}
 	}
 	comp, cok := tel.avg(backends.MetricSMsCompute)
@@ -163,6 +179,28 @@ func utilLinesFor(st Styles, r *profiler.Result, tel telemetry, w, rows int) []s
 	}
 	out = append(out, st.Label.Render(fit("SMs held", labelW))+held)
 	return out
+}
+
+// utilTimedW is the width of the timed-window column ("timed 2000 GB/s",
+// after a blank).
+const utilTimedW = 16
+
+// timedText is a resource's use during the timed repetitions, right-aligned
+// in utilTimedW cells: "timed 47%", or "timed n/a" where NVML gave none.
+func timedText(st Styles, timed map[string]float64, metric string, hbm float64) string {
+	v, ok := timed[metric]
+	text := "timed n/a"
+	if ok {
+		text = "timed " + utilValue(metric, v, hbm)
+	}
+	pad := utilTimedW - len([]rune(text))
+	if pad < 1 {
+		pad = 1
+	}
+	if !ok {
+		return strings.Repeat(" ", pad) + st.Dim.Render(text)
+	}
+	return strings.Repeat(" ", pad) + st.Dim.Render("timed ") + st.Value.Render(utilValue(metric, v, hbm))
 }
 
 // fmtSMs formats an average SM count.

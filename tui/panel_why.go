@@ -176,11 +176,43 @@ func figureLines(st Styles, r *profiler.Result, w int) []string {
 		lab("U") + val(ratioPM(u, ci, uIv)),
 	}
 	out := joinWrapped(st, times, w)
+	if ci == nil && !r.Deterministic && r.NoCI != "" {
+		out = append(out, st.Dim.Render(fit("no interval: "+shortReason(r.NoCI), w)))
+	}
+	for _, b := range r.Bimodal {
+		out = append(out, bimodalLine(st, b, w))
+	}
 	figLines := joinWrapped(st, figs, w)
 	if last := len(figLines) - 1; ansiWidth(figLines[last]+uNote) <= w {
 		figLines[last] += st.Dim.Render(uNote)
 	}
 	return append(out, figLines...)
+}
+
+// shortReason is the first clause of a reason (Result.NoCI): up to its
+// first ", " or "; ", so that it fits a panel's line.
+func shortReason(s string) string {
+	for _, sep := range []string{"; ", ", "} {
+		if i := strings.Index(s, sep); i > 0 {
+			s = s[:i]
+		}
+	}
+	return s
+}
+
+// bimodalLine says a time has two modes, both with their share, and that
+// its median describes neither: "T_c3 is bimodal: 5.85 ms (55%) and 6.97
+// ms (45%); the median describes neither", the tail left off where w is
+// too narrow for it.
+func bimodalLine(st Styles, b profiler.Bimodal, w int) string {
+	head := st.Warn.Render(b.Time + " is bimodal: ")
+	modes := st.Value.Render(report.Duration(b.Modes[0].Median)) + st.Dim.Render(" ("+report.WholePercent(b.Modes[0].Share)+") and ") +
+		st.Value.Render(report.Duration(b.Modes[1].Median)) + st.Dim.Render(" ("+report.WholePercent(b.Modes[1].Share)+")")
+	line := head + modes
+	if tail := st.Dim.Render("; the median describes neither"); ansiWidth(line+tail) <= w {
+		line += tail
+	}
+	return fit(line, w)
 }
 
 // joinWrapped joins parts with " · " into lines of at most w cells,

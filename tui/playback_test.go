@@ -173,7 +173,7 @@ func TestGridGolden(t *testing.T) {
 	st := DefaultStyles(true)
 	g := newGrid(context.Background(), testSuite()[0], h200Caps())
 	for i := range 6 {
-		g.cells[i/len(g.cols)][i%len(g.cols)] = gridCell{done: true, upliftEst: upliftEst{u: []float64{1.08, 1.37, 1.74, 1.75, 0.9, 1.25}[i], ok: true}}
+		g.cells[i/len(g.cols)][i%len(g.cols)] = gridCell{done: true, upliftEst: upliftAt([]float64{1.08, 1.37, 1.74, 1.75, 0.9, 1.25}[i], true, nil)}
 	}
 	g.next, g.curR, g.curC = 6, 1, 1
 	golden.RequireEqual(t, []byte(ansi.Strip(strings.Join(gridLines(st, g, 200), "\n"))))

@@ -72,6 +72,29 @@ type telemetry struct {
 	// sampling interval, so its readings are diluted by the rest).
 	window bool
 	busy   float64
+	// timed is, per metric, the device's NVML use during the concurrent
+	// run's timed repetitions only (Result.TimedUse), beside the series'
+	// wall-clock view; nil without a machine record.
+	timed map[string]float64
+}
+
+// timedUse is device dev's use per metric during r's concurrent timed
+// repetitions (Result.TimedUse.NVML), nil when r has none.
+func timedUse(r *profiler.Result, dev int) map[string]float64 {
+	if r == nil || r.TimedUse == nil {
+		return nil
+	}
+	var out map[string]float64
+	for _, u := range r.TimedUse.NVML[backends.ModeConcurrent] {
+		if u.Device != dev || u.Covered <= 0 || math.IsNaN(u.Value) {
+			continue
+		}
+		if out == nil {
+			out = map[string]float64{}
+		}
+		out[u.Metric] = u.Value
+	}
+	return out
 }
 
 // sampleWindow bounds live samples by their time (the sampler's clock, in
@@ -114,6 +137,7 @@ func newTelemetry(r *profiler.Result, dev int) telemetry {
 	if r == nil {
 		return tel
 	}
+	tel.timed = timedUse(r, dev)
 	for _, sp := range r.Timeline {
 		tel.end = max(tel.end, sp.End)
 	}

@@ -18,8 +18,8 @@ import (
 func TestTrailUsesItsWidth(t *testing.T) {
 	st := DefaultStyles(true)
 	trail := []trailPoint{
-		{"baseline", upliftEst{u: 1.17, ok: true}}, {"comm-first", upliftEst{u: 1.46, ok: true}},
-		{"comm-first prio=-5", upliftEst{u: 1.60, ok: true}}, {"comm-first dma", upliftEst{u: 1.833, ok: true}},
+		{"baseline", upliftAt(1.17, true, nil)}, {"comm-first", upliftAt(1.46, true, nil)},
+		{"comm-first prio=-5", upliftAt(1.60, true, nil)}, {"comm-first dma", upliftAt(1.833, true, nil)},
 	}
 	for _, size := range [][2]int{{80, 24}, {120, 36}, {160, 50}, {200, 50}} {
 		l := computeLayout(size[0], size[1], 5)

@@ -138,6 +138,7 @@ func (m *Model) tel() telemetry {
 	run := tel
 	tel = liveTelemetry(m.live, m.gpu, m.nvmlWindow())
 	tel.recorded = m.play() != nil
+	tel.timed = run.timed
 	if tel.window {
 		tel.busy = busyShare(m.result, m.measuredTo.Sub(m.measuredFrom))
 	}

@@ -67,6 +67,12 @@ func runLab(ctx context.Context, args []string, s stdio) error {
 			cfg.Telemetry = live
 		}
 	}
+	// The machine record, as run and sweep read it: each measurement's
+	// drift check and the engines' use during its timed repetitions; nil
+	// (nothing claimed) off the node's GPUs or without NVML.
+	machine, closeMachine := openMachine(b)
+	defer closeMachine()
+	cfg.Machine = machine
 	err = tui.Run(ctx, cfg)
 	return errors.Join(err, recs.report(s.errOut))
 }
