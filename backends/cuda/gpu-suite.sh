@@ -119,6 +119,15 @@ for s in "${steps[@]}"; do
     echo "sweep-adaptive rc=$? took $((SECONDS - t0)) s"
     cat "$OUT/sweep-adaptive.txt"
     ;;
+  run-intervals-1gpu)
+    # What a user sees on one GPU: c3lab run with intervals, drift and the
+    # per-op table, on the decomposed reload -> GEMM and a host-copy pair.
+    step "run with intervals (one GPU)"
+    for sc in llama3-8b-act-reload-h2d-gemm-decomp4-1gpu llama3-70b-qkv-wgrad-optimizer-swap-48m-1gpu; do
+      timeout 120 .gpu/c3lab run --backend cuda --scenario $sc --comm-engine dma > "$OUT/run-$sc.txt" 2>&1
+      echo "run $sc rc=$?"
+    done
+    ;;
   lab-screen-graph)
     # The lab on a decomposed one-GPU pair: the timeline shows the chunks
     # of the reload and of the GEMM interleaving.
