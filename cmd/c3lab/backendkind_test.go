@@ -1,7 +1,6 @@
 package main
 
 import (
-	"context"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -53,7 +52,7 @@ func TestBackendKindFromCapabilities(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		stop := recordTelemetry(context.Background(), tc.b, rec)
+		_, stop := openNodeTelemetry(tc.b, rec)
 		stop()
 		if err := rec.Close(); err != nil {
 			t.Fatal(err)

@@ -31,8 +31,12 @@ func TestWarnDrift(t *testing.T) {
 
 func TestNoMachineOnTheSimulator(t *testing.T) {
 	b := sim.New(sim.H200())
-	if m, closeM := openMachine(b); m != nil {
-		closeM()
+	if m, stop := openNodeTelemetry(b, nil); m != nil {
+		stop()
 		t.Error("the simulator got a machine record")
+	}
+	if m, live, stop, err := openLabMachine(b, 4); m != nil || live != nil || err != nil {
+		stop()
+		t.Errorf("the simulator got a lab machine record (%v, %v)", live, err)
 	}
 }

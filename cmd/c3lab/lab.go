@@ -56,23 +56,20 @@ func runLab(ctx context.Context, args []string, s stdio) error {
 	}
 	recs := &labRecordings{flags: ef.record, b: b}
 	cfg := tui.Config{Backend: b, Suite: suite, Start: sc.Name, Strategy: st, Keys: &keys, Recorder: recs.open, RecordPath: ef.record.path, Note: left, ListNote: listNote}
-	if b.Capabilities().LocalGPUs {
-		// Live engine telemetry from NVML while the lab runs on the GPUs;
-		// after the lab, sampling stops and the sampler is freed.
-		live, stop, err := sampleNVML(ctx, b, 4)
-		if err != nil {
-			cfg.Note = strings.TrimPrefix(cfg.Note+"; live telemetry off: "+err.Error(), "; ")
-		} else {
-			defer stop()
-			cfg.Telemetry = live
-		}
+	// One NVML sampler feeds both the live engine view and the machine
+	// record (each measurement's drift check and the engines' use during
+	// its timed repetitions): two samplers reading GPM at once crashed
+	// inside NVML on an H200. Off the node's GPUs or without NVML there is
+	// neither, and nothing is claimed.
+	machine, live, closeMachine, err := openLabMachine(b, 4)
+	if err != nil {
+		cfg.Note = strings.TrimPrefix(cfg.Note+"; live telemetry off: "+err.Error(), "; ")
 	}
-	// The machine record, as run and sweep read it: each measurement's
-	// drift check and the engines' use during its timed repetitions; nil
-	// (nothing claimed) off the node's GPUs or without NVML.
-	machine, closeMachine := openMachine(b)
 	defer closeMachine()
-	cfg.Machine = machine
+	if machine != nil {
+		cfg.Machine = machine
+		cfg.Telemetry = live
+	}
 	err = tui.Run(ctx, cfg)
 	return errors.Join(err, recs.report(s.errOut))
 }

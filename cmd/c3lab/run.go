@@ -48,12 +48,10 @@ func runRun(ctx context.Context, args []string, s stdio) error {
 	}
 	rec.Scenario(sc)
 	rec.Strategy(st)
-	stopTelemetry := recordTelemetry(ctx, b, rec)
-	machine, closeMachine := openMachine(b)
+	machine, closeMachine := openNodeTelemetry(b, rec)
 	opt.Machine = machine
 	r, err := profiler.Measure(ctx, b, sc, st, opt)
 	closeMachine()
-	stopTelemetry()
 	if err != nil {
 		rec.Error(err.Error())
 		closeRecorder(rec, s.errOut)

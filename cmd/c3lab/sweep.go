@@ -160,8 +160,7 @@ func runSweep(ctx context.Context, args []string, s stdio) error {
 	if err != nil {
 		return err
 	}
-	stopTelemetry := recordTelemetry(ctx, b, rec)
-	machine, closeMachine := openMachine(b)
+	machine, closeMachine := openNodeTelemetry(b, rec)
 	opt.Machine = machine
 	entries, runErr := profiler.Sweep(ctx, b, list, grid, opt, progress, func(e profiler.SweepEntry) {
 		if e.Result != nil {
@@ -183,7 +182,6 @@ func runSweep(ctx context.Context, args []string, s stdio) error {
 		runErr = profiler.RemeasureBests(ctx, b, list, grid, bests, opt)
 	}
 	closeMachine()
-	stopTelemetry()
 	if err := closeRecorder(rec, s.errOut); err != nil {
 		return err
 	}

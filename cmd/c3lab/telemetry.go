@@ -1,7 +1,6 @@
 package main
 
 import (
-	"context"
 	"fmt"
 	"io"
 
@@ -13,78 +12,67 @@ import (
 	"github.com/c3lab/c3lab/recordings"
 )
 
-// recordTelemetry samples NVML into rec while a recorded run or sweep is
-// on the GPUs, so a replay shows what the engines did. It returns the
-// function that stops sampling; without a recording, on another backend or
-// without NVML it samples nothing (and says why in the recording).
-func recordTelemetry(ctx context.Context, b backends.Backend, rec *recordings.Recorder) (stop func()) {
-	if rec == nil || !b.Capabilities().LocalGPUs {
-		return func() {}
-	}
-	batches, stopSampling, err := sampleNVML(ctx, b, 16)
-	if err != nil {
-		rec.Marker("telemetry off: " + err.Error())
-		return func() {}
-	}
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		for batch := range batches {
-			rec.Samples(batch.Samples)
-		}
-	}()
-	return func() {
-		stopSampling()
-		<-done
-	}
-}
-
-// sampleNVML starts sampling every GPU's NVML telemetry into a channel of
-// the given capacity, closed when sampling stops; link utilization is a
-// share of the NVLink bandwidth b reports for each device. stop ends
-// sampling, waits for the sampler and frees it.
-func sampleNVML(ctx context.Context, b backends.Backend, capacity int) (batches <-chan telemetry.Batch, stop func(), err error) {
-	cfg := telemetry.Config{LinkBandwidth: map[int]float64{}}
-	for _, d := range b.Devices() {
-		cfg.LinkBandwidth[d.Index] = d.LinkBandwidth
-	}
-	sampler, err := telemetry.Open(nvml.New(), cfg)
-	if err != nil {
-		return nil, nil, err
-	}
-	out := make(chan telemetry.Batch, capacity)
-	done := make(chan struct{})
-	sctx, cancel := context.WithCancel(ctx)
-	go func() {
-		defer close(done)
-		defer close(out)
-		sampler.Run(sctx, out)
-	}()
-	return out, func() {
-		cancel()
-		<-done
-		sampler.Close()
-	}, nil
-}
-
-// openMachine opens the NVML monitor a measurement reads the GPUs' state
-// and timed-window use from (profiler.Options.Machine): nil on another
-// backend than the node's GPUs or without NVML, where nothing is recorded
-// or claimed. close stops it.
-func openMachine(b backends.Backend) (m profiler.Machine, close func()) {
+// openNodeTelemetry opens the one NVML monitor of a run or sweep on the
+// node's GPUs: the machine record of its measurements (each one's drift
+// check and the engines' use during its timed repetitions) and, when rec
+// is set, the samples a replay shows, recorded as they come. Off the
+// node's GPUs or without NVML it opens nothing and claims nothing (a
+// recording says why). stop ends sampling and waits for the last
+// samples to be recorded. One sampler per process: two NVML samplers
+// reading GPM at once crashed inside NVML on an H200.
+func openNodeTelemetry(b backends.Backend, rec *recordings.Recorder) (m profiler.Machine, stop func()) {
 	if !b.Capabilities().LocalGPUs {
 		return nil, func() {}
 	}
+	var tap chan telemetry.Batch
+	if rec != nil {
+		tap = make(chan telemetry.Batch, 16)
+	}
+	mon, err := telemetry.OpenMonitorTap(nvml.New(), nodeConfig(b), tap)
+	if err != nil {
+		if rec != nil {
+			rec.Marker("telemetry off: " + err.Error())
+		}
+		return nil, func() {}
+	}
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for batch := range tap { // a nil tap: nothing to record
+			rec.Samples(batch.Samples)
+		}
+	}()
+	return mon, func() {
+		mon.Close() // closes tap
+		<-done
+	}
+}
+
+// openLabMachine opens the one NVML monitor the lab uses: the machine
+// record of its measurements, whose batches also reach the live view
+// through live (capacity batches deep). All are nil off the node's GPUs;
+// err says why NVML could not be opened on them.
+func openLabMachine(b backends.Backend, capacity int) (m profiler.Machine, live <-chan telemetry.Batch, stop func(), err error) {
+	if !b.Capabilities().LocalGPUs {
+		return nil, nil, func() {}, nil
+	}
+	tap := make(chan telemetry.Batch, capacity)
+	mon, err := telemetry.OpenMonitorTap(nvml.New(), nodeConfig(b), tap)
+	if err != nil {
+		return nil, nil, func() {}, err
+	}
+	return mon, tap, func() { mon.Close() }, nil
+}
+
+// nodeConfig samples every GPU of b; link utilization is a share of the
+// NVLink bandwidth b reports for each device.
+func nodeConfig(b backends.Backend) telemetry.Config {
 	cfg := telemetry.Config{LinkBandwidth: map[int]float64{}}
 	for _, d := range b.Devices() {
 		cfg.LinkBandwidth[d.Index] = d.LinkBandwidth
 		cfg.Devices = append(cfg.Devices, d.Index)
 	}
-	mon, err := telemetry.OpenMonitor(nvml.New(), cfg)
-	if err != nil {
-		return nil, func() {}
-	}
-	return mon, func() { mon.Close() }
+	return cfg
 }
 
 // warnDrift prints the result's drift warning, one line, when it has one.

@@ -163,3 +163,33 @@ func TestMonitor(t *testing.T) {
 		t.Error(err)
 	}
 }
+
+// The monitor's batches reach a tap, the lab's live view, without a
+// second sampler; a full tap drops batches there, not in the monitor; the
+// tap closes with the monitor.
+func TestMonitorTap(t *testing.T) {
+	tap := make(chan Batch, 1)
+	m, err := OpenMonitorTap(stateNode(1), Config{Interval: time.Millisecond}, tap)
+	if err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case b := <-tap:
+		if len(b.Samples) == 0 {
+			t.Error("an empty batch on the tap")
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("no batch on the tap")
+	}
+	// Nobody reads the tap now: the monitor keeps sampling.
+	start := time.Now()
+	time.Sleep(30 * time.Millisecond)
+	if use := m.Use([]Window{{Start: start, End: time.Now()}}); len(use) == 0 {
+		t.Error("the monitor stopped while its tap was full")
+	}
+	if err := m.Close(); err != nil {
+		t.Error(err)
+	}
+	for range tap { // drains and ends: closed
+	}
+}

@@ -130,6 +130,16 @@ type Monitor struct {
 // OpenMonitor opens NVML for the GPUs of cfg and starts sampling. Without
 // NVML it fails; the caller then measures without a machine record.
 func OpenMonitor(lib nvml.Interface, cfg Config) (*Monitor, error) {
+	return OpenMonitorTap(lib, cfg, nil)
+}
+
+// OpenMonitorTap is OpenMonitor that also hands every batch to tap (when
+// not nil) without blocking: a batch tap cannot take at once is dropped
+// there, never from the monitor. tap is closed when the monitor closes.
+// A process must run one sampler: two NVML samplers reading GPM metrics
+// at once crashed inside NVML on an H200 (driver 580.159.04), so the
+// lab's live view reads the monitor's batches through tap.
+func OpenMonitorTap(lib nvml.Interface, cfg Config, tap chan<- Batch) (*Monitor, error) {
 	st, err := OpenState(lib, cfg.Devices)
 	if err != nil {
 		return nil, err
@@ -149,8 +159,17 @@ func OpenMonitor(lib nvml.Interface, cfg Config) (*Monitor, error) {
 	}()
 	go func() {
 		defer close(m.done)
+		if tap != nil {
+			defer close(tap)
+		}
 		for b := range out {
 			m.add(b)
+			if tap != nil {
+				select {
+				case tap <- b:
+				default:
+				}
+			}
 		}
 	}()
 	return m, nil
