@@ -124,7 +124,7 @@ for s in "${steps[@]}"; do
     # per-op table, on the decomposed reload -> GEMM and a host-copy pair.
     step "run with intervals (one GPU)"
     for sc in llama3-8b-act-reload-h2d-gemm-decomp4-1gpu llama3-70b-qkv-wgrad-optimizer-swap-48m-1gpu; do
-      timeout 120 .gpu/c3lab run --backend cuda --scenario $sc --comm-engine dma > "$OUT/run-$sc.txt" 2>&1
+      timeout 120 .gpu/c3lab run --backend cuda --scenario $sc --comm-engine dma --record "$OUT/run-$sc.c3rec" > "$OUT/run-$sc.txt" 2>&1
       echo "run $sc rc=$?"
     done
     ;;
