@@ -589,21 +589,8 @@ func (b *Backend) rep(ctx context.Context, p *prepared, pl plan, ex backends.Exp
 	runComm := ex.Mode != backends.ModeCompute
 	commFirst := ex.Strategy.Normalize().Launch == scenarios.CommFirst || !runCompute
 	g := b.g
-	var t0 uint64 // the tracer's clock when the GPUs were released
-	if b.tracer != nil {
-		b.tracer.Take() // drop copies of earlier work (verification, say)
-		if !gated {
-			t0 = b.tracer.Now()
-		}
-	}
-	var watchdog *time.Timer
-	if gated {
-		b.gateVal++
-		v := b.gateVal
-		watchdog = time.AfterFunc(time.Duration(b.opts.GateStallNanos), func() { g.OpenGate(v) })
-		// Whatever happens below, the gate is open when rep returns.
-		defer func() { watchdog.Stop(); g.OpenGate(v) }()
-	}
+	gate := b.startRep(gated)
+	defer gate.close()
 	for dev := range p.gpus {
 		first, second := pl.computeStreams[dev], pl.commStreams[dev]
 		if commFirst {
@@ -679,16 +666,7 @@ func (b *Backend) rep(ctx context.Context, p *prepared, pl plan, ex backends.Exp
 			return backends.Rep{}, nil, err // the deferred OpenGate releases what was enqueued
 		}
 	}
-	stalled := false
-	if gated {
-		// Stop fails once the watchdog has fired: it opened the gate while
-		// the host was still enqueuing.
-		stalled = !watchdog.Stop()
-		if b.tracer != nil {
-			t0 = b.tracer.Now()
-		}
-		g.OpenGate(b.gateVal)
-	}
+	stalled := gate.release()
 	if err := b.wait(ctx, p, runCompute, runComm); err != nil {
 		return backends.Rep{}, nil, err
 	}
@@ -758,7 +736,7 @@ func (b *Backend) rep(ctx context.Context, p *prepared, pl plan, ex backends.Exp
 		}
 	}
 	if b.tracer != nil {
-		spans = append(spans, cuptiSpans(b.tracer.Take(), t0, p.gpus)...)
+		spans = append(spans, cuptiSpans(b.tracer.Take(), gate.t0, p.gpus)...)
 	}
 	rep.Wall = max(rep.Compute, rep.Comm)
 	rep.Ops = make([]int64, 2)
@@ -799,6 +777,62 @@ func (b *Backend) repeat(ctx context.Context, warm, reps int, one func(gated boo
 		}
 	}
 	return nil
+}
+
+// repGate is one repetition's start: the tracer's earlier copies dropped
+// and, for a gated repetition, the start gate armed with its watchdog.
+type repGate struct {
+	b        *Backend
+	gated    bool
+	v        uint32
+	watchdog *time.Timer
+	// t0 is the tracer's clock when the GPUs were released (0 without a
+	// tracer).
+	t0 uint64
+}
+
+// startRep begins a repetition. close must be deferred: whatever happens,
+// the gate is open when the repetition returns.
+func (b *Backend) startRep(gated bool) *repGate {
+	rg := &repGate{b: b, gated: gated}
+	if b.tracer != nil {
+		b.tracer.Take() // drop copies of earlier work (verification, say)
+		if !gated {
+			rg.t0 = b.tracer.Now()
+		}
+	}
+	if gated {
+		b.gateVal++
+		rg.v = b.gateVal
+		g := b.g
+		rg.watchdog = time.AfterFunc(time.Duration(b.opts.GateStallNanos), func() { g.OpenGate(rg.v) })
+	}
+	return rg
+}
+
+// release opens the gate once everything is enqueued and reports whether
+// the watchdog had opened it first (the host stalled while it held the
+// GPUs, so the repetition's times hold the stall).
+func (rg *repGate) release() (stalled bool) {
+	if !rg.gated {
+		return false
+	}
+	// Stop fails once the watchdog has fired: it opened the gate while
+	// the host was still enqueuing.
+	stalled = !rg.watchdog.Stop()
+	if rg.b.tracer != nil {
+		rg.t0 = rg.b.tracer.Now()
+	}
+	rg.b.g.OpenGate(rg.v)
+	return stalled
+}
+
+// close opens the gate if it is still shut (an error before release).
+func (rg *repGate) close() {
+	if rg.gated {
+		rg.watchdog.Stop()
+		rg.b.g.OpenGate(rg.v)
+	}
 }
 
 // errGateStalled says the watchdog opened the start gate before every op

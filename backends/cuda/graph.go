@@ -712,20 +712,8 @@ func (b *Backend) graphRep(ctx context.Context, gp *graphPrep, pl graphPlan, ord
 			used = append(used, k)
 		}
 	}
-	var t0 uint64 // the tracer's clock when the GPUs were released
-	if b.tracer != nil {
-		b.tracer.Take() // drop copies of earlier work
-		if !gated {
-			t0 = b.tracer.Now()
-		}
-	}
-	var watchdog *time.Timer
-	if gated {
-		b.gateVal++
-		v := b.gateVal
-		watchdog = time.AfterFunc(time.Duration(b.opts.GateStallNanos), func() { g.OpenGate(v) })
-		defer func() { watchdog.Stop(); g.OpenGate(v) }()
-	}
+	gate := b.startRep(gated)
+	defer gate.close()
 	for dev := range gp.gpus {
 		// The first stream joins the others before the start: on a GPU
 		// whose last repetition has ended these waits cost nothing, and no
@@ -762,14 +750,7 @@ func (b *Backend) graphRep(ctx context.Context, gp *graphPrep, pl graphPlan, ord
 			return backends.Rep{}, nil, nil, err
 		}
 	}
-	stalled := false
-	if gated {
-		stalled = !watchdog.Stop()
-		if b.tracer != nil {
-			t0 = b.tracer.Now()
-		}
-		g.OpenGate(b.gateVal)
-	}
+	stalled := gate.release()
 	if err := b.waitGraph(ctx, gp, order); err != nil {
 		return backends.Rep{}, nil, nil, err
 	}
@@ -812,7 +793,7 @@ func (b *Backend) graphRep(ctx context.Context, gp *graphPrep, pl graphPlan, ord
 		}
 	}
 	if b.tracer != nil {
-		spans = append(spans, cuptiSpans(b.tracer.Take(), t0, gp.gpus)...)
+		spans = append(spans, cuptiSpans(b.tracer.Take(), gate.t0, gp.gpus)...)
 	}
 	// Launch gaps, from the times: per op, on its GPU with the most.
 	for op := range gp.g.Ops {
