@@ -2,6 +2,7 @@ package profiler
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"hash/fnv"
 	"math"
@@ -233,15 +234,23 @@ func scaleRep(rp backends.Rep, f float64) backends.Rep {
 	return out
 }
 
-// bootstrap returns the intervals of the result's figures: two-stage
+// resampler draws bootstrap resamples of one result: two-stage
 // resampling, rounds with replacement (the same rounds for every mode, so
 // the isolated, serial-default and concurrent parts of a round stay
 // paired), then repetitions with replacement within each chosen round,
-// pulled toward their round's centre (group.shrink);
-// each resample's figures come from refigure, the one definition; the
-// interval is the 2.5th to the 97.5th percentile. The random source is
-// seeded from the repetitions, so the same data give the same intervals.
-func bootstrap(r Result, g, dg *scenarios.Graph) (*Intervals, string) {
+// pulled toward their round's centre (group.shrink). Each resample's
+// figures come from refigure, the one definition.
+type resampler struct {
+	r      Result
+	g, dg  *scenarios.Graph
+	groups []group
+	rounds int
+}
+
+// newResampler groups the result's repetitions by round for resampling,
+// for its graph g and the serial default's dg; why says why it cannot
+// (the rounds do not fit the repetitions, or too few were measured).
+func newResampler(r Result, g, dg *scenarios.Graph) (*resampler, string) {
 	ro, why := roundsFor(r.Reps, r.RoundOf)
 	if why != "" {
 		return nil, why
@@ -277,6 +286,87 @@ func bootstrap(r Result, g, dg *scenarios.Graph) (*Intervals, string) {
 	for i := range groups {
 		groups[i].shrink()
 	}
+	return &resampler{r: r, g: g, dg: dg, groups: groups, rounds: len(ids)}, ""
+}
+
+// draw makes one resample and refigures it; ok is false when its figures
+// cannot be computed (refigure fails).
+func (s *resampler) draw(rng *rand.Rand) (Result, bool) {
+	r := s.r
+	pickRounds := make([]int, s.rounds)
+	for j := range pickRounds {
+		pickRounds[j] = rng.IntN(s.rounds)
+	}
+	c := Result{Scenario: r.Scenario, Strategy: r.Strategy, SerialDefault: r.SerialDefault, Ops: r.Ops,
+		Reps: make(map[backends.Mode][]backends.Rep, len(r.Reps))}
+	if len(r.DefaultReps) > 0 {
+		c.DefaultReps = make(map[backends.Mode][]backends.Rep, len(r.DefaultReps))
+	}
+	for _, gr := range s.groups {
+		var size int
+		for _, k := range pickRounds {
+			size += len(gr.byRound[k])
+		}
+		reps := make([]backends.Rep, 0, size)
+		for _, k := range pickRounds {
+			in := gr.byRound[k]
+			for range in {
+				reps = append(reps, in[rng.IntN(len(in))])
+			}
+		}
+		if gr.def {
+			c.DefaultReps[gr.mode] = reps
+		} else {
+			c.Reps[gr.mode] = reps
+		}
+	}
+	if c.refigure(s.g, s.dg, 0) != nil {
+		return Result{}, false
+	}
+	return c, true
+}
+
+// Resampler returns a source of bootstrap resamples of result r, the ones
+// its own intervals are taken from (the same round grouping, pairing of a
+// round's runs and damping of the second stage): each call draws one
+// from rng and returns it as a Result whose figures refigure computed.
+// A resample whose figures cannot be computed holds none (its TC3.N is
+// 0, its Uplift 0). It fails when r's repetitions cannot be resampled:
+// none, rounds that do not fit them, fewer than MinCIRounds rounds, or a
+// graph the scenario cannot build.
+func Resampler(r Result) (func(rng *rand.Rand) Result, error) {
+	g, err := r.Scenario.Graph(r.Strategy)
+	if err != nil {
+		return nil, fmt.Errorf("the scenario's graph: %w", err)
+	}
+	var dg *scenarios.Graph
+	if len(r.DefaultReps) > 0 {
+		if dg, err = r.Scenario.Graph(SerialDefaultStrategy()); err != nil {
+			return nil, fmt.Errorf("the serial default's graph: %w", err)
+		}
+	}
+	s, why := newResampler(r, g, dg)
+	if why != "" {
+		return nil, errors.New(why)
+	}
+	return func(rng *rand.Rand) Result {
+		c, ok := s.draw(rng)
+		if !ok {
+			return Result{Scenario: r.Scenario, Strategy: r.Strategy, Backend: r.Backend}
+		}
+		return c
+	}, nil
+}
+
+// bootstrap returns the intervals of the result's figures from
+// Resamples resamples (resampler); the interval is the 2.5th to the
+// 97.5th percentile. The random source is seeded from the repetitions,
+// so the same data give the same intervals.
+func bootstrap(r Result, g, dg *scenarios.Graph) (*Intervals, string) {
+	s, why := newResampler(r, g, dg)
+	if why != "" {
+		return nil, why
+	}
 
 	// The resamples in chunks, each with its own random source seeded
 	// from the data and the chunk's number, so the intervals do not
@@ -293,7 +383,7 @@ func bootstrap(r Result, g, dg *scenarios.Graph) (*Intervals, string) {
 		go func() {
 			defer func() { <-sem; wg.Done() }()
 			n := min(bootChunk, Resamples-ch*bootChunk)
-			parts[ch] = resample(r, g, dg, groups, len(ids), n, rand.New(rand.NewPCG(seed, uint64(ch))))
+			parts[ch] = resample(s, n, rand.New(rand.NewPCG(seed, uint64(ch))))
 		}()
 	}
 	wg.Wait()
@@ -308,7 +398,7 @@ func bootstrap(r Result, g, dg *scenarios.Graph) (*Intervals, string) {
 	for i := range iv {
 		iv[i] = percentileInterval(samples[i], point[i])
 	}
-	ci := &Intervals{Level: CILevel, Resamples: Resamples, Rounds: len(ids),
+	ci := &Intervals{Level: CILevel, Resamples: Resamples, Rounds: s.rounds,
 		TComp: iv[0], TComm: iv[1], TC3: iv[2], TSerial: iv[3], TIdeal: iv[4],
 		SIdeal: iv[5], SReal: iv[6], F: iv[7], U: iv[8], CompSlowdown: iv[9], CommSlowdown: iv[10]}
 	if len(r.Ops) > 0 {
@@ -324,45 +414,20 @@ const minShrink = 0.75
 // bootChunk is the number of resamples one goroutine makes.
 const bootChunk = 125
 
-// resample makes n bootstrap resamples of the result (bootstrap) and
-// returns each figure's values (figuresOf order).
-func resample(r Result, g, dg *scenarios.Graph, groups []group, rounds, n int, rng *rand.Rand) [][]float64 {
-	out := make([][]float64, numFigures+len(r.Ops))
+// resample makes n bootstrap resamples with s and returns each figure's
+// values (figuresOf order).
+func resample(s *resampler, n int, rng *rand.Rand) [][]float64 {
+	ops := len(s.r.Ops)
+	out := make([][]float64, numFigures+ops)
 	for i := range out {
 		out[i] = make([]float64, 0, n)
 	}
-	pickRounds := make([]int, rounds)
 	for range n {
-		for j := range pickRounds {
-			pickRounds[j] = rng.IntN(rounds)
-		}
-		c := Result{Scenario: r.Scenario, Strategy: r.Strategy, SerialDefault: r.SerialDefault, Ops: r.Ops,
-			Reps: make(map[backends.Mode][]backends.Rep, len(r.Reps))}
-		if len(r.DefaultReps) > 0 {
-			c.DefaultReps = make(map[backends.Mode][]backends.Rep, len(r.DefaultReps))
-		}
-		for _, gr := range groups {
-			var size int
-			for _, k := range pickRounds {
-				size += len(gr.byRound[k])
-			}
-			reps := make([]backends.Rep, 0, size)
-			for _, k := range pickRounds {
-				in := gr.byRound[k]
-				for range in {
-					reps = append(reps, in[rng.IntN(len(in))])
-				}
-			}
-			if gr.def {
-				c.DefaultReps[gr.mode] = reps
-			} else {
-				c.Reps[gr.mode] = reps
-			}
-		}
-		if c.refigure(g, dg, 0) != nil {
+		c, ok := s.draw(rng)
+		if !ok {
 			continue
 		}
-		for i, v := range figuresOf(c, len(r.Ops)) {
+		for i, v := range figuresOf(c, ops) {
 			out[i] = append(out[i], v)
 		}
 	}

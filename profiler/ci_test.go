@@ -480,3 +480,54 @@ func BenchmarkBootstrap(b *testing.B) {
 		r.fillUncertainty(g, dg)
 	}
 }
+
+// TestResampler checks the exported resampler: its resamples are the
+// ones the result's own intervals come from (the same seed gives the same
+// T_c3 interval), each holds as many repetitions per mode as the result,
+// with figures refigured from them; and it refuses what cannot be
+// resampled.
+func TestResampler(t *testing.T) {
+	rng := rand.New(rand.NewPCG(11, 12))
+	r := synthetic(t, 5, 4, func(m backends.Mode, def bool, _ int) int64 {
+		return int64(median(m, def) * (1 + 0.02*rng.NormFloat64()))
+	})
+	draw, err := Resampler(r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// bootstrap's draws, chunk by chunk, through the exported resampler.
+	var tc3 []float64
+	for ch := range (Resamples + bootChunk - 1) / bootChunk {
+		src := rand.New(rand.NewPCG(seedOf(r), uint64(ch)))
+		for range min(bootChunk, Resamples-ch*bootChunk) {
+			c := draw(src)
+			for m, reps := range r.Reps {
+				if len(c.Reps[m]) != len(reps) {
+					t.Fatalf("%s: %d repetitions drawn of %d", m, len(c.Reps[m]), len(reps))
+				}
+			}
+			if c.TC3.N != len(r.Reps[backends.ModeConcurrent]) || c.Uplift <= 0 {
+				t.Fatalf("a resample's figures were not computed: %+v", c.TC3)
+			}
+			tc3 = append(tc3, c.TC3.Median)
+		}
+	}
+	if got := percentileInterval(tc3, r.TC3.Median); got != r.CI.TC3 {
+		t.Errorf("T_c3 from Resampler's draws %v; the result's interval %v", got, r.CI.TC3)
+	}
+
+	few := r
+	few.RoundOf = map[backends.Mode][]int{}
+	for m, reps := range r.Reps {
+		few.RoundOf[m] = make([]int, len(reps)) // all in one round
+	}
+	few.DefaultRoundOf = nil
+	few.DefaultReps = nil
+	bare := r
+	bare.Reps, bare.RoundOf, bare.DefaultReps, bare.DefaultRoundOf = nil, nil, nil, nil
+	for name, in := range map[string]Result{"one round": few, "no repetitions": bare} {
+		if _, err := Resampler(in); err == nil || !strings.Contains(err.Error(), "round") {
+			t.Errorf("%s: error %v; want one saying the rounds are too few", name, err)
+		}
+	}
+}

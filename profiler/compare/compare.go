@@ -216,21 +216,6 @@ func Compare(old, new Input, opt Options) Report {
 	return rep
 }
 
-// pointFigures are the figures the result itself reports.
-func pointFigures(r profiler.Result) figures {
-	f := figures{TC3: math.NaN(), U: math.NaN(), F: math.NaN()}
-	if r.TC3.N > 0 && r.TC3.Median > 0 {
-		f.TC3 = r.TC3.Median
-	}
-	if r.Uplift > 0 {
-		f.U = r.Uplift
-	}
-	if v, ok := r.Fraction(); ok {
-		f.F = v
-	}
-	return f
-}
-
 // seedOf derives a pair's bootstrap seed from the options' and its key.
 func seedOf(seed uint64, k Key) uint64 {
 	h := fnv.New64a()
@@ -259,20 +244,22 @@ func comparePair(k Key, o, n Entry, opt Options) Pair {
 	ot, nt := walls(or), walls(nr)
 	p.NOld, p.NNew = len(ot), len(nt)
 
-	so, oerr := newSampler(or)
-	sn, nerr := newSampler(nr)
+	var so, sn sampler
+	var err error
 	switch {
-	case oerr != nil || nerr != nil:
-		err := oerr
-		if err == nil {
-			err = nerr
-		}
-		p.Notes = append(p.Notes, "no interval: "+err.Error())
-	case !so.noisy() && !sn.noisy():
+	case len(ot) > 0 && len(nt) > 0 && !hasNoise(or) && !hasNoise(nr):
 		p.TC3.exact(TC3)
 		p.U.exact(Uplift)
 		p.F.exact(Fraction)
 	default:
+		if so, err = newSampler(or); err != nil {
+			p.Notes = append(p.Notes, "no interval: old: "+err.Error())
+			break
+		}
+		if sn, err = newSampler(nr); err != nil {
+			p.Notes = append(p.Notes, "no interval: new: "+err.Error())
+			break
+		}
 		p.bootstrap(so, sn, opt, seedOf(opt.Seed, k))
 		if p.TC3.Known() {
 			p.P = MannWhitney(ot, nt)
@@ -356,16 +343,13 @@ func (c *Change) exact(f Figure) {
 
 // bootstrap resamples both sides opt.Resamples times and sets each
 // figure's interval and significance from the draws of its change.
-func (p *Pair) bootstrap(so, sn *sampler, opt Options, seed uint64) {
+func (p *Pair) bootstrap(so, sn sampler, opt Options, seed uint64) {
 	rng := rand.New(rand.NewPCG(seed, 0x9e3779b97f4a7c15))
-	var osel, nsel [][]int
 	dT := make([]float64, 0, opt.Resamples)
 	dU := make([]float64, 0, opt.Resamples)
 	dF := make([]float64, 0, opt.Resamples)
 	for range opt.Resamples {
-		osel = so.resample(rng, osel)
-		nsel = sn.resample(rng, nsel)
-		o, n := so.figures(osel), sn.figures(nsel)
+		o, n := so(rng), sn(rng)
 		dT = append(dT, n.TC3/o.TC3)
 		dU = append(dU, n.U/o.U)
 		dF = append(dF, n.F-o.F)
