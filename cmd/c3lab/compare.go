@@ -4,7 +4,6 @@ import (
 	"context"
 	"flag"
 	"fmt"
-	"io"
 	"math"
 	"strconv"
 	"strings"
@@ -108,19 +107,4 @@ func parseWithArgs(fs *flag.FlagSet, args []string) ([]string, error) {
 		pos = append(pos, fs.Arg(0))
 		args = fs.Args()[1:]
 	}
-}
-
-// parseFlagsAllowingArgs is parseFlags without its refusal of arguments.
-func parseFlagsAllowingArgs(fs *flag.FlagSet, args []string) error {
-	fs.SetOutput(io.Discard)
-	for _, a := range args {
-		if isHelp(a) {
-			fs.Usage()
-			return flag.ErrHelp
-		}
-	}
-	if err := fs.Parse(args); err != nil {
-		return badInput("%v (c3lab %s --help lists the flags)", err, fs.Name())
-	}
-	return nil
 }

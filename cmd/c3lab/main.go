@@ -136,8 +136,9 @@ func newFlags(name, usage string, s stdio) *flag.FlagSet {
 	return fs
 }
 
-// parseFlags parses and turns flag errors into usage errors.
-func parseFlags(fs *flag.FlagSet, args []string) error {
+// parseFlagsAllowingArgs parses fs, turning flag errors into usage errors,
+// and leaves arguments to the caller (parseFlags refuses them).
+func parseFlagsAllowingArgs(fs *flag.FlagSet, args []string) error {
 	fs.SetOutput(io.Discard) // our own one-line message instead of the flag package's dump
 	for _, a := range args {
 		if isHelp(a) {
@@ -147,6 +148,14 @@ func parseFlags(fs *flag.FlagSet, args []string) error {
 	}
 	if err := fs.Parse(args); err != nil {
 		return badInput("%v (c3lab %s --help lists the flags)", err, fs.Name())
+	}
+	return nil
+}
+
+// parseFlags parses and turns flag errors into usage errors.
+func parseFlags(fs *flag.FlagSet, args []string) error {
+	if err := parseFlagsAllowingArgs(fs, args); err != nil {
+		return err
 	}
 	if fs.NArg() > 0 {
 		return badInput("unexpected argument %q (c3lab %s --help lists the flags)", fs.Arg(0), fs.Name())
