@@ -345,7 +345,19 @@ func composerLines(st Styles, cp *composer, w int) []string {
 			}
 		}
 	}
+	var loose []string
 	if e, ok := cp.errs["$.compute"]; ok {
+		loose = append(loose, e)
+	}
+	return append(out, cp.footer(st, loose, w)...)
+}
+
+// footer is the composer form's last lines at width w: the errors that
+// belong to no one field, a blank line, and the note of the last action
+// or else the keys.
+func (cp *composer) footer(st Styles, loose []string, w int) []string {
+	var out []string
+	for _, e := range loose {
 		for _, l := range wrapWords("! "+e, w) {
 			out = append(out, st.Error.Render(l))
 		}

@@ -666,20 +666,7 @@ func streamLines(st Styles, cp *composer, w int) (out []string, focusLine int) {
 			}
 		}
 	}
-	for _, e := range loose {
-		for _, l := range wrapWords("! "+e, w) {
-			out = append(out, st.Error.Render(l))
-		}
-	}
-	out = append(out, "")
-	note := hint(cp.ShortHelp(), " · ")
-	if cp.note != "" {
-		note = cp.note
-	}
-	for _, l := range wrapWords(note, w) {
-		out = append(out, st.Dim.Render(l))
-	}
-	return out, focusLine
+	return append(out, cp.footer(st, loose, w)...), focusLine
 }
 
 // validFocus reports whether at names a field the form has.
