@@ -148,32 +148,13 @@ func Open(lib nvml.Interface, cfg Config) (*Sampler, error) {
 	if cfg.Interval <= 0 {
 		cfg.Interval = DefaultInterval
 	}
-	if ret := lib.Init(); ret != nvml.SUCCESS {
-		return nil, fmt.Errorf("NVML is unavailable (%v): live telemetry is off", ret)
+	hs, err := openDevices(lib, cfg.Devices, "live telemetry is off")
+	if err != nil {
+		return nil, err
 	}
 	s := &Sampler{lib: lib, cfg: cfg}
-	n, ret := lib.DeviceGetCount()
-	if ret != nvml.SUCCESS {
-		lib.Shutdown()
-		return nil, fmt.Errorf("NVML cannot count GPUs: %v", ret)
-	}
-	want := cfg.Devices
-	if len(want) == 0 {
-		for i := range n {
-			want = append(want, i)
-		}
-	}
-	for _, i := range want {
-		if i < 0 || i >= n {
-			s.Close()
-			return nil, fmt.Errorf("GPU %d does not exist; NVML sees %d", i, n)
-		}
-		h, ret := lib.DeviceGetHandleByIndex(i)
-		if ret != nvml.SUCCESS {
-			s.Close()
-			return nil, fmt.Errorf("NVML handle of GPU %d: %v", i, ret)
-		}
-		d := &device{index: i, h: h, link: cfg.LinkBandwidth[i]}
+	for _, hd := range hs {
+		d := &device{index: hd.index, h: hd.h, link: cfg.LinkBandwidth[hd.index]}
 		s.probe(d)
 		s.devs = append(s.devs, d)
 	}

@@ -88,8 +88,23 @@ type stateDev struct {
 // all). Without NVML (no driver, the simulator's machine) it fails, and
 // nothing is read or claimed.
 func OpenState(lib nvml.Interface, devices []int) (*StateReader, error) {
+	hs, err := openDevices(lib, devices, "no machine state is recorded")
+	if err != nil {
+		return nil, err
+	}
+	s := &StateReader{lib: lib, now: time.Now}
+	for _, h := range hs {
+		s.devs = append(s.devs, stateDev(h))
+	}
+	return s, nil
+}
+
+// openDevices initialises NVML and returns the handles of the GPUs listed
+// (NVML indices; empty is all). On failure NVML is shut down again and
+// the error ends with what the caller then goes without (off).
+func openDevices(lib nvml.Interface, devices []int, off string) ([]stateDev, error) {
 	if ret := lib.Init(); ret != nvml.SUCCESS {
-		return nil, fmt.Errorf("NVML is unavailable (%v): no machine state is recorded", ret)
+		return nil, fmt.Errorf("NVML is unavailable (%v): %s", ret, off)
 	}
 	n, ret := lib.DeviceGetCount()
 	if ret != nvml.SUCCESS {
@@ -101,7 +116,7 @@ func OpenState(lib nvml.Interface, devices []int) (*StateReader, error) {
 			devices = append(devices, i)
 		}
 	}
-	s := &StateReader{lib: lib, now: time.Now}
+	var out []stateDev
 	for _, i := range devices {
 		if i < 0 || i >= n {
 			lib.Shutdown()
@@ -112,9 +127,9 @@ func OpenState(lib nvml.Interface, devices []int) (*StateReader, error) {
 			lib.Shutdown()
 			return nil, fmt.Errorf("NVML handle of GPU %d: %v", i, ret)
 		}
-		s.devs = append(s.devs, stateDev{index: i, h: h})
+		out = append(out, stateDev{index: i, h: h})
 	}
-	return s, nil
+	return out, nil
 }
 
 // State reads every GPU's state now.
