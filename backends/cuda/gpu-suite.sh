@@ -144,6 +144,29 @@ for s in "${steps[@]}"; do
     echo "sweep-host rc=$?"
     cat "$OUT/sweep-host.txt"
     ;;
+  gemm-launches)
+    # The kernels cuBLASLt runs for every GEMM shape of the suite as c3lab
+    # plans it (grid, CTA size, registers, shared memory, waves per SM), from
+    # Nsight Compute's launch statistics; the marker lines the test writes
+    # tell which kernels belong to which shape.
+    step "GEMM launches (ncu launch statistics)"
+    ncu --version > "$OUT/ncu-version.txt" 2>&1
+    C3LAB_GEMM_SHAPES=backends/cuda/reference/gemm-shapes.txt timeout 480 ncu --section LaunchStats --csv --page raw \
+      .gpu/cuda.test -test.run 'TestGPUGEMMLaunches$' -test.v -test.timeout 470s > "$OUT/gemm-launches.txt" 2>&1
+    echo "gemm-launches rc=$?"
+    grep -c "C3LAB-SHAPE " "$OUT/gemm-launches.txt"; grep -c "==PROF==" "$OUT/gemm-launches.txt"; tail -5 "$OUT/gemm-launches.txt"
+    ;;
+  handover-probe)
+    # Kernel-boundary hand-over, fixed costs and launch gaps with PyTorch,
+    # for GEMMs of high, medium and low arithmetic intensity at both
+    # priorities, with the grids torch's kernels launch.
+    step "hand-over probe (torch)"
+    timeout 300 python3 backends/cuda/reference/boundary_probe.py --out "$OUT/handover-probe.json" \
+      --driver "$(nvidia-smi --query-gpu=driver_version --format=csv,noheader | head -1)" \
+      --shapes 8192x8192x8192,16384x1280x8192,4096x4096x4096,64x28672x8192,1024x28672x8192 > "$OUT/handover-probe.log" 2>&1
+    echo "handover-probe rc=$?"
+    tail -3 "$OUT/handover-probe.log"
+    ;;
   torch)
     step "PyTorch reference"
     timeout 150 python3 backends/cuda/reference/torch_reference.py --out "$OUT/torch.json" --json-only \

@@ -72,9 +72,9 @@ def timed(stream, fn):
     return s, e
 
 
-def big_gemm(args, prio):
+def big_gemm(args, prio, shape=(32768, 8192, 8192)):
     lo, hi = torch.cuda.Stream(priority=0), torch.cuda.Stream(priority=prio)
-    gemm = gemm_ops(32768, 8192, 8192)
+    gemm = gemm_ops(*shape)
     cp = copy_ops(4 << 20, args.small)
     gate = Gate(args.gate_ms)
     alone_g, inside, slow, small_alone = [], [], [], []
@@ -104,7 +104,7 @@ def big_gemm(args, prio):
         small_alone.append(s_alone)
         slow.append(g_c3 / g_alone)
         inside.append(sum(1 for t in ends if t <= g_c3) / len(ends))
-    return {"gemm": "32768x8192x8192 bf16", "small": f"{args.small} x copy 4MiB", "small_priority": prio,
+    return {"gemm": "%dx%dx%d bf16" % shape, "small": f"{args.small} x copy 4MiB", "small_priority": prio,
             "gemm_alone_ms": med(alone_g), "small_alone_ms": med(small_alone),
             "gemm_slowdown": med(slow), "share_of_small_ending_inside_gemm": med(inside)}
 
@@ -180,6 +180,39 @@ def fixed_cost(args):
             "host_us_per_launch": med(host_per)}
 
 
+def launches(shapes):
+    """The grid and CTA size of the kernels torch runs for each GEMM shape,
+    from the profiler's trace (CUPTI kernel records)."""
+    import os
+    import tempfile
+    from torch.profiler import ProfilerActivity, profile
+    out = []
+    for shape in shapes:
+        gemm = gemm_ops(*shape)
+        gemm()
+        torch.cuda.synchronize()
+        with profile(activities=[ProfilerActivity.CUDA]) as prof:
+            gemm()
+            torch.cuda.synchronize()
+        fd, path = tempfile.mkstemp(suffix=".json")
+        os.close(fd)
+        prof.export_chrome_trace(path)
+        with open(path) as f:
+            trace = json.load(f)
+        os.remove(path)
+        ks = [{"name": e.get("name", ""), "grid": e["args"].get("grid"), "block": e["args"].get("block"),
+               "registers": e["args"].get("registers per thread"), "shared_bytes": e["args"].get("shared memory"),
+               "blocks_per_sm": e["args"].get("blocks per SM"), "dur_us": e.get("dur")}
+              for e in trace.get("traceEvents", []) if e.get("cat") == "kernel"]
+        out.append({"gemm": "%dx%dx%d bf16" % shape, "kernels": ks})
+    return out
+
+
+def parse_shape(s):
+    m, n, k = (int(x) for x in s.lower().split("x"))
+    return (m, n, k)
+
+
 def main():
     p = argparse.ArgumentParser()
     p.add_argument("--out", required=True)
@@ -189,6 +222,7 @@ def main():
     p.add_argument("--tiny", type=int, default=2000)
     p.add_argument("--gate-ms", type=float, default=60, help="how long the gate holds the streams while the host enqueues")
     p.add_argument("--driver", default="", help="driver version, for the record (nvidia-smi's)")
+    p.add_argument("--shapes", default="", help="more bf16 GEMMs (MxNxK,...) for the big-GEMM hand-over and the launch records")
     args = p.parse_args()
     res = {
         "date": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
@@ -201,6 +235,10 @@ def main():
         "gemm_stream": gemm_stream(args),
         "fixed_cost": fixed_cost(args),
     }
+    shapes = [parse_shape(x) for x in args.shapes.split(",") if x]
+    if shapes:
+        res["big_gemm_by_shape"] = [big_gemm(args, prio, sh) for sh in shapes for prio in (0, -5)]
+        res["launches"] = launches([(32768, 8192, 8192)] + shapes)
     text = json.dumps(res, indent=1)
     with open(args.out + ".tmp", "w") as f:
         f.write(text)
