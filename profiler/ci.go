@@ -245,6 +245,10 @@ type resampler struct {
 	g, dg  *scenarios.Graph
 	groups []group
 	rounds int
+	// passes holds each pass's rounds for a result merged from passes
+	// (nil otherwise): a resample then draws passes with replacement
+	// first, then rounds within each drawn pass.
+	passes [][]int
 }
 
 // newResampler groups the result's repetitions by round for resampling,
@@ -283,19 +287,125 @@ func newResampler(r Result, g, dg *scenarios.Graph) (*resampler, string) {
 	}
 	add(r.Reps, ro, false)
 	add(r.DefaultReps, dro, true)
+	passes := passesOf(r, ids)
 	for i := range groups {
 		groups[i].shrink()
+		if passes != nil {
+			groups[i].spreadPasses(passes)
+		}
 	}
-	return &resampler{r: r, g: g, dg: dg, groups: groups, rounds: len(ids)}, ""
+	return &resampler{r: r, g: g, dg: dg, groups: groups, rounds: len(ids), passes: passes}, ""
+}
+
+// spreadPasses sets how far apart the passes' centres lie (in log time,
+// every repetition of a pass moved by one factor) so that drawing passes
+// with replacement gives the mean the variance a small sample of passes
+// warrants. A pass's centre varies with its own rounds' noise (w, which
+// the rounds drawn within a pass bring in again) and with the level of
+// the pass (tau^2: what changes between runs of a sweep, estimated as the
+// spread S_B of the P centres less w). The passes' stage should add
+// k^2 tau^2 / P, k = t(0.975, P-1) / z(0.975) (2.2 for 3 passes: the
+// level is known from three draws only, so its part of the interval is
+// a Student t's, not a normal's); drawing P passes of spread S_B adds
+// S_B (P-1) / P^2, so the centres' distances to their mean are scaled
+// by c = sqrt(k^2 tau^2 P / ((P-1) S_B)): 0 when the passes differ no
+// more than their rounds' noise says they should, more than 1 when they
+// differ by more (TestPassesIntervalCoverage).
+func (gr *group) spreadPasses(passes [][]int) {
+	p := len(passes)
+	centres := make([]float64, p)
+	var w, grand float64
+	for q, rounds := range passes {
+		var roundCentres []float64
+		var sum float64
+		k := 0
+		for _, i := range rounds {
+			if len(gr.byRound[i]) == 0 {
+				continue
+			}
+			var c float64
+			for _, rp := range gr.byRound[i] {
+				c += logTime(rp)
+				sum += logTime(rp)
+				k++
+			}
+			roundCentres = append(roundCentres, c/float64(len(gr.byRound[i])))
+		}
+		if k == 0 {
+			return // a mode without repetitions in a pass: leave the passes as they are
+		}
+		centres[q] = sum / float64(k)
+		grand += centres[q]
+		if n := len(roundCentres); n > 1 {
+			var m, v float64
+			for _, c := range roundCentres {
+				m += c
+			}
+			m /= float64(n)
+			for _, c := range roundCentres {
+				v += (c - m) * (c - m)
+			}
+			w += v / float64(n-1) / float64(n)
+		}
+	}
+	grand /= float64(p)
+	w /= float64(p)
+	var sb float64
+	for _, c := range centres {
+		sb += (c - grand) * (c - grand)
+	}
+	sb /= float64(p - 1)
+	if sb == 0 {
+		return
+	}
+	k := tQuantile975(p-1) / 1.959964
+	tau2 := math.Max(0, sb-w)
+	c := math.Sqrt(k * k * tau2 * float64(p) / (float64(p-1) * sb))
+	for q, rounds := range passes {
+		scale := math.Exp((c - 1) * (centres[q] - grand))
+		for _, i := range rounds {
+			out := make([]backends.Rep, len(gr.byRound[i]))
+			for j, rp := range gr.byRound[i] {
+				out[j] = scaleRep(rp, scale)
+			}
+			gr.byRound[i] = out
+		}
+	}
+}
+
+// tQuantile975 is the 97.5th percentile of Student's t with df degrees
+// of freedom (df >= 1).
+func tQuantile975(df int) float64 {
+	table := [...]float64{12.706, 4.303, 3.182, 2.776, 2.571, 2.447, 2.365, 2.306, 2.262, 2.228,
+		2.201, 2.179, 2.160, 2.145, 2.131, 2.120, 2.110, 2.101, 2.093, 2.086,
+		2.080, 2.074, 2.069, 2.064, 2.060, 2.056, 2.052, 2.048, 2.045, 2.042}
+	if df < 1 {
+		return math.Inf(1)
+	}
+	if df <= len(table) {
+		return table[df-1]
+	}
+	return 1.959964 + 2.37/float64(df) // within 0.005 past 30
 }
 
 // draw makes one resample and refigures it; ok is false when its figures
 // cannot be computed (refigure fails).
 func (s *resampler) draw(rng *rand.Rand) (Result, bool) {
 	r := s.r
-	pickRounds := make([]int, s.rounds)
-	for j := range pickRounds {
-		pickRounds[j] = rng.IntN(s.rounds)
+	var pickRounds []int
+	if s.passes == nil {
+		pickRounds = make([]int, s.rounds)
+		for j := range pickRounds {
+			pickRounds[j] = rng.IntN(s.rounds)
+		}
+	} else {
+		pickRounds = make([]int, 0, s.rounds)
+		for range s.passes {
+			rounds := s.passes[rng.IntN(len(s.passes))]
+			for range rounds {
+				pickRounds = append(pickRounds, rounds[rng.IntN(len(rounds))])
+			}
+		}
 	}
 	c := Result{Scenario: r.Scenario, Strategy: r.Strategy, SerialDefault: r.SerialDefault, Ops: r.Ops,
 		Reps: make(map[backends.Mode][]backends.Rep, len(r.Reps))}
@@ -398,7 +508,7 @@ func bootstrap(r Result, g, dg *scenarios.Graph) (*Intervals, string) {
 	for i := range iv {
 		iv[i] = percentileInterval(samples[i], point[i])
 	}
-	ci := &Intervals{Level: CILevel, Resamples: Resamples, Rounds: s.rounds,
+	ci := &Intervals{Level: CILevel, Resamples: Resamples, Rounds: s.rounds, Passes: len(s.passes),
 		TComp: iv[0], TComm: iv[1], TC3: iv[2], TSerial: iv[3], TIdeal: iv[4],
 		SIdeal: iv[5], SReal: iv[6], F: iv[7], U: iv[8], CompSlowdown: iv[9], CommSlowdown: iv[10]}
 	if len(r.Ops) > 0 {

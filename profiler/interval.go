@@ -41,6 +41,10 @@ type Intervals struct {
 	// of interleaved rounds they resample.
 	Resamples int `json:"resamples"`
 	Rounds    int `json:"rounds"`
+	// Passes is the number of sweep passes the rounds were measured in,
+	// when more than one: the resamples then draw passes first, so the
+	// interval holds the differences between passes (MergePasses).
+	Passes int `json:"passes,omitempty"`
 	// Times of the medians (nanoseconds).
 	TComp   Interval `json:"t_comp"`
 	TComm   Interval `json:"t_comm"`

@@ -49,6 +49,11 @@ type Options struct {
 	// MaxRounds caps an adaptive measurement's rounds; 0 means
 	// MaxAdaptiveRounds.
 	MaxRounds int
+	// Passes, for Sweep only, splits every measurement of a sweep into
+	// this many passes over the whole grid (see DefaultPasses and
+	// MergePasses); 0 or 1 measures each in one go. A deterministic
+	// backend makes one pass.
+	Passes int
 
 	// now is the clock the time cap is read from (time.Now when nil);
 	// tests set it.
@@ -245,6 +250,10 @@ type Result struct {
 	RoundOf map[backends.Mode][]int `json:"rounds,omitempty"`
 	// DefaultRoundOf is RoundOf for DefaultReps.
 	DefaultRoundOf map[backends.Mode][]int `json:"default_rounds,omitempty"`
+	// PassOfRound gives, for a result merged from a sweep's passes
+	// (MergePasses), the pass (from 0) each round number was measured in;
+	// nil for a measurement made in one go.
+	PassOfRound []int `json:"pass_of_round,omitempty"`
 	// Drift is every GPU's state around each run and the isolated and
 	// concurrent parts compared (Drift.Flagged); nil without NVML.
 	Drift *Drift `json:"drift,omitempty"`

@@ -154,55 +154,149 @@ type Progress func(done, total int, current string, eta time.Duration)
 // full protocol of Measure (isolated baselines interleaved with the
 // concurrent runs, so drift touches them alike).
 //
-// onEntry, when not nil, gets every entry as soon as it is measured, with
-// the concurrent repetition's timeline and telemetry (a recorder keeps
-// what was done even if the sweep is cut short); the entries returned
-// carry the numbers only.
+// With opt.Passes > 1 (and a backend that is not deterministic) it goes
+// over the whole grid that many times, every scenario in reverse order on
+// every second pass, measuring a share of the repetitions (and of the
+// time cap) each time, and merges each entry's passes (MergePasses): what
+// changes between runs of a sweep minutes apart, with the scenario's
+// buffers allocated again, then shows in the entry's intervals.
+//
+// onEntry, when not nil, gets every entry as soon as it is complete (at
+// its last pass), with the concurrent repetition's timeline and telemetry
+// (a recorder keeps what was done even if the sweep is cut short); the
+// entries returned carry the numbers only. A sweep cut short returns the
+// entries measured in at least one pass, merged from the passes made.
 func Sweep(ctx context.Context, b backends.Backend, suite []scenarios.Scenario, grid []NamedStrategy, opt Options, progress Progress, onEntry func(SweepEntry)) ([]SweepEntry, error) {
-	total := len(suite) * len(grid)
-	var out []SweepEntry
+	caps := b.Capabilities()
+	passes := max(opt.Passes, 1)
+	if caps.Deterministic {
+		passes = 1
+	}
+	popt := opt
+	if passes > 1 {
+		popt.Passes = 0
+		capT := opt.TimeCap
+		if capT <= 0 {
+			capT = DefaultTimeCap
+		}
+		popt.TimeCap = capT / time.Duration(passes)
+	}
+	cells := len(suite) * len(grid)
+	total := cells * passes
+	parts := make([][]Result, cells)
+	errs := make([]string, cells)
+	out := make([]SweepEntry, 0, cells)
 	start := time.Now()
-	for _, sc := range suite {
-		for _, ns := range grid {
-			if err := ctx.Err(); err != nil {
-				return out, err
-			}
-			done := len(out)
-			if progress != nil {
-				eta := time.Duration(0)
-				if done > 0 {
-					eta = time.Duration(float64(time.Since(start)) / float64(done) * float64(total-done))
-				}
-				progress(done, total, sc.Name+" · "+ns.Name, eta)
-			}
-			e := SweepEntry{Scenario: sc.Name, Strategy: ns.Name}
-			r, err := Measure(ctx, b, sc, ns.Strategy, opt)
+	done := 0
+	finish := func(i int) SweepEntry {
+		sc, ns := suite[i/len(grid)], grid[i%len(grid)]
+		e := SweepEntry{Scenario: sc.Name, Strategy: ns.Name}
+		switch {
+		case errs[i] != "":
+			e.Err = errs[i]
+		case len(parts[i]) > 0:
+			r, err := MergePasses(parts[i], caps.HBMBandwidth, opt.Precision)
 			if err != nil {
-				if ctx.Err() != nil {
-					return out, ctx.Err()
-				}
 				e.Err = err.Error()
 			} else {
 				e.Result = &r
 			}
-			if onEntry != nil {
-				// The callback (a recorder) gets the concurrent
-				// repetition's timeline and telemetry; the returned
-				// entries keep the numbers only.
-				onEntry(e)
-			}
-			if e.Result != nil {
-				trimmed := *e.Result
-				trimmed.Timeline, trimmed.Samples = nil, nil
-				e.Result = &trimmed
-			}
-			out = append(out, e)
+		default:
+			return SweepEntry{}
 		}
+		return e
+	}
+	emit := func(e SweepEntry) {
+		if onEntry != nil {
+			// The callback (a recorder) gets the concurrent
+			// repetition's timeline and telemetry; the returned
+			// entries keep the numbers only.
+			onEntry(e)
+		}
+		if e.Result != nil {
+			trimmed := *e.Result
+			trimmed.Timeline, trimmed.Samples = nil, nil
+			e.Result = &trimmed
+		}
+		out = append(out, e)
+	}
+	cutShort := func(err error) ([]SweepEntry, error) {
+		for i := range cells {
+			if e := finish(i); e.Scenario != "" && !slices.ContainsFunc(out, func(o SweepEntry) bool { return o.Scenario == e.Scenario && o.Strategy == e.Strategy }) {
+				emit(e)
+			}
+		}
+		return out, err
+	}
+	for pass := range passes {
+		for si := range suite {
+			if pass%2 == 1 {
+				si = len(suite) - 1 - si
+			}
+			sc := suite[si]
+			for gi, ns := range grid {
+				i := si*len(grid) + gi
+				if err := ctx.Err(); err != nil {
+					return cutShort(err)
+				}
+				if progress != nil {
+					eta := time.Duration(0)
+					if done > 0 {
+						eta = time.Duration(float64(time.Since(start)) / float64(done) * float64(total-done))
+					}
+					label := sc.Name + " · " + ns.Name
+					if passes > 1 {
+						label = fmt.Sprintf("pass %d/%d · %s", pass+1, passes, label)
+					}
+					progress(done, total, label, eta)
+				}
+				if errs[i] == "" {
+					po := popt
+					if passes > 1 {
+						// Each pass measures its share of the repetitions
+						// (asked for, or the scenario's own).
+						reps := opt.Reps
+						if reps <= 0 {
+							reps = sc.RepsOrDefault()
+						}
+						po.Reps = (reps + passes - 1) / passes
+					}
+					r, err := Measure(ctx, b, sc, ns.Strategy, po)
+					if err != nil {
+						if ctx.Err() != nil {
+							return cutShort(ctx.Err())
+						}
+						errs[i] = err.Error()
+					} else {
+						if pass < passes-1 {
+							r.Timeline, r.Samples = nil, nil
+						}
+						parts[i] = append(parts[i], r)
+					}
+				}
+				done++
+				if pass == passes-1 {
+					emit(finish(i))
+				}
+			}
+		}
+	}
+	if passes > 1 {
+		// The last pass ran the scenarios in reverse (or in order): give
+		// the entries in suite and grid order.
+		slices.SortStableFunc(out, func(a, b SweepEntry) int { return cellIndex(suite, grid, a) - cellIndex(suite, grid, b) })
 	}
 	if progress != nil {
 		progress(total, total, "", 0)
 	}
 	return out, nil
+}
+
+// cellIndex is an entry's position in a sweep of suite by grid.
+func cellIndex(suite []scenarios.Scenario, grid []NamedStrategy, e SweepEntry) int {
+	si := slices.IndexFunc(suite, func(sc scenarios.Scenario) bool { return sc.Name == e.Scenario })
+	gi := slices.IndexFunc(grid, func(ns NamedStrategy) bool { return ns.Name == e.Strategy })
+	return si*len(grid) + gi
 }
 
 // ScenarioBest is the strategy that ranked first on one scenario.

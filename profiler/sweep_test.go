@@ -209,3 +209,82 @@ func TestSweepRanksByUpliftNotFraction(t *testing.T) {
 		t.Errorf("dma's mean U %v, want the geometric mean %v", sum[1].MeanUplift, wantU)
 	}
 }
+
+// A sweep of several passes goes over the whole grid each time, the
+// scenarios in reverse order on the second pass, gives the callback each
+// entry once (merged from its passes, with the last pass's timeline),
+// and returns the entries in suite order with the repetitions split
+// between the passes.
+func TestSweepPasses(t *testing.T) {
+	fb := &fakeBackend{caps: backends.Capabilities{Limits: limits()}.With(scenarios.CapPriority)}
+	grid, err := ParseGrid([]string{"baseline", "comm-first+prio"}, limits())
+	if err != nil {
+		t.Fatal(err)
+	}
+	a, b := scenario(), scenario()
+	b.Name = "second"
+	var totals []int
+	var seen []SweepEntry
+	entries, err := Sweep(context.Background(), fb, []scenarios.Scenario{a, b}, grid, Options{Reps: 10, Passes: 2}, func(done, total int, _ string, _ time.Duration) {
+		totals = append(totals, total)
+	}, func(e SweepEntry) { seen = append(seen, e) })
+	if err != nil {
+		t.Fatal(err)
+	}
+	if totals[0] != 8 {
+		t.Errorf("progress total %d, want 8 (4 entries x 2 passes)", totals[0])
+	}
+	if len(seen) != 4 || len(entries) != 4 {
+		t.Fatalf("callback saw %d entries, sweep returned %d; want 4 each", len(seen), len(entries))
+	}
+	var order []string
+	for _, c := range fb.calls {
+		if c.Mode == backends.ModeConcurrent && (len(order) == 0 || order[len(order)-1] != c.Scenario.Name) {
+			order = append(order, c.Scenario.Name)
+		}
+	}
+	if want := []string{a.Name, "second", a.Name}; !slices.Equal(order, want) { // runs of one name collapse: s, second | second, s
+		t.Errorf("scenario order %v, want %v (the second pass in reverse)", order, want)
+	}
+	for i, e := range entries {
+		if want := []string{a.Name, a.Name, "second", "second"}[i]; e.Scenario != want || e.Strategy != grid[i%2].Name {
+			t.Errorf("entry %d is %s/%s, want %s/%s", i, e.Scenario, e.Strategy, want, grid[i%2].Name)
+		}
+		r := e.Result
+		if r == nil {
+			t.Fatalf("entry %d failed: %s", i, e.Err)
+		}
+		if n := len(r.Reps[backends.ModeConcurrent]); n != 10 {
+			t.Errorf("entry %d holds %d concurrent repetitions, want 5 per pass", i, n)
+		}
+		if r.PassOfRound == nil || r.PassOfRound[len(r.PassOfRound)-1] != 1 {
+			t.Errorf("entry %d: PassOfRound %v, want two passes", i, r.PassOfRound)
+		}
+		if len(r.Timeline) != 0 {
+			t.Errorf("entry %d: the returned entries keep no timeline", i)
+		}
+	}
+	for _, e := range seen {
+		if e.Result == nil || len(e.Result.Timeline) == 0 {
+			t.Errorf("the callback's %s/%s has no timeline", e.Scenario, e.Strategy)
+		}
+	}
+
+	// Without --reps each pass measures its share of the scenario's own.
+	own := scenario()
+	own.Reps = 12
+	entries, err = Sweep(context.Background(), fb, []scenarios.Scenario{own}, grid[:1], Options{Passes: 3}, nil, nil)
+	if err != nil || len(entries) != 1 || entries[0].Result == nil {
+		t.Fatalf("sweep of the scenario's own repetitions: %+v, %v", entries, err)
+	}
+	if n := len(entries[0].Result.Reps[backends.ModeConcurrent]); n != 12 {
+		t.Errorf("%d concurrent repetitions over 3 passes of a scenario of 12, want 4 per pass", n)
+	}
+
+	// A deterministic backend makes one pass whatever is asked.
+	det := &fakeBackend{caps: backends.Capabilities{Limits: limits(), Deterministic: true}, flat: true}
+	entries, err = Sweep(context.Background(), det, []scenarios.Scenario{a}, grid[:1], Options{Reps: 4, Passes: 3}, nil, nil)
+	if err != nil || len(entries) != 1 || entries[0].Result == nil || entries[0].Result.PassOfRound != nil {
+		t.Fatalf("deterministic sweep: %+v, %v: want one entry made in one pass", entries, err)
+	}
+}

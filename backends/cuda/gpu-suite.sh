@@ -14,7 +14,7 @@
 # named. On a one-GPU node: doctor tests sweep-host lab-screen-1gpu, and for
 # the stream scenarios sweep-graphs-1gpu lab-screen-graph; for the
 # intervals sweep-twice-1gpu sweep-adaptive-1gpu (in this order: the
-# second uses the first's scenario list).
+# second uses the first's scenario list), and sweep-passes-1gpu.
 set -u
 export NCCL_NVLS_ENABLE=0 # never NVLink multicast
 cd "$(dirname "$0")/../.."
@@ -108,6 +108,34 @@ for s in "${steps[@]}"; do
     .gpu/c3lab compare "$OUT/sweep-fixed-1.json" "$OUT/sweep-fixed-2.json" > "$OUT/compare-fixed.txt" 2>&1
     .gpu/c3lab compare --json "$OUT/sweep-fixed-1.json" "$OUT/sweep-fixed-2.json" > "$OUT/compare-fixed.json" 2>&1
     tail -8 "$OUT/compare-fixed.txt"
+    ;;
+  sweep-passes-1gpu)
+    # The same sweep in one pass, then twice in three passes (the default),
+    # with fixed repetitions, and the change between the two: how often the
+    # difference lies inside the intervals once they hold what changes
+    # between passes; then the default (adaptive) sweep: what it costs
+    # against the fixed one.
+    step "sweep in passes (one GPU)"
+    t0=$SECONDS
+    timeout -s INT 200 .gpu/c3lab sweep --backend cuda --scenarios "$S1" --precision off --passes 1 \
+      --strategies baseline,comm-first+prio,dma,dma-comm-first \
+      --out "$OUT/sweep-1pass.json" > "$OUT/sweep-1pass.txt" 2> "$OUT/sweep-1pass.err"
+    echo "sweep-1pass rc=$? took $((SECONDS - t0)) s"
+    for run in 1 2; do
+      t0=$SECONDS
+      timeout -s INT 200 .gpu/c3lab sweep --backend cuda --scenarios "$S1" --precision off \
+        --strategies baseline,comm-first+prio,dma,dma-comm-first \
+        --out "$OUT/sweep-passes-$run.json" > "$OUT/sweep-passes-$run.txt" 2> "$OUT/sweep-passes-$run.err"
+      echo "sweep-passes-$run rc=$? took $((SECONDS - t0)) s"
+    done
+    .gpu/c3lab compare "$OUT/sweep-passes-1.json" "$OUT/sweep-passes-2.json" > "$OUT/compare-passes.txt" 2>&1
+    .gpu/c3lab compare --json "$OUT/sweep-passes-1.json" "$OUT/sweep-passes-2.json" > "$OUT/compare-passes.json" 2>&1
+    tail -8 "$OUT/compare-passes.txt"
+    t0=$SECONDS
+    timeout -s INT 280 .gpu/c3lab sweep --backend cuda --scenarios "$S1" \
+      --strategies baseline,comm-first+prio,dma,dma-comm-first \
+      --out "$OUT/sweep-passes-adaptive.json" > "$OUT/sweep-passes-adaptive.txt" 2> "$OUT/sweep-passes-adaptive.err"
+    echo "sweep-passes-adaptive rc=$? took $((SECONDS - t0)) s"
     ;;
   sweep-adaptive-1gpu)
     # The same sweep at the default precision: what adaptive repetition costs.

@@ -45,7 +45,7 @@ func sweepProgress(s stdio) profiler.Progress {
 }
 
 func runSweep(ctx context.Context, args []string, s stdio) error {
-	fs := newFlags("sweep", "sweep [--backend auto|cuda|sim] [--suite default] [--scenarios A,B|FILE.yaml] [--collectives C,D] [--gpus N] [--strategies X,Y] [--reps N] [--precision P [--time-cap D]] [--out FILE.json [--force]] [--record FILE] [--json]", s)
+	fs := newFlags("sweep", "sweep [--backend auto|cuda|sim] [--suite default] [--scenarios A,B|FILE.yaml] [--collectives C,D] [--gpus N] [--strategies X,Y] [--reps N] [--passes N] [--precision P [--time-cap D]] [--out FILE.json [--force]] [--record FILE] [--json]", s)
 	var be backendFlag
 	var rf recordFlags
 	be.register(fs)
@@ -56,6 +56,7 @@ func runSweep(ctx context.Context, args []string, s stdio) error {
 	gpus := fs.Int("gpus", 0, "run every scenario on this many GPUs (2..8), each GPU with the scenario's per-rank message (so an all-gather or reduce-scatter sends it to more peers); 0 keeps each scenario's own")
 	strategies := fs.String("strategies", "", "comma-separated strategies: "+strategyNames())
 	reps := fs.Int("reps", 0, "timed repetitions per run; 0 = each scenario's own")
+	passes := fs.Int("passes", 0, fmt.Sprintf("split every measurement into this many passes over the whole sweep, so that its interval holds what changes between runs of the sweep (1..%d); 0 = %d on the GPUs, 1 on the simulator", maxPasses, profiler.DefaultPasses))
 	var pf precisionFlags
 	pf.register(fs, "2pt", 30*time.Second, "per entry (the sweep's default: F within ±2 points, at most 30s per entry)")
 	out := fs.String("out", "", "write the results to this JSON file; default c3lab-sweep-YYYYMMDD-HHMMSS.json in the working directory")
@@ -70,7 +71,10 @@ func runSweep(ctx context.Context, args []string, s stdio) error {
 	if err := checkReps(*reps); err != nil {
 		return err
 	}
-	opt, err := pf.options(profiler.Options{Reps: *reps})
+	if *passes < 0 || *passes > maxPasses {
+		return badInput("--passes is %d; allowed 1..%d (0: %d on the GPUs, 1 on the simulator)", *passes, maxPasses, profiler.DefaultPasses)
+	}
+	opt, err := pf.options(profiler.Options{Reps: *reps, Passes: *passes})
 	if err != nil {
 		return err
 	}
@@ -114,6 +118,9 @@ func runSweep(ctx context.Context, args []string, s stdio) error {
 	}
 	defer b.Close()
 	lim := b.Capabilities().Limits
+	if opt.Passes == 0 && !b.Capabilities().Deterministic {
+		opt.Passes = profiler.DefaultPasses
+	}
 	grid, err := profiler.ParseGrid(names, lim)
 	if err != nil {
 		return usageError{err}
@@ -187,7 +194,7 @@ func runSweep(ctx context.Context, args []string, s stdio) error {
 	}
 	f := sweepfile.File{
 		C3lab: currentVersion(), Date: time.Now().UTC().Format(time.RFC3339),
-		Backend: b.Name(), Devices: b.Devices(), Reps: *reps, Grid: grid,
+		Backend: b.Name(), Devices: b.Devices(), Reps: *reps, Passes: max(opt.Passes, 1), Grid: grid,
 		Summary: profiler.SummarizeSweep(entries, grid), Best: bests, Results: entries, Skipped: skipped,
 	}
 	f.Host, _ = os.Hostname()
@@ -354,3 +361,6 @@ func strategyNames() string {
 	}
 	return strings.Join(grid, ", ") + " (the default grid), " + strings.Join(ce, ", ") + "; for stream scenarios with dependent pairs " + strings.Join(dec, ", ")
 }
+
+// maxPasses bounds --passes: each pass prepares every scenario again.
+const maxPasses = 10

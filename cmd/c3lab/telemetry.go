@@ -35,17 +35,31 @@ func openNodeTelemetry(b backends.Backend, rec *recordings.Recorder) (m profiler
 		}
 		return nil, func() {}
 	}
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		for batch := range tap { // a nil tap: nothing to record
-			rec.Samples(batch.Samples)
-		}
-	}()
+	done := recordBatches(tap, rec)
 	return mon, func() {
 		mon.Close() // closes tap
 		<-done
 	}
+}
+
+// recordBatches records every batch of tap into rec until tap is closed,
+// then closes the channel it returns; without a tap (nil: nothing to
+// record) that channel is closed at once. A range over a nil tap would
+// block for ever, and the stop of a run or sweep without --record with it:
+// that hung every such sweep on the GPUs at its end.
+func recordBatches(tap <-chan telemetry.Batch, rec *recordings.Recorder) <-chan struct{} {
+	done := make(chan struct{})
+	if tap == nil {
+		close(done)
+		return done
+	}
+	go func() {
+		defer close(done)
+		for batch := range tap {
+			rec.Samples(batch.Samples)
+		}
+	}()
+	return done
 }
 
 // openLabMachine opens the one NVML monitor the lab uses: the machine

@@ -54,9 +54,12 @@ type File struct {
 	// CUDA and NVML are the doctor's reports of the node when the sweep
 	// ran on GPUs (the cuda backend's report and NVML's view); read back
 	// they are plain JSON values.
-	CUDA    any                        `json:"cuda,omitempty"`
-	NVML    any                        `json:"nvml,omitempty"`
-	Reps    int                        `json:"reps"`
+	CUDA any `json:"cuda,omitempty"`
+	NVML any `json:"nvml,omitempty"`
+	Reps int `json:"reps"`
+	// Passes is the number of passes the sweep made over its grid
+	// (profiler.Options.Passes); 0 in files made before passes.
+	Passes  int                        `json:"passes,omitempty"`
 	Grid    []profiler.NamedStrategy   `json:"strategies"`
 	Summary []profiler.StrategySummary `json:"summary"`
 	// Best is the strategy that ranked first on each scenario (by U,
