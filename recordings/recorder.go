@@ -662,6 +662,7 @@ func copyResult(r profiler.Result) *profiler.Result {
 	r.Ops = slices.Clone(r.Ops)
 	r.RoundOf = cloneRounds(r.RoundOf)
 	r.DefaultRoundOf = cloneRounds(r.DefaultRoundOf)
+	r.PassOfRound = slices.Clone(r.PassOfRound)
 	r.Bimodal = slices.Clone(r.Bimodal)
 	if r.Precision != nil {
 		p := *r.Precision

@@ -373,7 +373,7 @@ func TestConcurrentRecording(t *testing.T) {
 func TestResultIsCopied(t *testing.T) {
 	known := map[string]bool{"Devices": true, "FractionOfIdeal": true, "Bound": true, "Explain": true,
 		"Reps": true, "Timeline": true, "Samples": true, "Ops": true, "DefaultReps": true, "RoundOf": true, "CI": true,
-		"Drift": true, "TimedUse": true, "DefaultRoundOf": true, "Bimodal": true, "Precision": true}
+		"Drift": true, "TimedUse": true, "DefaultRoundOf": true, "PassOfRound": true, "Bimodal": true, "Precision": true}
 	rt := reflect.TypeFor[profiler.Result]()
 	for i := range rt.NumField() {
 		f := rt.Field(i)
