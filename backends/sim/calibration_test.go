@@ -111,6 +111,11 @@ type calReport struct {
 	// compute time, the isolated collective time and the concurrent wall
 	// time.
 	Comp, Comm, C3 float64
+	// C3P90 and C3Max are the 90th percentile and the largest |relative
+	// error| of T_c3; FMed and FP90 the median and 90th percentile of the
+	// absolute error of the fraction of ideal (points / 100) over the runs
+	// where both define it.
+	C3P90, C3Max, FMed, FP90 float64
 	// Fraction maps a strategy to its mean fraction of ideal on the GPUs
 	// ([0]) and on the simulator ([1]), over the runs where both define it.
 	Fraction map[string][2]float64
@@ -120,6 +125,7 @@ type calReport struct {
 func summarize(runs []calRun) calReport {
 	var errComp, errComm, errC3 []float64
 	realF, simF := map[string][]float64{}, map[string][]float64{}
+	var errF []float64
 	for _, r := range runs {
 		errComp = append(errComp, math.Abs(r.Sim.TComp.Median/r.Real.TComp.Median-1))
 		errComm = append(errComm, math.Abs(r.Sim.TComm.Median/r.Real.TComm.Median-1))
@@ -127,11 +133,13 @@ func summarize(runs []calRun) calReport {
 		a, okA := r.Real.Fraction()
 		s, okS := r.Sim.Fraction()
 		if okA && okS {
+			errF = append(errF, math.Abs(s-a))
 			realF[r.Strategy] = append(realF[r.Strategy], a)
 			simF[r.Strategy] = append(simF[r.Strategy], s)
 		}
 	}
-	rep := calReport{Runs: len(runs), Comp: median(errComp), Comm: median(errComm), C3: median(errC3), Fraction: map[string][2]float64{}}
+	rep := calReport{Runs: len(runs), Comp: median(errComp), Comm: median(errComm), C3: median(errC3), Fraction: map[string][2]float64{},
+		C3P90: quantile(errC3, 0.9), C3Max: quantile(errC3, 1), FMed: quantile(errF, 0.5), FP90: quantile(errF, 0.9)}
 	for st := range realF {
 		rep.Fraction[st] = [2]float64{mean(realF[st]), mean(simF[st])}
 	}
@@ -166,6 +174,7 @@ func (c calCase) check(t *testing.T) calReport {
 	}
 	rep := summarize(runs)
 	t.Logf("median |error| against %s: T_comp %.1f%%, T_comm %.1f%%, T_c3 %.1f%% (%d runs)", c.name, rep.Comp*100, rep.Comm*100, rep.C3*100, rep.Runs)
+	t.Logf("T_c3 |error| p90 %.1f%%, max %.1f%%; |F error| median %.1f, p90 %.1f points", rep.C3P90*100, rep.C3Max*100, rep.FMed*100, rep.FP90*100)
 	for _, st := range c.strategies {
 		fr, ok := rep.Fraction[st]
 		if !ok {
@@ -258,6 +267,23 @@ func median(v []float64) float64 {
 	s := slices.Clone(v)
 	slices.Sort(s)
 	return s[len(s)/2]
+}
+
+// quantile is the q-quantile of v (nearest rank; 0 for no values).
+func quantile(v []float64, q float64) float64 {
+	if len(v) == 0 {
+		return 0
+	}
+	s := slices.Clone(v)
+	slices.Sort(s)
+	return s[min(len(s)-1, int(math.Ceil(q*float64(len(s))))-1+boolInt(q == 0))]
+}
+
+func boolInt(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
 }
 
 func mean(v []float64) float64 {
