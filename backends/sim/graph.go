@@ -34,13 +34,6 @@ type graphPlan struct {
 
 // graphOptions are model switches tests flip to show what a rule does.
 type graphOptions struct {
-	// wavedGEMMs runs GEMMs as waves of CTAs that leave their SMs as they
-	// end, letting kernels of other streams in during the GEMM. The
-	// default is what one H200 showed (results/2026-12-01-h200x1-i15,
-	// boundary-probe.json): cuBLAS GEMMs hold their SMs to the end, even
-	// against kernels at priority -5, and hand them over at kernel
-	// boundaries, as the pair path's persistent GEMM does.
-	wavedGEMMs bool
 	// priority, when set, gives a stream's kernels this priority (CUDA's
 	// convention) instead of the strategy's (0 for compute streams).
 	priority map[string]int
@@ -106,7 +99,7 @@ func buildGraph(p Profile, ex backends.Experiment, opt graphOptions) (*graphPlan
 		at := float64(k) * p.HostLaunchGap
 		var jobs []*job
 		if op.Role == scenarios.RoleCompute {
-			j, flops, err := computeJob(p, op.Compute, st, computeDom, eng, opt.wavedGEMMs)
+			j, flops, err := computeJob(p, op.Compute, st, computeDom, eng)
 			if err != nil {
 				return nil, fmt.Errorf("%s: %w", op.Name, err)
 			}

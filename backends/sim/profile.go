@@ -67,6 +67,18 @@ type Profile struct {
 	// HBM: the CTA rate is divided by 1 + GEMMMemoryStall x (the other op's
 	// share of HBM bandwidth). Fitted.
 	GEMMMemoryStall float64
+	// GEMMLaunches is how each GEMM shape launches (grid, CTA size, CTAs
+	// resident per SM, persistent or in waves, tile and split-K), per
+	// element type and SM count target: the launch decides whether the
+	// GEMM holds its SMs to its end (persistent) or frees them at its wave
+	// boundaries. A shape not listed takes the tile rule's persistent
+	// launch (GEMMLaunch.Source "rule"). Each entry carries its
+	// provenance in Source: "measured" (ncu launch statistics of the
+	// cuBLASLt algorithm the cuda backend picks) or "model" (the tile
+	// rule, written into the table until a measurement replaces it). The
+	// H200's is gemm_launches_h200.json, embedded and parsed once per
+	// H200() call.
+	GEMMLaunches []GEMMLaunch
 
 	// HBMBandwidth is achievable HBM bandwidth (measured: c3lab's stream op
 	// moves 3.9-4.0 TB/s read + write; a large copy ~4.3 TB/s).
@@ -270,6 +282,7 @@ func H200() Profile {
 			scenarios.FP8:  0.687,
 		},
 		GEMMMemoryStall: 0.05,
+		GEMMLaunches:    h200Launches(),
 
 		HBMBandwidth:   f.HBMBandwidth,
 		SMHBMBandwidth: 64e9,
