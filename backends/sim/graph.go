@@ -92,11 +92,24 @@ func buildGraph(p Profile, ex backends.Experiment, opt graphOptions) (*graphPlan
 		}
 	}
 
+	firstStream, seenStream := -1, map[int]bool{}
 	for k, i := range gp.run {
 		in := g.Instances[i]
 		op := g.Ops[in.Op]
 		stream := g.Streams[op.Stream].Name
 		at := float64(k) * p.HostLaunchGap
+		if firstStream < 0 {
+			firstStream = op.Stream
+		}
+		if !seenStream[op.Stream] {
+			seenStream[op.Stream] = true
+			if op.Stream != firstStream {
+				// As in a pair: a stream other than the first waits on the
+				// start event recorded on the first, and runs LaunchGap
+				// after it (backends/cuda's gated protocol).
+				at = math.Max(at, p.LaunchGap)
+			}
+		}
 		var jobs []*job
 		if op.Role == scenarios.RoleCompute {
 			j, flops, err := computeJob(p, op.Compute, st, computeDom, eng)
@@ -128,7 +141,17 @@ func buildGraph(p Profile, ex backends.Experiment, opt graphOptions) (*graphPlan
 			j.hostAt, j.delay = at, j.launch-at
 			j.runnableAt, j.enqueued = at, at
 			for _, pi := range preds[i] {
-				j.waits = append(j.waits, gp.jobs[pi]...)
+				// An event of another stream costs the launch gap, as the
+				// second op of a pair pays it; the stream's own
+				// predecessor does not.
+				gap := 0.0
+				if g.Ops[g.Instances[pi].Op].Stream != op.Stream {
+					gap = p.LaunchGap
+				}
+				for _, w := range gp.jobs[pi] {
+					j.waits = append(j.waits, w)
+					j.waitGaps = append(j.waitGaps, gap)
+				}
 			}
 		}
 		if len(preds[i]) > 0 {

@@ -59,7 +59,9 @@ func build(p Profile, ex backends.Experiment) (*plan, error) {
 		if err != nil {
 			return nil, err
 		}
-		j.enqueued, j.launch, j.order = computeAt, computeAt, computeOrder
+		// Like every compute kernel (a graph's too), it pays its fixed
+		// cost between its launch and its first CTA, holding no SM.
+		j.enqueued, j.launch, j.order = computeAt, computeAt+p.KernelFixedCost, computeOrder
 		eng.jobs = append(eng.jobs, j)
 		eng.flopsPerUnit[j] = flopsPerCTA
 		pl.opJobs[backends.OpCompute] = []*job{j}
@@ -247,11 +249,12 @@ func commJobs(p Profile, sc scenarios.Scenario, st scenarios.Strategy, dom []int
 	if coll == scenarios.AllGather && p.CommLocalCopy {
 		hbm += 2 * float64(sc.Comm.Bytes) / float64(ctas)
 	}
-	// The kernel's CTAs are launched at once; its fixed cost (handshakes
-	// with the peers) is spent holding their SMs.
+	// The kernel's CTAs are launched at once. Its fixed cost is its
+	// launch (KernelFixedCost, holding no SM, as every kernel's), then the
+	// rest of CommSetup (handshakes with the peers) holding their SMs.
 	j := &job{
 		name: "nccl " + sc.Comm.String(), op: backends.OpComm, track: "comm", coll: coll,
-		enqueued: at, launch: at, setup: p.CommSetup[coll],
+		enqueued: at, launch: at + p.KernelFixedCost, setup: inKernel(p, p.CommSetup[coll]),
 		ctas: ctas, maxResident: unlimited, priority: st.CommPriority, order: order,
 		domain:  dom,
 		ctaRate: p.CTALinkBandwidth[coll] / perCTA, privRes: backends.ResCTA,
@@ -326,7 +329,7 @@ func dmaJobs(p Profile, sc scenarios.Scenario, st scenarios.Strategy, dom []int,
 		perCTA := bytes * share / float64(ctas)
 		return &job{
 			name: name, op: backends.OpComm, track: "comm",
-			enqueued: at, launch: at,
+			enqueued: at, launch: at + p.KernelFixedCost, afterDelay: p.KernelFixedCost,
 			ctas: ctas, maxResident: unlimited, priority: st.CommPriority, order: order,
 			domain:  dom,
 			ctaRate: p.ReductionSMBandwidth / perCTA, maxRate: p.ReductionBandwidth / perCTA,
@@ -414,7 +417,7 @@ func ncclCEJobs(p Profile, sc scenarios.Scenario, st scenarios.Strategy, dom []i
 	}
 	k := &job{
 		name: "nccl-ce kernel " + sc.Comm.String(), op: backends.OpComm, track: "comm",
-		enqueued: at, launch: at, setup: p.NCCLCESetup,
+		enqueued: at, launch: at + p.KernelFixedCost, setup: inKernel(p, p.NCCLCESetup),
 		ctas: p.NCCLCECTAs, maxResident: unlimited, priority: st.CommPriority, order: order,
 		domain: dom, ctaRate: 1e9, privRes: backends.ResLaunch,
 	}
@@ -470,7 +473,7 @@ func hostCopyJob(p Profile, sc scenarios.Scenario, st scenarios.Strategy, dom []
 	}
 	perCTA := total / float64(ctas)
 	j.name, j.track = fmt.Sprintf("copy kernel %s (%d CTAs)", sc.Comm, ctas), "comm"
-	j.launch, j.setup = at, p.HostCopyKernelSetup
+	j.launch, j.setup = at+p.KernelFixedCost, inKernel(p, p.HostCopyKernelSetup)
 	j.ctas, j.maxResident, j.priority, j.domain = ctas, unlimited, st.CommPriority, dom
 	j.ctaRate, j.privRes = p.HostCopyCTABandwidth/perCTA, backends.ResCTA
 	// The kernel's own caps: each direction, and both together.
@@ -485,5 +488,10 @@ func hostCopyJob(p Profile, sc scenarios.Scenario, st scenarios.Strategy, dom []
 	j.hbm, j.toHost, j.fromHost = perCTA, j.toHost*perCTA, j.fromHost*perCTA
 	return j
 }
+
+// inKernel is the part of a kernel's whole fixed cost (fitted or measured
+// as the intercept of its times, launch included) it spends holding its
+// SMs: what its launch (KernelFixedCost, holding none) leaves.
+func inKernel(p Profile, fixed float64) float64 { return math.Max(0, fixed-p.KernelFixedCost) }
 
 func ceilDiv(a, b int) int { return (a + b - 1) / b }
