@@ -11,15 +11,16 @@ import (
 )
 
 // A graph scenario (format 2) runs as its op instances, each one or more
-// engine jobs: a compute instance is a kernel whose CTAs come in waves and
-// leave their SMs as they end (so SMs free up at every kernel boundary and
-// in the tail of a kernel's last wave), a communication instance the jobs a
-// pair's collective would be. The host enqueues the instances in the
-// graph's enqueue order, one every Profile.HostLaunchGap; an instance may
-// run once it is enqueued and its stream predecessor and dependencies
-// have ended (events), and then pays its fixed cost. The block scheduler
-// serves queued CTAs by stream priority, then by arrival (the time a
-// kernel became runnable).
+// engine jobs: a compute instance is a kernel (a GEMM as its launch,
+// Profile.GEMMLaunches: persistent, holding its SMs to its end, or in
+// waves, freeing them at its wave boundaries; a stream op in waves of
+// short CTAs), a communication instance the jobs a pair's collective
+// would be. The host enqueues the instances in the graph's enqueue order,
+// one every Profile.HostLaunchGap; an instance may run once it is enqueued
+// and its stream predecessor and dependencies have ended (events; one of
+// another stream costs Profile.LaunchGap), and then pays its fixed cost.
+// The block scheduler serves pending CTAs by stream priority, then by
+// arrival (the time a kernel became runnable).
 
 // graphPlan is a graph experiment turned into engine jobs.
 type graphPlan struct {

@@ -4,12 +4,13 @@
 //
 // The model (see model.md beside this file): kernels are made of CTAs that
 // hold one SM each from dispatch to completion; a block scheduler hands free
-// SMs to queued CTAs by stream priority, then launch order, within each
-// kernel's SM partition; GEMMs are persistent, so they free no SM before
-// they end; collectives on copy engines hold no SMs, and a copy-engine
-// reduction's kernel runs after its copies. While ops overlap, HBM and
-// NVLink bandwidth are shared (copy engines served first, the rest max-min
-// fair in proportion to demand, with a contention penalty), and every op
+// SMs to pending CTAs by stream priority, then launch order, within each
+// kernel's SM partition; a GEMM runs as its launch (a per-shape table of
+// the cuBLASLt kernels' grids): a persistent one frees no SM before it
+// ends, one in waves frees SMs at its wave boundaries; collectives on copy
+// engines hold no SMs, and a copy-engine reduction's kernel runs after its
+// copies. While ops overlap, HBM and NVLink bandwidth are shared (one pool,
+// max-min fair in proportion to demand, with a contention penalty), and every op
 // progresses at the rate of its scarcest resource. Rates are recomputed whenever a CTA cohort ends, a
 // kernel launches or an op finishes. Every constant is a named field of a
 // Profile. The model is deterministic.
@@ -132,11 +133,13 @@ type Profile struct {
 	// CommLocalCopy is whether an SM all-gather also copies the rank's own
 	// shard into the output (NCCL's out-of-place all-gather does).
 	CommLocalCopy bool
-	// CommSetup is an SM collective's fixed cost per collective: the time
-	// its CTAs spend, holding their SMs, before data moves (peer
-	// handshakes). Fitted as the intercept of the isolated collectives'
-	// times against their size (the gated protocol keeps the host's launch
-	// out).
+	// CommSetup is an SM collective's whole fixed cost per collective:
+	// its launch (KernelFixedCost, holding no SM, as every kernel's) and
+	// then, holding its SMs, the rest (peer handshakes) before data moves.
+	// Fitted as the intercept of the isolated collectives' times against
+	// their size (the gated protocol keeps the host's launch out); since
+	// model v2 (issue 17) the part spent holding SMs is CommSetup less
+	// KernelFixedCost.
 	CommSetup map[scenarios.Collective]float64
 
 	// CopyEngines is the number of async copy engines per GPU (measured: 3).
@@ -161,7 +164,7 @@ type Profile struct {
 	// reports copies next to a memory-bound GEMM slowing 1.4x while the
 	// GEMM slowed 1.1x. The committed copy sweep
 	// (2026-11-30-h200x2-session3/sweep-copies.json) shows the opposite
-	// for memory-bound GEMMs (GEMM 1.17-1.26x, copies 1.00-1.10x), so it
+	// for memory-bound GEMMs (GEMM 1.07-1.26x, copies 0.99-1.10x), so it
 	// is to be fitted.
 	CopyHBMWeight float64
 	// DMAHBMPerLinkByte is the HBM traffic per link byte of a copy-engine
@@ -197,7 +200,8 @@ type Profile struct {
 	ContendedSMBandwidth float64
 
 	// NCCLCECTAs and NCCLCESetup are the SM kernel NCCL's copy-engine path
-	// runs before its copies: its CTA count and its fixed time. Next to a
+	// runs before its copies: its CTA count and its whole fixed time
+	// (fitted), of which KernelFixedCost is its launch, holding no SM. Next to a
 	// GEMM on every SM it waits for the GEMM (FINDINGS.md, section 2).
 	NCCLCECTAs  int
 	NCCLCESetup float64
@@ -232,19 +236,25 @@ type Profile struct {
 	// at 4 CTAs, 75.4 at 64, which the model does not follow).
 	HostCopyKernelBandwidth       float64
 	HostCopyKernelDuplexBandwidth float64
-	// HostCopyKernelSetup is the copy kernel's fixed cost. Measured: 64 KiB
-	// in 7.3 µs to the GPU and 5.9 from it, less the transfer.
+	// HostCopyKernelSetup is the copy kernel's whole fixed cost, of which
+	// KernelFixedCost is its launch, holding no SM. Measured: 64 KiB in
+	// 7.3 µs to the GPU and 5.9 from it, less the transfer.
 	HostCopyKernelSetup float64
 
-	// LaunchGap is how much later the second op becomes runnable than the
-	// first. The gated protocol enqueues both before the start; the second
-	// stream waits on an event recorded behind the gate. Fitted, at least
-	// 1 µs.
+	// LaunchGap is what an event of another stream costs: in a pair the
+	// second op becomes runnable LaunchGap after the first (the gated
+	// protocol enqueues both before the start; the second stream waits on
+	// an event recorded behind the gate), and in a graph (since model v2,
+	// issue 17) a stream's first instance runs LaunchGap after the first
+	// stream's start, and an instance waiting on another stream's instance
+	// LaunchGap after its end (its own stream's predecessor costs none).
+	// Fitted to the pairs, at least 1 µs.
 	LaunchGap float64
 
-	// The following constants serve graph scenarios (format 2: streams of
-	// op instances with dependencies); a one-pair scenario does not use
-	// them, so its calibration above holds as it was.
+	// The following constants were introduced for graph scenarios
+	// (format 2: streams of op instances with dependencies). HostLaunchGap
+	// serves graphs only; KernelFixedCost and WaveJitter serve pairs too
+	// since model v2.
 
 	// HostLaunchGap is the host's time per enqueue when it walks a graph
 	// the way a framework does (Graph.EnqueueOrder): instance k of that
@@ -252,18 +262,24 @@ type Profile struct {
 	// GPU hides it; an idle GPU waits for it. Model: ~5 µs per launch of
 	// an eager framework.
 	HostLaunchGap float64
-	// KernelFixedCost is what a compute kernel instance (a GEMM, a stream
-	// op) pays from the moment it may run (its stream predecessor and
-	// dependencies ended) to its first CTA: launch and the teardown of the
-	// kernel before it, holding no SM. Collectives and copies pay their
-	// own fixed costs instead (CommSetup, CopySyncOverhead, HostCopySetup).
-	// Model.
+	// KernelFixedCost is what every kernel (a GEMM, a stream op, an SM
+	// collective, a reduction, NCCL's copy-engine kernel, the host copy
+	// kernel), in a pair as in a graph, pays from the moment it may run
+	// (its stream predecessor and dependencies ended, or its launch) to
+	// its first CTA: launch and the teardown of the kernel before it,
+	// holding no SM. A kernel whose whole fixed cost is fitted or measured
+	// (CommSetup, NCCLCESetup, HostCopyKernelSetup) spends the rest of it
+	// holding its SMs; copy-engine phases pay CopySyncOverhead or
+	// HostCopySetup instead. Model (3 µs; the boundary probe's 3.2 µs per
+	// tiny kernel back to back is the measurement to fit it to); it
+	// applies to pairs since model v2 (issue 17).
 	KernelFixedCost float64
-	// WaveJitter spreads the work of one dispatch of a graph kernel's CTAs
-	// (a wave) over +- WaveJitter/2 around its mean, in jitterGroups
-	// groups: tiles do not all take the same time, so after a few waves a
-	// GEMM's SMs free up a group at a time and a queued kernel of another
-	// stream can take them between its waves. Model.
+	// WaveJitter spreads the work of one dispatch (a wave) of the CTAs of
+	// a GEMM launched in waves (GEMMLaunches), in a pair or a graph, and
+	// of a graph's stream op, over +- WaveJitter/2 around its mean, in
+	// jitterGroups groups: tiles do not all take the same time, so after a
+	// few waves a GEMM's SMs free up a group at a time and a queued kernel
+	// of another stream can take them between its waves. Model.
 	WaveJitter float64
 }
 
