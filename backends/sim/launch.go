@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"math"
+	"strings"
 
 	"github.com/c3lab/c3lab/scenarios"
 )
@@ -130,6 +131,9 @@ func (l GEMMLaunch) validate() error {
 			return fmt.Errorf("%s is %d; want 1 to %d", v.name, v.v, maxLaunchDim)
 		}
 	}
+	if t := float64(ceilDiv(l.M, l.TileM)) * float64(ceilDiv(l.N, l.TileN)) * float64(l.SplitK); t > 1<<40 {
+		return fmt.Errorf("%.3g tiles; want at most 2^40", t)
+	}
 	if l.DType.Size() == 0 {
 		return fmt.Errorf("unknown element type %q", l.DType)
 	}
@@ -217,4 +221,84 @@ func tileRule(p Profile, c scenarios.ComputeOp, sms int) (tm, tn, splitK int) {
 		splitK = max(1, min(sms/tiles, c.K/256))
 	}
 	return tm, tn, splitK
+}
+
+// ncuLaunches is the measurement file the cuda backend's GPU suite writes
+// (backends/cuda/reference/gemm_launches.py over ncu's LaunchStats of
+// TestGPUGEMMLaunches): per shape its main kernel, the split-K reduction
+// kernel when there is one, and whether the grid fits the resident slots.
+type ncuLaunches struct {
+	SMs    int `json:"sms"`
+	Shapes []struct {
+		M          int             `json:"m"`
+		N          int             `json:"n"`
+		K          int             `json:"k"`
+		DType      scenarios.DType `json:"dtype"`
+		SMTarget   int             `json:"sm_target"`
+		Persistent bool            `json:"persistent"`
+		Main       ncuKernel       `json:"main"`
+		Reduce     *ncuKernel      `json:"reduce"`
+	} `json:"shapes"`
+}
+
+// ncuKernel is one kernel's launch statistics.
+type ncuKernel struct {
+	Kernel    string `json:"kernel"`
+	Grid      int    `json:"grid"`
+	Block     int    `json:"block"`
+	CTAsPerSM int    `json:"ctas_per_sm"`
+}
+
+// launchesFromNCU turns the measurement file into launch table entries
+// (Source LaunchMeasured). An SM target of 0 is the whole device. The
+// tile is read from the kernel's name (nvjet's "tst_128x160_...",
+// CUTLASS's "gemm_f16_64x256_..."; 128 x 256 when the name has none);
+// ncu does not report split-K, so a shape with a split-K reduction
+// kernel gets its grid over its output tiles (at least 2), 1 otherwise.
+func launchesFromNCU(data []byte) ([]GEMMLaunch, error) {
+	var f ncuLaunches
+	if err := json.Unmarshal(data, &f); err != nil {
+		return nil, fmt.Errorf("reading the ncu launch statistics: %w", err)
+	}
+	if f.SMs < 1 || f.SMs > maxLaunchDim {
+		return nil, fmt.Errorf("ncu launch statistics: sms is %d; want the device's SM count", f.SMs)
+	}
+	var out []GEMMLaunch
+	for i, s := range f.Shapes {
+		l := GEMMLaunch{
+			M: s.M, N: s.N, K: s.K, DType: s.DType, SMTarget: s.SMTarget,
+			GridCTAs: s.Main.Grid, ThreadsPerCTA: s.Main.Block, CTAsPerSM: s.Main.CTAsPerSM,
+			Persistent: s.Persistent, SplitK: 1, Kernel: s.Main.Kernel, Source: LaunchMeasured,
+		}
+		if l.SMTarget == 0 {
+			l.SMTarget = f.SMs
+		}
+		l.TileM, l.TileN = tileOfKernel(s.Main.Kernel)
+		if s.Reduce != nil && l.M > 0 && l.N > 0 && l.TileM > 0 && l.TileN > 0 {
+			tiles := ceilDiv(l.M, l.TileM) * ceilDiv(l.N, l.TileN)
+			l.SplitK = max(2, ceilDiv(l.GridCTAs, max(tiles, 1)))
+		}
+		if err := l.validate(); err != nil {
+			return nil, fmt.Errorf("ncu launch statistics, shape %d (%dx%dx%d %s): %w", i, s.M, s.N, s.K, s.DType, err)
+		}
+		out = append(out, l)
+	}
+	return out, nil
+}
+
+// tileOfKernel reads a GEMM kernel's output tile from its name: the first
+// "<m>x<n>" after "tst_" (nvjet) or "gemm_<type>_" (CUTLASS); 128 x 256
+// when there is none.
+func tileOfKernel(name string) (tm, tn int) {
+	for _, mark := range []string{"tst_", "gemm_f16_", "gemm_bf16_", "gemm_e4m3_", "gemm_"} {
+		i := strings.Index(name, mark)
+		if i < 0 {
+			continue
+		}
+		var m, n int
+		if _, err := fmt.Sscanf(name[i+len(mark):], "%dx%d", &m, &n); err == nil && m > 0 && n > 0 && m <= 1024 && n <= 1024 {
+			return m, n
+		}
+	}
+	return 128, 256
 }

@@ -166,13 +166,13 @@ func FuzzParseGEMMLaunches(f *testing.F) {
 // C3LAB_SIM_WRITE_LAUNCHES set to the output path, normally
 // backends/sim/gemm_launches_h200.json): every GEMM of the suite and of
 // the boundary probe on the whole device, from the launches measured on
-// the H200 where the file named by C3LAB_SIM_LAUNCHES_FROM has them (a
-// launch table of "measured" entries, as the ncu conversion writes it),
-// else from the tile rule ("model"). Measured entries for other shapes or
-// SM targets are kept too.
+// the H200 where the file named by C3LAB_SIM_LAUNCHES_FROM has them (ncu's
+// launch statistics as backends/cuda/reference/gemm_launches.py writes
+// them, see launchesFromNCU), else from the tile rule ("model"). Measured
+// entries for other shapes or SM targets are kept too.
 //
 //	C3LAB_SIM_WRITE_LAUNCHES=$PWD/backends/sim/gemm_launches_h200.json \
-//	C3LAB_SIM_LAUNCHES_FROM=$PWD/backends/cuda/results/<dir>/gemm-launches.json \
+//	C3LAB_SIM_LAUNCHES_FROM=$PWD/backends/cuda/results/2026-12-01-h200x1-i17/gemm-launches-h200.json \
 //	go test ./backends/sim -run TestWriteGEMMLaunchTable
 func TestWriteGEMMLaunchTable(t *testing.T) {
 	out := os.Getenv("C3LAB_SIM_WRITE_LAUNCHES")
@@ -189,7 +189,7 @@ func TestWriteGEMMLaunchTable(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if measured, err = ParseGEMMLaunches(data); err != nil {
+		if measured, err = launchesFromNCU(data); err != nil {
 			t.Fatalf("%s: %v", from, err)
 		}
 	}
@@ -198,11 +198,12 @@ func TestWriteGEMMLaunchTable(t *testing.T) {
 	f := launchFile{
 		Device: p.Device,
 		Regenerate: "C3LAB_SIM_WRITE_LAUNCHES=$PWD/backends/sim/" + launchTableFile +
-			" [C3LAB_SIM_LAUNCHES_FROM=<measured launch table>] go test ./backends/sim -run TestWriteGEMMLaunchTable" +
+			" [C3LAB_SIM_LAUNCHES_FROM=<ncu launch statistics, backends/cuda/results/*/gemm-launches-h200.json>] go test ./backends/sim -run TestWriteGEMMLaunchTable" +
 			"; source \"model\": the tile rule, \"measured\": ncu launch statistics of the cuBLASLt kernel the cuda backend runs",
 	}
 	if from != "" {
-		f.Regenerate += "; measured entries from " + filepath.Base(from)
+		f.Regenerate += "; measured entries from " + filepath.Base(filepath.Dir(from)) + "/" + filepath.Base(from) +
+			" (tile from the kernel's name; split-K, which ncu does not report, is the grid over the output tiles when a split-K reduction ran)"
 	}
 	have := map[GEMMLaunch]bool{}
 	for _, c := range suiteGEMMs(t) {
@@ -244,4 +245,50 @@ func TestWriteGEMMLaunchTable(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Logf("wrote %d launches to %s", len(f.Launches), out)
+}
+
+// The ncu measurement file becomes measured launch entries: the whole
+// device for SM target 0, the tile from the kernel's name, split-K from
+// the grid when a reduction kernel ran; bad files are refused.
+func TestLaunchesFromNCU(t *testing.T) {
+	data := []byte(`{"sms":132,"shapes":[
+ {"m":16,"n":18432,"k":16384,"dtype":"bf16","sm_target":0,"persistent":true,
+  "main":{"kernel":"nvjet_sm90_tst_16x192_64x8_1x2_h_bz_splitK_TNN","grid":132,"block":384,"ctas_per_sm":1},
+  "reduce":{"kernel":"splitKreduce","grid":576,"block":512,"ctas_per_sm":4}},
+ {"m":2,"n":49152,"k":12288,"dtype":"fp16","sm_target":100,"persistent":false,
+  "main":{"kernel":"void cutlass::Kernel2<cutlass_80_tensorop_f16_s16816gemm_f16_64x256_64x4_tn_align2>(T1::Params)","grid":384,"block":128,"ctas_per_sm":1}}]}`)
+	l, err := launchesFromNCU(data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []GEMMLaunch{
+		{M: 16, N: 18432, K: 16384, DType: scenarios.BF16, SMTarget: 132, GridCTAs: 132, ThreadsPerCTA: 384, CTAsPerSM: 1, Persistent: true,
+			TileM: 16, TileN: 192, SplitK: 2, Kernel: "nvjet_sm90_tst_16x192_64x8_1x2_h_bz_splitK_TNN", Source: LaunchMeasured},
+		{M: 2, N: 49152, K: 12288, DType: scenarios.FP16, SMTarget: 100, GridCTAs: 384, ThreadsPerCTA: 128, CTAsPerSM: 1,
+			TileM: 64, TileN: 256, SplitK: 1, Kernel: "void cutlass::Kernel2<cutlass_80_tensorop_f16_s16816gemm_f16_64x256_64x4_tn_align2>(T1::Params)", Source: LaunchMeasured},
+	}
+	if !slices.Equal(l, want) {
+		t.Errorf("got %+v\nwant %+v", l, want)
+	}
+	for _, bad := range []string{`[`, `{"sms":0,"shapes":[]}`, `{"sms":132,"shapes":[{"m":0}]}`} {
+		if _, err := launchesFromNCU([]byte(bad)); err == nil {
+			t.Errorf("%s: no error", bad)
+		}
+	}
+}
+
+// FuzzLaunchesFromNCU: any input converts or is refused, never panics.
+func FuzzLaunchesFromNCU(f *testing.F) {
+	f.Add([]byte(`{"sms":132,"shapes":[{"m":1,"n":1,"k":1,"dtype":"bf16","sm_target":0,"persistent":true,"main":{"kernel":"tst_1x1","grid":1,"block":1,"ctas_per_sm":1},"reduce":{}}]}`))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		l, err := launchesFromNCU(data)
+		if err != nil {
+			return
+		}
+		for _, e := range l {
+			if e.validate() != nil || e.Tiles() < 1 {
+				t.Fatalf("%+v passed", e)
+			}
+		}
+	})
 }
