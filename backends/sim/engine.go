@@ -63,7 +63,11 @@ type job struct {
 	// end) and launches delay later (its fixed cost). The engine then
 	// sets runnableAt, and enqueued for the jobs of group (the
 	// instance's jobs), from which their waiting is charged.
-	waits      []*job
+	waits []*job
+	// waitGaps, parallel to waits, is how long after a wait's end the
+	// job may run: Profile.LaunchGap for an event of another stream, 0
+	// for its own stream's predecessor.
+	waitGaps   []float64
 	delay      float64
 	hostAt     float64
 	runnableAt float64
@@ -409,41 +413,25 @@ func (e *engine) rates() []flow {
 			}
 		}
 	}
-	// Copy engines are served first: their few, deep streams of requests
-	// get the HBM bandwidth they ask for and the kernels share the rest
-	// (measured: next to a streaming op the copies do not slow, the stream
-	// op does; FINDINGS.md, section 3). Their demand is already capped by
-	// the link and by HBM.
+	// HBM is one pool: copy engines get no absolute priority, their
+	// requests queue beside the SMs' in the same memory controllers, and
+	// every user gets the same share of its demand, a copy engine's demand
+	// counting Profile.CopyHBMWeight times (1 by default: no priority).
+	// A compute-bound GEMM asks little of HBM and leaves the copies their
+	// rate; an HBM-heavy one (low arithmetic intensity) takes most of it.
 	frozen := make([]bool, len(flows))
-	for i := range flows {
+	weight := func(i int) float64 {
 		if flows[i].j.copy {
-			frozen[i], flows[i].rate = true, flows[i].max
+			return e.p.copyHBMWeight()
 		}
-	}
-	// Several copy phases at once (a pipelined all-reduce forwards reduced
-	// chunks while the reduce-scatter's copies still run) share the link
-	// and HBM: scale them down together to what each resource carries.
-	for _, r := range shared {
-		var use float64
-		for i, f := range flows {
-			if frozen[i] {
-				use += f.rate * r.use(f.j)
-			}
-		}
-		if use > r.cap {
-			for i := range flows {
-				if frozen[i] && r.use(flows[i].j) > 0 {
-					flows[i].rate *= r.cap / use
-					flows[i].bound = r.name
-				}
-			}
-		}
+		return 1
 	}
 	theta := 0.0
 	for {
-		// Find the share of private maximum at which the next resource
-		// saturates, given the frozen flows' use.
-		next, which := 1.0, -1
+		// The next share theta at which a resource saturates, given the
+		// frozen flows' use, or an open flow reaches its own maximum (a
+		// flow of weight w is at theta x w of its maximum).
+		next, which, open := math.Inf(1), -1, false
 		for ri, r := range shared {
 			var fixed, grow float64
 			for i, f := range flows {
@@ -454,32 +442,40 @@ func (e *engine) rates() []flow {
 				if frozen[i] {
 					fixed += f.rate * u
 				} else {
-					grow += f.max * u
+					grow += weight(i) * f.max * u
 				}
 			}
 			if grow == 0 {
 				continue
 			}
-			t := (r.cap - fixed) / grow
-			if t < next {
+			if t := (r.cap - fixed) / grow; t < next {
 				next, which = math.Max(t, theta), ri
 			}
 		}
+		for i := range flows {
+			if !frozen[i] {
+				open = true
+				if t := 1 / weight(i); t < next {
+					next, which = math.Max(t, theta), -1
+				}
+			}
+		}
+		if !open {
+			break
+		}
 		theta = next
-		anyOpen := false
 		for i := range flows {
 			if frozen[i] {
 				continue
 			}
-			flows[i].rate = theta * flows[i].max
-			if which >= 0 && shared[which].use(flows[i].j) > 0 {
+			flows[i].rate = math.Min(1, theta*weight(i)) * flows[i].max
+			switch {
+			case which >= 0 && shared[which].use(flows[i].j) > 0:
 				frozen[i] = true
 				flows[i].bound = shared[which].name
+			case theta*weight(i) >= 1-1e-12:
+				frozen[i] = true // at its own maximum: its private bound
 			}
-			anyOpen = anyOpen || !frozen[i]
-		}
-		if which < 0 || !anyOpen {
-			break
 		}
 	}
 	for i := range flows {
@@ -689,8 +685,12 @@ func (e *engine) advance(dt float64, flows []flow) {
 	}
 	for _, j := range released {
 		r := j.hostAt
-		for _, w := range j.waits {
-			r = math.Max(r, w.end)
+		for k, w := range j.waits {
+			gap := 0.0
+			if k < len(j.waitGaps) {
+				gap = j.waitGaps[k]
+			}
+			r = math.Max(r, w.end+gap)
 		}
 		j.runnableAt, j.launch = r, r+j.delay
 		for _, g := range j.group {

@@ -11,15 +11,16 @@ import (
 )
 
 // A graph scenario (format 2) runs as its op instances, each one or more
-// engine jobs: a compute instance is a kernel whose CTAs come in waves and
-// leave their SMs as they end (so SMs free up at every kernel boundary and
-// in the tail of a kernel's last wave), a communication instance the jobs a
-// pair's collective would be. The host enqueues the instances in the
-// graph's enqueue order, one every Profile.HostLaunchGap; an instance may
-// run once it is enqueued and its stream predecessor and dependencies
-// have ended (events), and then pays its fixed cost. The block scheduler
-// serves queued CTAs by stream priority, then by arrival (the time a
-// kernel became runnable).
+// engine jobs: a compute instance is a kernel (a GEMM as its launch,
+// Profile.GEMMLaunches: persistent, holding its SMs to its end, or in
+// waves, freeing them at its wave boundaries; a stream op in waves of
+// short CTAs), a communication instance the jobs a pair's collective
+// would be. The host enqueues the instances in the graph's enqueue order,
+// one every Profile.HostLaunchGap; an instance may run once it is enqueued
+// and its stream predecessor and dependencies have ended (events; one of
+// another stream costs Profile.LaunchGap), and then pays its fixed cost.
+// The block scheduler serves pending CTAs by stream priority, then by
+// arrival (the time a kernel became runnable).
 
 // graphPlan is a graph experiment turned into engine jobs.
 type graphPlan struct {
@@ -34,13 +35,6 @@ type graphPlan struct {
 
 // graphOptions are model switches tests flip to show what a rule does.
 type graphOptions struct {
-	// wavedGEMMs runs GEMMs as waves of CTAs that leave their SMs as they
-	// end, letting kernels of other streams in during the GEMM. The
-	// default is what one H200 showed (results/2026-12-01-h200x1-i15,
-	// boundary-probe.json): cuBLAS GEMMs hold their SMs to the end, even
-	// against kernels at priority -5, and hand them over at kernel
-	// boundaries, as the pair path's persistent GEMM does.
-	wavedGEMMs bool
 	// priority, when set, gives a stream's kernels this priority (CUDA's
 	// convention) instead of the strategy's (0 for compute streams).
 	priority map[string]int
@@ -99,14 +93,27 @@ func buildGraph(p Profile, ex backends.Experiment, opt graphOptions) (*graphPlan
 		}
 	}
 
+	firstStream, seenStream := -1, map[int]bool{}
 	for k, i := range gp.run {
 		in := g.Instances[i]
 		op := g.Ops[in.Op]
 		stream := g.Streams[op.Stream].Name
 		at := float64(k) * p.HostLaunchGap
+		if firstStream < 0 {
+			firstStream = op.Stream
+		}
+		if !seenStream[op.Stream] {
+			seenStream[op.Stream] = true
+			if op.Stream != firstStream {
+				// As in a pair: a stream other than the first waits on the
+				// start event recorded on the first, and runs LaunchGap
+				// after it (backends/cuda's gated protocol).
+				at = math.Max(at, p.LaunchGap)
+			}
+		}
 		var jobs []*job
 		if op.Role == scenarios.RoleCompute {
-			j, flops, err := computeJob(p, op.Compute, st, computeDom, eng, opt.wavedGEMMs)
+			j, flops, err := computeJob(p, op.Compute, st, computeDom, eng)
 			if err != nil {
 				return nil, fmt.Errorf("%s: %w", op.Name, err)
 			}
@@ -135,7 +142,17 @@ func buildGraph(p Profile, ex backends.Experiment, opt graphOptions) (*graphPlan
 			j.hostAt, j.delay = at, j.launch-at
 			j.runnableAt, j.enqueued = at, at
 			for _, pi := range preds[i] {
-				j.waits = append(j.waits, gp.jobs[pi]...)
+				// An event of another stream costs the launch gap, as the
+				// second op of a pair pays it; the stream's own
+				// predecessor does not.
+				gap := 0.0
+				if g.Ops[g.Instances[pi].Op].Stream != op.Stream {
+					gap = p.LaunchGap
+				}
+				for _, w := range gp.jobs[pi] {
+					j.waits = append(j.waits, w)
+					j.waitGaps = append(j.waitGaps, gap)
+				}
 			}
 		}
 		if len(preds[i]) > 0 {

@@ -5,6 +5,7 @@ import (
 	"math"
 	"os"
 	"reflect"
+	"slices"
 	"testing"
 
 	"github.com/c3lab/c3lab/backends"
@@ -142,31 +143,63 @@ func TestLaunchGapVisibleWhenIdle(t *testing.T) {
 	}
 }
 
-// Stream priority decides who gets SMs a GEMM frees. cuBLAS GEMMs on an
-// H200 hold their SMs to the end even against kernels at priority -5
-// (results/2026-12-01-h200x1-i15/boundary-probe.json), so by default the
-// collective waits for the GEMM at either priority; with GEMMs in waves
-// (the model switch that shows the rule), equal priority still waits for
-// the GEMM's queued CTAs, and priority -5 takes SMs at the first wave.
+// Stream priority decides who gets SMs a GEMM frees, and acts only on
+// pending CTAs. cuBLAS GEMMs on an H200 hold their SMs to the end even
+// against kernels at priority -5 (results/2026-12-01-h200x1-i15/
+// boundary-probe.json): with a persistent launch (the table's) the
+// collective waits for the GEMM at either priority. With a launch in
+// waves, equal priority still waits for the GEMM's pending CTAs (they
+// arrived first), and priority -5 takes SMs at the first wave boundary,
+// never before: no CTA is evicted.
 func TestPriorityTakesFreedSMs(t *testing.T) {
 	p := H200()
-	sc := graphOf(stream("compute", gemmOp("g", 16384, 8192, 8192, 1)), stream("comm", collOp("ag", scenarios.AllGather, 16<<20, 1)))
+	gemm := gemmOp("g", 16384, 8192, 8192, 1)
+	sc := graphOf(stream("compute", gemm), stream("comm", collOp("ag", scenarios.AllGather, 16<<20, 1)))
+	cop := scenarios.ComputeOp{Kind: scenarios.GEMM, M: 16384, N: 8192, K: 8192, DType: scenarios.BF16}
+	waved := inWaves(p, cop)
+	// The first wave's end: a wave of the launch alone.
+	l := waved.gemmLaunch(cop, p.SMs)
+	alone := simGraph(t, waved, graphOf(stream("compute", gemm)), scenarios.Strategy{}, backends.ModeConcurrent, graphOptions{})
+	wave := float64(kernelSpans(alone, "g")[0].End-kernelSpans(alone, "g")[0].Start) / math.Ceil(float64(l.GridCTAs)/float64(p.SMs))
 	for _, tc := range []struct {
 		prio   int
-		opt    graphOptions
+		waves  bool
 		lo, hi float64 // the all-gather's start, as a share of the GEMM's end
 	}{
-		{0, graphOptions{}, 0.98, 1.0},
-		{-5, graphOptions{}, 0.98, 1.0},
-		{0, graphOptions{wavedGEMMs: true}, 0.9, 1.0},
-		{-5, graphOptions{wavedGEMMs: true}, 0, 0.05},
+		{0, false, 0.98, 1.0},
+		{-5, false, 0.98, 1.0},
+		{0, true, 0.9, 1.0},
+		{-5, true, 0, 0.05},
 	} {
-		o := simGraph(t, p, sc, scenarios.Strategy{CommPriority: tc.prio}, backends.ModeConcurrent, tc.opt)
+		pr := p
+		if tc.waves {
+			pr = waved
+		}
+		o := simGraph(t, pr, sc, scenarios.Strategy{CommPriority: tc.prio}, backends.ModeConcurrent, graphOptions{})
 		end, start := kernelSpans(o, "g")[0].End, kernelSpans(o, "ag")[0].Start
 		if f := float64(start) / float64(end); f < tc.lo || f > tc.hi {
-			t.Errorf("priority %d, waves %v: the all-gather starts at %.0f µs, %.2f of the GEMM's %.0f µs; want %.2f..%.2f", tc.prio, tc.opt.wavedGEMMs, usOf(start), f, usOf(end), tc.lo, tc.hi)
+			t.Errorf("priority %d, waves %v: the all-gather starts at %.0f µs, %.2f of the GEMM's %.0f µs; want %.2f..%.2f", tc.prio, tc.waves, usOf(start), f, usOf(end), tc.lo, tc.hi)
+		}
+		if tc.waves && tc.prio < 0 {
+			// Not before the first wave's CTAs end (minus the jitter).
+			if first := float64(kernelSpans(o, "g")[0].Start) + (1-p.WaveJitter/2)*wave; float64(start) < first-1 {
+				t.Errorf("priority %d: the all-gather starts at %.1f µs, before the GEMM's first wave ends (%.1f µs): a CTA was evicted", tc.prio, usOf(start), first/1e3)
+			}
 		}
 	}
+}
+
+// inWaves returns p with the GEMMs given launched in waves: one CTA per
+// output tile and SM, not persistent, as a launch table entry would say.
+func inWaves(p Profile, gemms ...scenarios.ComputeOp) Profile {
+	p.GEMMLaunches = slices.Clone(p.GEMMLaunches)
+	for _, c := range gemms {
+		l := p.gemmLaunch(c, p.SMs)
+		l.Persistent, l.GridCTAs, l.Source = false, l.Tiles(), LaunchMeasured
+		p.GEMMLaunches = slices.DeleteFunc(p.GEMMLaunches, func(e GEMMLaunch) bool { return e.matches(c, p.SMs) })
+		p.GEMMLaunches = append(p.GEMMLaunches, l)
+	}
+	return p
 }
 
 // A dependency delays its consumer until the producer ends (and then its
@@ -248,15 +281,20 @@ func TestSmallKernelsInsideBigGEMM(t *testing.T) {
 	)
 	for _, tc := range []struct {
 		name         string
+		waves        bool
 		opt          graphOptions
 		minIn, maxIn int
 	}{
-		{"persistent GEMM, small kernels at priority -5", graphOptions{priority: map[string]int{"small": -5}}, 0, 0},
-		{"GEMM in waves, equal priority", graphOptions{wavedGEMMs: true}, 0, 64},
-		{"GEMM in waves, small kernels at priority -5", graphOptions{wavedGEMMs: true, priority: map[string]int{"small": -5}}, 256, 256},
+		{"persistent GEMM, small kernels at priority -5", false, graphOptions{priority: map[string]int{"small": -5}}, 0, 0},
+		{"GEMM in waves, equal priority", true, graphOptions{}, 0, 64},
+		{"GEMM in waves, small kernels at priority -5", true, graphOptions{priority: map[string]int{"small": -5}}, 256, 256},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			o := simGraph(t, p, sc, scenarios.Strategy{}, backends.ModeConcurrent, tc.opt)
+			pr := p
+			if tc.waves {
+				pr = inWaves(p, scenarios.ComputeOp{Kind: scenarios.GEMM, M: 32768, N: 8192, K: 8192, DType: scenarios.BF16})
+			}
+			o := simGraph(t, pr, sc, scenarios.Strategy{}, backends.ModeConcurrent, tc.opt)
 			end := kernelSpans(o, "big")[0].End
 			in := 0
 			for _, s := range kernelSpans(o, "small") {
@@ -424,6 +462,20 @@ func TestGraphModelAgainstH200Probe(t *testing.T) {
 		got := share(o, "big")
 		if tc.measured > 0.1 || got > 0.1 {
 			t.Errorf("%s: %.1f %% of the copies end inside the long GEMM in the model, %.1f %% on the %s; want both under 10 %%", tc.name, 100*got, 100*tc.measured, m.GPU)
+		}
+	}
+	// The torch run, where all 256 ended inside the GEMM, is what
+	// a launch in waves gives when the copies outrank the GEMM's pending
+	// CTAs: with that launch in the table the model lets them all through.
+	waved := inWaves(p, scenarios.ComputeOp{Kind: scenarios.GEMM, M: 32768, N: 8192, K: 8192, DType: scenarios.BF16})
+	for _, tc := range []struct {
+		prio   int
+		lo, hi float64
+	}{{0, 0, 0.3}, {-5, 0.95, 1}} {
+		o := simGraph(t, waved, graphOf(stream("big", gemmOp("big", 32768, 8192, 8192, 1)), stream("small", copies)),
+			scenarios.Strategy{}, backends.ModeConcurrent, graphOptions{priority: map[string]int{"small": tc.prio}})
+		if got := share(o, "big"); got < tc.lo || got > tc.hi {
+			t.Errorf("GEMM in waves, copies at priority %d: %.1f %% end inside it; want %.0f..%.0f %%", tc.prio, 100*got, 100*tc.lo, 100*tc.hi)
 		}
 	}
 	sc := graphOf(stream("gemms", gemmOp("g", 4096, 4096, 4096, 16)), stream("small", copies))

@@ -55,11 +55,13 @@ func build(p Profile, ex backends.Experiment) (*plan, error) {
 	pl.peakTensor = p.PeakFLOPs[scenarios.BF16]
 
 	if runCompute {
-		j, flopsPerCTA, err := computeJob(p, sc.Compute, st, computeDom, eng, false)
+		j, flopsPerCTA, err := computeJob(p, sc.Compute, st, computeDom, eng)
 		if err != nil {
 			return nil, err
 		}
-		j.enqueued, j.launch, j.order = computeAt, computeAt, computeOrder
+		// Like every compute kernel (a graph's too), it pays its fixed
+		// cost between its launch and its first CTA, holding no SM.
+		j.enqueued, j.launch, j.order = computeAt, computeAt+p.KernelFixedCost, computeOrder
 		eng.jobs = append(eng.jobs, j)
 		eng.flopsPerUnit[j] = flopsPerCTA
 		pl.opJobs[backends.OpCompute] = []*job{j}
@@ -113,13 +115,14 @@ func domainSize(eng *engine, dom []int) int {
 	return n
 }
 
-// computeJob models the compute op as a kernel of CTAs. A GEMM is
-// persistent (its CTAs pull tiles from a pool and free no SM before it
-// ends), unless waves is set: then its grid is one CTA per output tile
-// (and split-K slice), dispatched in waves of one CTA per SM (a 128 x 256
-// bf16 tile with its pipeline stages fills an H200 SM's shared memory), and
-// each CTA leaves its SM when its tile is done.
-func computeJob(p Profile, c scenarios.ComputeOp, st scenarios.Strategy, dom []int, eng *engine, waves bool) (*job, float64, error) {
+// computeJob models the compute op as a kernel of CTAs. A GEMM runs as
+// its launch (Profile.GEMMLaunches, or the tile rule for a shape the table
+// lacks): a persistent launch pulls tiles (or split-K slices) from a pool
+// with at most one group of CTAs per SM and frees no SM before it ends;
+// any other launch runs in waves of CTAs, CTAsPerSM of them to an SM, each
+// group leaving its SM when its tiles are done, so that the block
+// scheduler hands the SM to the most urgent, earliest pending CTA.
+func computeJob(p Profile, c scenarios.ComputeOp, st scenarios.Strategy, dom []int, eng *engine) (*job, float64, error) {
 	smsAvail := domainSize(eng, dom)
 	maxRes := unlimited
 	if st.GEMMSMTarget > 0 {
@@ -132,35 +135,43 @@ func computeJob(p Profile, c scenarios.ComputeOp, st scenarios.Strategy, dom []i
 	}
 	switch c.Kind {
 	case scenarios.GEMM:
-		// A persistent kernel: one CTA per SM it may use pulls tiles (or
-		// split-K slices) from a shared pool until none is left, so it
-		// frees no SM before its end (measured: a collective launched after
-		// a GEMM waits for all of it; backends/cuda/NOTES.md).
-		g := gemmModel(p, c, smsAvail)
-		if waves {
-			j.ctas = g.ctas
-		} else {
+		l := p.gemmLaunch(c, smsAvail)
+		g := gemmModel(p, c, l, smsAvail)
+		tiles := float64(l.Tiles())
+		// The engine's CTA is one SM's worth of the kernel's CTAs (the
+		// CTAsPerSM a wave puts on one SM start and end together).
+		units := ceilDiv(l.GridCTAs, l.CTAsPerSM)
+		perUnit := 1.0 // tiles one engine CTA does, a pooled one at a time
+		if l.Persistent {
+			// A persistent kernel: its CTAs pull tiles from a shared pool
+			// until none is left, so it frees no SM before its end
+			// (measured: a collective launched after a GEMM waits for all
+			// of it; backends/cuda/NOTES.md).
 			j.pooled = true
-			j.ctas = min(g.ctas, max(smsAvail, 1))
-			j.remaining = float64(g.ctas)
+			j.ctas = min(units, max(smsAvail, 1))
+			j.remaining = tiles
+		} else {
+			j.ctas = units
+			perUnit = tiles / float64(units)
+			j.jitter = true
 		}
-		flopsPerTile := c.FLOPs() / float64(g.ctas)
-		bytesPerTile := g.traffic / float64(g.ctas)
-		tensorRate := p.PeakFLOPs[c.DType] * p.gemmEfficiency(c.DType) / float64(p.SMs) / flopsPerTile
+		flopsPerUnit := c.FLOPs() / tiles * perUnit
+		bytesPerUnit := g.traffic / tiles * perUnit
+		tensorRate := p.PeakFLOPs[c.DType] * p.gemmEfficiency(c.DType) / float64(p.SMs) / flopsPerUnit
 		if st.CommSMs > 0 && st.ComputeSMs == 0 {
 			// The rest side of a comm partition suits the GEMM's tiles
 			// worse than an aligned group does (Profile docs).
 			tensorRate *= 1 - p.RestPartitionGEMMLoss
 		}
-		memRate := p.SMHBMBandwidth / bytesPerTile
-		j.hbm = bytesPerTile
+		memRate := p.SMHBMBandwidth / bytesPerUnit
+		j.hbm = bytesPerUnit
 		if tensorRate <= memRate {
 			j.ctaRate, j.privRes, j.stall = tensorRate, backends.ResTensor, p.GEMMMemoryStall
 		} else {
 			j.ctaRate, j.privRes = memRate, backends.ResSMs
 		}
 		j.l2Sensitive = g.traffic > g.ideal
-		return j, flopsPerTile, nil
+		return j, flopsPerUnit, nil
 	case scenarios.Stream:
 		// An elementwise kernel of many short CTAs (streamWaves waves on the
 		// SMs it may use), so it shares SMs gracefully as they free up.
@@ -176,46 +187,27 @@ func computeJob(p Profile, c scenarios.ComputeOp, st scenarios.Strategy, dom []i
 	return nil, 0, fmt.Errorf("compute kind %q is not modelled", c.Kind)
 }
 
-// gemmShape is the tiling and traffic model of one GEMM.
+// gemmShape is the traffic model of one GEMM.
 type gemmShape struct {
-	ctas    int
 	traffic float64 // HBM bytes the GEMM moves
 	ideal   float64 // A, B and C read or written once
 }
 
-// gemmModel picks a tile the way GEMM libraries do (smaller tiles for small
-// M, split-K when the tiles cannot fill the GPU) and estimates HBM traffic
-// with a wave-panel model: each wave of CTAs covers a near-square block of
-// output tiles and reads the A row panel and B column panel of that block
-// once; everything fits in L2 when A and B together fit in half of it.
-func gemmModel(p Profile, c scenarios.ComputeOp, sms int) gemmShape {
+// gemmModel estimates a launch's HBM traffic with a wave-panel model: each
+// wave of CTAs covers a near-square block of output tiles and reads the A
+// row panel and B column panel of that block once; everything fits in L2
+// when A and B together fit in half of it. Split-K slices write and read
+// back fp32 partial sums once.
+func gemmModel(p Profile, c scenarios.ComputeOp, l GEMMLaunch, sms int) gemmShape {
 	b := float64(c.DType.Size())
 	out := math.Max(b, 2) // fp8 GEMMs write bf16
-	tm, tn := 128, 256
-	if c.M < 1024 {
-		tn = 128
-	}
-	if c.M <= 64 {
-		tm = 64
-	}
+	tm, tn, splitK := l.TileM, l.TileN, l.SplitK
 	gm := ceilDiv(c.M, tm)
 	gn := ceilDiv(c.N, tn)
 	tiles := gm * gn
 	M, N, K := float64(c.M), float64(c.N), float64(c.K)
 	idealAB := (M*K + K*N) * b
-	// Below the machine balance (FLOP per byte at which tensor throughput
-	// and HBM bandwidth take equal time) the GEMM is memory-bound: libraries
-	// then split K into many short CTAs to keep every SM streaming.
-	balance := p.PeakFLOPs[c.DType] * p.gemmEfficiency(c.DType) / p.HBMBandwidth
-	memBound := c.FLOPs()/(idealAB+M*N*out) < balance
-	splitK := 1
-	switch {
-	case memBound && tiles < memBoundWaves*sms:
-		splitK = max(1, min(ceilDiv(memBoundWaves*sms, tiles), c.K/256))
-	case tiles < sms:
-		splitK = max(1, min(sms/tiles, c.K/256))
-	}
-	g := gemmShape{ctas: tiles * splitK, ideal: idealAB + M*N*out}
+	g := gemmShape{ideal: idealAB + M*N*out}
 	traffic := idealAB
 	if idealAB > float64(p.L2Bytes)/2 {
 		conc := min(tiles, sms)
@@ -257,11 +249,12 @@ func commJobs(p Profile, sc scenarios.Scenario, st scenarios.Strategy, dom []int
 	if coll == scenarios.AllGather && p.CommLocalCopy {
 		hbm += 2 * float64(sc.Comm.Bytes) / float64(ctas)
 	}
-	// The kernel's CTAs are launched at once; its fixed cost (handshakes
-	// with the peers) is spent holding their SMs.
+	// The kernel's CTAs are launched at once. Its fixed cost is its
+	// launch (KernelFixedCost, holding no SM, as every kernel's), then the
+	// rest of CommSetup (handshakes with the peers) holding their SMs.
 	j := &job{
 		name: "nccl " + sc.Comm.String(), op: backends.OpComm, track: "comm", coll: coll,
-		enqueued: at, launch: at, setup: p.CommSetup[coll],
+		enqueued: at, launch: at + p.KernelFixedCost, setup: inKernel(p, p.CommSetup[coll]),
 		ctas: ctas, maxResident: unlimited, priority: st.CommPriority, order: order,
 		domain:  dom,
 		ctaRate: p.CTALinkBandwidth[coll] / perCTA, privRes: backends.ResCTA,
@@ -336,7 +329,7 @@ func dmaJobs(p Profile, sc scenarios.Scenario, st scenarios.Strategy, dom []int,
 		perCTA := bytes * share / float64(ctas)
 		return &job{
 			name: name, op: backends.OpComm, track: "comm",
-			enqueued: at, launch: at,
+			enqueued: at, launch: at + p.KernelFixedCost, afterDelay: p.KernelFixedCost,
 			ctas: ctas, maxResident: unlimited, priority: st.CommPriority, order: order,
 			domain:  dom,
 			ctaRate: p.ReductionSMBandwidth / perCTA, maxRate: p.ReductionBandwidth / perCTA,
@@ -424,7 +417,7 @@ func ncclCEJobs(p Profile, sc scenarios.Scenario, st scenarios.Strategy, dom []i
 	}
 	k := &job{
 		name: "nccl-ce kernel " + sc.Comm.String(), op: backends.OpComm, track: "comm",
-		enqueued: at, launch: at, setup: p.NCCLCESetup,
+		enqueued: at, launch: at + p.KernelFixedCost, setup: inKernel(p, p.NCCLCESetup),
 		ctas: p.NCCLCECTAs, maxResident: unlimited, priority: st.CommPriority, order: order,
 		domain: dom, ctaRate: 1e9, privRes: backends.ResLaunch,
 	}
@@ -480,7 +473,7 @@ func hostCopyJob(p Profile, sc scenarios.Scenario, st scenarios.Strategy, dom []
 	}
 	perCTA := total / float64(ctas)
 	j.name, j.track = fmt.Sprintf("copy kernel %s (%d CTAs)", sc.Comm, ctas), "comm"
-	j.launch, j.setup = at, p.HostCopyKernelSetup
+	j.launch, j.setup = at+p.KernelFixedCost, inKernel(p, p.HostCopyKernelSetup)
 	j.ctas, j.maxResident, j.priority, j.domain = ctas, unlimited, st.CommPriority, dom
 	j.ctaRate, j.privRes = p.HostCopyCTABandwidth/perCTA, backends.ResCTA
 	// The kernel's own caps: each direction, and both together.
@@ -495,5 +488,10 @@ func hostCopyJob(p Profile, sc scenarios.Scenario, st scenarios.Strategy, dom []
 	j.hbm, j.toHost, j.fromHost = perCTA, j.toHost*perCTA, j.fromHost*perCTA
 	return j
 }
+
+// inKernel is the part of a kernel's whole fixed cost (fitted or measured
+// as the intercept of its times, launch included) it spends holding its
+// SMs: what its launch (KernelFixedCost, holding none) leaves.
+func inKernel(p Profile, fixed float64) float64 { return math.Max(0, fixed-p.KernelFixedCost) }
 
 func ceilDiv(a, b int) int { return (a + b - 1) / b }

@@ -4,12 +4,13 @@
 //
 // The model (see model.md beside this file): kernels are made of CTAs that
 // hold one SM each from dispatch to completion; a block scheduler hands free
-// SMs to queued CTAs by stream priority, then launch order, within each
-// kernel's SM partition; GEMMs are persistent, so they free no SM before
-// they end; collectives on copy engines hold no SMs, and a copy-engine
-// reduction's kernel runs after its copies. While ops overlap, HBM and
-// NVLink bandwidth are shared (copy engines served first, the rest max-min
-// fair in proportion to demand, with a contention penalty), and every op
+// SMs to pending CTAs by stream priority, then launch order, within each
+// kernel's SM partition; a GEMM runs as its launch (a per-shape table of
+// the cuBLASLt kernels' grids): a persistent one frees no SM before it
+// ends, one in waves frees SMs at its wave boundaries; collectives on copy
+// engines hold no SMs, and a copy-engine reduction's kernel runs after its
+// copies. While ops overlap, HBM and NVLink bandwidth are shared (one pool,
+// max-min fair in proportion to demand, with a contention penalty), and every op
 // progresses at the rate of its scarcest resource. Rates are recomputed whenever a CTA cohort ends, a
 // kernel launches or an op finishes. Every constant is a named field of a
 // Profile. The model is deterministic.
@@ -67,6 +68,18 @@ type Profile struct {
 	// HBM: the CTA rate is divided by 1 + GEMMMemoryStall x (the other op's
 	// share of HBM bandwidth). Fitted.
 	GEMMMemoryStall float64
+	// GEMMLaunches is how each GEMM shape launches (grid, CTA size, CTAs
+	// resident per SM, persistent or in waves, tile and split-K), per
+	// element type and SM count target: the launch decides whether the
+	// GEMM holds its SMs to its end (persistent) or frees them at its wave
+	// boundaries. A shape not listed takes the tile rule's persistent
+	// launch (GEMMLaunch.Source "rule"). Each entry carries its
+	// provenance in Source: "measured" (ncu launch statistics of the
+	// cuBLASLt algorithm the cuda backend picks) or "model" (the tile
+	// rule, written into the table until a measurement replaces it). The
+	// H200's is gemm_launches_h200.json, embedded and parsed once per
+	// H200() call.
+	GEMMLaunches []GEMMLaunch
 
 	// HBMBandwidth is achievable HBM bandwidth (measured: c3lab's stream op
 	// moves 3.9-4.0 TB/s read + write; a large copy ~4.3 TB/s).
@@ -120,11 +133,13 @@ type Profile struct {
 	// CommLocalCopy is whether an SM all-gather also copies the rank's own
 	// shard into the output (NCCL's out-of-place all-gather does).
 	CommLocalCopy bool
-	// CommSetup is an SM collective's fixed cost per collective: the time
-	// its CTAs spend, holding their SMs, before data moves (peer
-	// handshakes). Fitted as the intercept of the isolated collectives'
-	// times against their size (the gated protocol keeps the host's launch
-	// out).
+	// CommSetup is an SM collective's whole fixed cost per collective:
+	// its launch (KernelFixedCost, holding no SM, as every kernel's) and
+	// then, holding its SMs, the rest (peer handshakes) before data moves.
+	// Fitted as the intercept of the isolated collectives' times against
+	// their size (the gated protocol keeps the host's launch out); since
+	// model v2 (issue 17) the part spent holding SMs is CommSetup less
+	// KernelFixedCost.
 	CommSetup map[scenarios.Collective]float64
 
 	// CopyEngines is the number of async copy engines per GPU (measured: 3).
@@ -141,6 +156,17 @@ type Profile struct {
 	CopySyncOverhead float64
 	// CopyChunkGap is an engine's idle gap between consecutive chunks. Model.
 	CopyChunkGap float64
+	// CopyHBMWeight is how many times a copy engine's HBM demand counts
+	// when HBM is oversubscribed and divided among its users in
+	// proportion to their demand: 1 puts copies and SM kernels on an
+	// equal footing (one shared pool), a large value serves the copies
+	// first (the model before issue 17); 0 means 1. Model: 1, as issue 17
+	// reports copies next to a memory-bound GEMM slowing 1.4x while the
+	// GEMM slowed 1.1x. The committed copy sweep
+	// (2026-11-30-h200x2-session3/sweep-copies.json) shows the opposite
+	// for memory-bound GEMMs (GEMM 1.07-1.26x, copies 0.99-1.10x), so it
+	// is to be fitted.
+	CopyHBMWeight float64
 	// DMAHBMPerLinkByte is the HBM traffic per link byte of a copy-engine
 	// collective, per collective (the reductions stage data through HBM).
 	DMAHBMPerLinkByte map[scenarios.Collective]float64
@@ -174,7 +200,8 @@ type Profile struct {
 	ContendedSMBandwidth float64
 
 	// NCCLCECTAs and NCCLCESetup are the SM kernel NCCL's copy-engine path
-	// runs before its copies: its CTA count and its fixed time. Next to a
+	// runs before its copies: its CTA count and its whole fixed time
+	// (fitted), of which KernelFixedCost is its launch, holding no SM. Next to a
 	// GEMM on every SM it waits for the GEMM (FINDINGS.md, section 2).
 	NCCLCECTAs  int
 	NCCLCESetup float64
@@ -209,19 +236,25 @@ type Profile struct {
 	// at 4 CTAs, 75.4 at 64, which the model does not follow).
 	HostCopyKernelBandwidth       float64
 	HostCopyKernelDuplexBandwidth float64
-	// HostCopyKernelSetup is the copy kernel's fixed cost. Measured: 64 KiB
-	// in 7.3 µs to the GPU and 5.9 from it, less the transfer.
+	// HostCopyKernelSetup is the copy kernel's whole fixed cost, of which
+	// KernelFixedCost is its launch, holding no SM. Measured: 64 KiB in
+	// 7.3 µs to the GPU and 5.9 from it, less the transfer.
 	HostCopyKernelSetup float64
 
-	// LaunchGap is how much later the second op becomes runnable than the
-	// first. The gated protocol enqueues both before the start; the second
-	// stream waits on an event recorded behind the gate. Fitted, at least
-	// 1 µs.
+	// LaunchGap is what an event of another stream costs: in a pair the
+	// second op becomes runnable LaunchGap after the first (the gated
+	// protocol enqueues both before the start; the second stream waits on
+	// an event recorded behind the gate), and in a graph (since model v2,
+	// issue 17) a stream's first instance runs LaunchGap after the first
+	// stream's start, and an instance waiting on another stream's instance
+	// LaunchGap after its end (its own stream's predecessor costs none).
+	// Fitted to the pairs, at least 1 µs.
 	LaunchGap float64
 
-	// The following constants serve graph scenarios (format 2: streams of
-	// op instances with dependencies); a one-pair scenario does not use
-	// them, so its calibration above holds as it was.
+	// The following constants were introduced for graph scenarios
+	// (format 2: streams of op instances with dependencies). HostLaunchGap
+	// serves graphs only; KernelFixedCost and WaveJitter serve pairs too
+	// since model v2.
 
 	// HostLaunchGap is the host's time per enqueue when it walks a graph
 	// the way a framework does (Graph.EnqueueOrder): instance k of that
@@ -229,18 +262,24 @@ type Profile struct {
 	// GPU hides it; an idle GPU waits for it. Model: ~5 µs per launch of
 	// an eager framework.
 	HostLaunchGap float64
-	// KernelFixedCost is what a compute kernel instance (a GEMM, a stream
-	// op) pays from the moment it may run (its stream predecessor and
-	// dependencies ended) to its first CTA: launch and the teardown of the
-	// kernel before it, holding no SM. Collectives and copies pay their
-	// own fixed costs instead (CommSetup, CopySyncOverhead, HostCopySetup).
-	// Model.
+	// KernelFixedCost is what every kernel (a GEMM, a stream op, an SM
+	// collective, a reduction, NCCL's copy-engine kernel, the host copy
+	// kernel), in a pair as in a graph, pays from the moment it may run
+	// (its stream predecessor and dependencies ended, or its launch) to
+	// its first CTA: launch and the teardown of the kernel before it,
+	// holding no SM. A kernel whose whole fixed cost is fitted or measured
+	// (CommSetup, NCCLCESetup, HostCopyKernelSetup) spends the rest of it
+	// holding its SMs; copy-engine phases pay CopySyncOverhead or
+	// HostCopySetup instead. Model (3 µs; the boundary probe's 3.2 µs per
+	// tiny kernel back to back is the measurement to fit it to); it
+	// applies to pairs since model v2 (issue 17).
 	KernelFixedCost float64
-	// WaveJitter spreads the work of one dispatch of a graph kernel's CTAs
-	// (a wave) over +- WaveJitter/2 around its mean, in jitterGroups
-	// groups: tiles do not all take the same time, so after a few waves a
-	// GEMM's SMs free up a group at a time and a queued kernel of another
-	// stream can take them between its waves. Model.
+	// WaveJitter spreads the work of one dispatch (a wave) of the CTAs of
+	// a GEMM launched in waves (GEMMLaunches), in a pair or a graph, and
+	// of a graph's stream op, over +- WaveJitter/2 around its mean, in
+	// jitterGroups groups: tiles do not all take the same time, so after a
+	// few waves a GEMM's SMs free up a group at a time and a queued kernel
+	// of another stream can take them between its waves. Model.
 	WaveJitter float64
 }
 
@@ -270,6 +309,7 @@ func H200() Profile {
 			scenarios.FP8:  0.687,
 		},
 		GEMMMemoryStall: 0.05,
+		GEMMLaunches:    h200Launches(),
 
 		HBMBandwidth:   f.HBMBandwidth,
 		SMHBMBandwidth: 64e9,
@@ -319,6 +359,7 @@ func H200() Profile {
 		CopyLaunchOverhead:  6e-6,
 		CopySyncOverhead:    23.3e-6,
 		CopyChunkGap:        1.5e-6,
+		CopyHBMWeight:       1,
 		DMAHBMPerLinkByte: map[scenarios.Collective]float64{
 			scenarios.AllGather:     2,
 			scenarios.ReduceScatter: 2,
@@ -359,6 +400,14 @@ func (p Profile) gemmEfficiency(d scenarios.DType) float64 {
 		return e
 	}
 	return p.GEMMEfficiency[scenarios.BF16]
+}
+
+// copyHBMWeight is CopyHBMWeight, 1 when unset.
+func (p Profile) copyHBMWeight() float64 {
+	if p.CopyHBMWeight > 0 {
+		return p.CopyHBMWeight
+	}
+	return 1
 }
 
 // DefaultProfile is the profile the simulator runs when none is named:

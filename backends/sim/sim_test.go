@@ -162,8 +162,8 @@ func TestHBMContentionSlowsBothOps(t *testing.T) {
 	}
 }
 
-// Copy-engine collectives hold no SMs but still share HBM, where they are
-// served first.
+// Copy-engine collectives hold no SMs but still share HBM, one pool with
+// the SM kernels.
 func TestCopyEngineCollectiveUsesNoSMsButSharesHBM(t *testing.T) {
 	dma := scenarios.Strategy{CommEngine: scenarios.EngineDMA}
 	r := measure(t, gemmAG(), dma)
@@ -181,12 +181,20 @@ func TestCopyEngineCollectiveUsesNoSMsButSharesHBM(t *testing.T) {
 	if f, _ := r.Fraction(); f < 0.7 {
 		t.Errorf("copy-engine all-gather next to a compute-bound GEMM reached %.0f%% of ideal; want at least 70%%", f*100)
 	}
-	// Next to a streaming op the copies keep their HBM bandwidth and the
-	// stream op pays (measured: stream op 1.14-1.28x, copies 1.00-1.05x).
-	// The model used to slow both alike.
+	// Next to a streaming op HBM is one pool (issue 17): the copies and the
+	// stream op both slow. Served first (a large CopyHBMWeight, the model
+	// before issue 17) the copies keep their rate and the stream op pays,
+	// which is what the committed sweeps show (stream op 1.14-1.28x,
+	// copies 1.00-1.05x): the weight is left to the fit (profile.go).
 	s := measure(t, streamAG(), dma)
+	if s.CompSlowdown < 1.1 || s.CommSlowdown < 1.1 {
+		t.Errorf("stream op + copy engines slowdowns %.2f / %.2f; want both slowed at least 1.1x in one HBM pool", s.CompSlowdown, s.CommSlowdown)
+	}
+	first := H200()
+	first.CopyHBMWeight = 1e6
+	s = measureOn(t, first, streamAG(), dma)
 	if s.CompSlowdown < 1.1 || s.CommSlowdown > 1.05 {
-		t.Errorf("stream op + copy engines slowdowns %.2f / %.2f; want the stream op slowed at least 1.1x, the copies at most 1.05x", s.CompSlowdown, s.CommSlowdown)
+		t.Errorf("copies served first: stream op + copy engines slowdowns %.2f / %.2f; want the stream op slowed at least 1.1x, the copies at most 1.05x", s.CompSlowdown, s.CommSlowdown)
 	}
 	var onSM bool
 	for _, sp := range r.Timeline {

@@ -1,0 +1,304 @@
+package sim
+
+import (
+	"bytes"
+	_ "embed"
+	"encoding/json"
+	"fmt"
+	"math"
+	"strings"
+
+	"github.com/c3lab/c3lab/scenarios"
+)
+
+// GEMMLaunch is how one GEMM shape launches on the device: the grid and
+// CTA size of the cuBLASLt algorithm the cuda backend picks for it, as a
+// kernel profiler's launch statistics report them (ncu's LaunchStats and
+// Occupancy sections), per shape, element type and SM count target.
+//
+// The simulator runs a GEMM from its launch: a persistent kernel (grid no
+// larger than the CTAs the SMs keep resident) loops over its tiles and
+// holds its SMs to its end; any other kernel runs in waves of CTAs, each
+// leaving its SM when its tile is done, so that the block scheduler can
+// hand the SM to a pending CTA of another kernel at the wave boundary.
+type GEMMLaunch struct {
+	// M, N, K and DType are the GEMM's shape and element type.
+	M     int             `json:"m"`
+	N     int             `json:"n"`
+	K     int             `json:"k"`
+	DType scenarios.DType `json:"dtype"`
+	// SMTarget is the SM count cuBLASLt planned for: the whole device's
+	// SMs, or the compute partition's, or a strategy's gemm_sm_target.
+	SMTarget int `json:"sm_target"`
+	// GridCTAs and ThreadsPerCTA are the launch's grid and block sizes.
+	GridCTAs      int `json:"grid_ctas"`
+	ThreadsPerCTA int `json:"threads_per_cta"`
+	// CTAsPerSM is how many of its CTAs one SM keeps resident (ncu's
+	// "block limit", the least of its registers, shared memory and warps
+	// limits).
+	CTAsPerSM int `json:"ctas_per_sm"`
+	// Persistent says the kernel loops over tiles: its grid fits the
+	// resident slots (GridCTAs <= SMTarget x CTAsPerSM) and its CTAs
+	// stay until the last tile is done.
+	Persistent bool `json:"persistent"`
+	// TileM x TileN is the output tile one CTA computes at a time, and
+	// SplitK how many CTAs share one tile's K dimension.
+	TileM  int `json:"tile_m"`
+	TileN  int `json:"tile_n"`
+	SplitK int `json:"split_k"`
+	// Kernel is the kernel's name as the profiler reports it, when known.
+	Kernel string `json:"kernel,omitempty"`
+	// Source says where the entry comes from: LaunchMeasured (a kernel
+	// profiler's launch statistics on the device), LaunchModel (the
+	// simulator's tile rule, written into the table until a measurement
+	// replaces it) or, never in a file, LaunchRule (a shape the table
+	// lacks, decided by the rule at run time).
+	Source string `json:"source"`
+}
+
+// Where a GEMMLaunch comes from (GEMMLaunch.Source).
+const (
+	LaunchMeasured = "measured"
+	LaunchModel    = "model"
+	LaunchRule     = "rule"
+)
+
+// Tiles is the number of work units the GEMM's CTAs share: output tiles
+// times split-K slices.
+func (l GEMMLaunch) Tiles() int {
+	return ceilDiv(l.M, l.TileM) * ceilDiv(l.N, l.TileN) * l.SplitK
+}
+
+// matches reports whether the entry is the launch of c planned for
+// smTarget SMs.
+func (l GEMMLaunch) matches(c scenarios.ComputeOp, smTarget int) bool {
+	return l.M == c.M && l.N == c.N && l.K == c.K && l.DType == c.DType && l.SMTarget == smTarget
+}
+
+// launchFile is the JSON form of a launch table.
+type launchFile struct {
+	// Device names the device the launches were recorded on.
+	Device string `json:"device"`
+	// Regenerate says how the file was made and how to make it again.
+	Regenerate string       `json:"regenerate"`
+	Launches   []GEMMLaunch `json:"launches"`
+}
+
+// maxLaunchDim bounds a table's dimensions and counts, so that a corrupt
+// file cannot overflow the tile arithmetic.
+const maxLaunchDim = 1 << 24
+
+// ParseGEMMLaunches reads a launch table (the JSON of
+// gemm_launches_h200.json) and checks every entry: positive shapes and
+// sizes, a known element type, a persistent grid that fits its resident
+// slots, a known source, and no shape twice.
+func ParseGEMMLaunches(data []byte) ([]GEMMLaunch, error) {
+	var f launchFile
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&f); err != nil {
+		return nil, fmt.Errorf("reading the GEMM launch table: %w", err)
+	}
+	if dec.More() {
+		return nil, fmt.Errorf("reading the GEMM launch table: data after the table")
+	}
+	type key struct {
+		m, n, k, sms int
+		dt           scenarios.DType
+	}
+	seen := map[key]bool{}
+	for i, l := range f.Launches {
+		if err := l.validate(); err != nil {
+			return nil, fmt.Errorf("GEMM launch table, entry %d (%dx%dx%d %s on %d SMs): %w", i, l.M, l.N, l.K, l.DType, l.SMTarget, err)
+		}
+		k := key{l.M, l.N, l.K, l.SMTarget, l.DType}
+		if seen[k] {
+			return nil, fmt.Errorf("GEMM launch table, entry %d: %dx%dx%d %s on %d SMs is listed twice", i, l.M, l.N, l.K, l.DType, l.SMTarget)
+		}
+		seen[k] = true
+	}
+	return f.Launches, nil
+}
+
+// validate checks one entry of a launch table.
+func (l GEMMLaunch) validate() error {
+	for _, v := range []struct {
+		name string
+		v    int
+	}{{"m", l.M}, {"n", l.N}, {"k", l.K}, {"sm_target", l.SMTarget}, {"grid_ctas", l.GridCTAs},
+		{"threads_per_cta", l.ThreadsPerCTA}, {"ctas_per_sm", l.CTAsPerSM}, {"tile_m", l.TileM}, {"tile_n", l.TileN}, {"split_k", l.SplitK}} {
+		if v.v < 1 || v.v > maxLaunchDim {
+			return fmt.Errorf("%s is %d; want 1 to %d", v.name, v.v, maxLaunchDim)
+		}
+	}
+	if t := float64(ceilDiv(l.M, l.TileM)) * float64(ceilDiv(l.N, l.TileN)) * float64(l.SplitK); t > 1<<40 {
+		return fmt.Errorf("%.3g tiles; want at most 2^40", t)
+	}
+	if l.DType.Size() == 0 {
+		return fmt.Errorf("unknown element type %q", l.DType)
+	}
+	if l.ThreadsPerCTA > 1024 {
+		return fmt.Errorf("threads_per_cta is %d; a CTA has at most 1024", l.ThreadsPerCTA)
+	}
+	if l.CTAsPerSM > 32 {
+		return fmt.Errorf("ctas_per_sm is %d; an SM holds at most 32 CTAs", l.CTAsPerSM)
+	}
+	if l.Persistent && l.GridCTAs > l.SMTarget*l.CTAsPerSM {
+		return fmt.Errorf("persistent with %d CTAs, more than the %d resident slots of %d SMs", l.GridCTAs, l.SMTarget*l.CTAsPerSM, l.SMTarget)
+	}
+	if l.Source != LaunchMeasured && l.Source != LaunchModel {
+		return fmt.Errorf("source %q; want %q or %q", l.Source, LaunchMeasured, LaunchModel)
+	}
+	return nil
+}
+
+// gemmLaunchesH200 is the H200's launch table (see its "regenerate" field
+// and TestWriteGEMMLaunchTable).
+//
+//go:embed gemm_launches_h200.json
+var gemmLaunchesH200 []byte
+
+// h200Launches parses the embedded H200 table. The file is part of the
+// build and TestH200LaunchTable parses it, so a failure here is a build
+// defect, not bad input.
+func h200Launches() []GEMMLaunch {
+	l, err := ParseGEMMLaunches(gemmLaunchesH200)
+	if err != nil {
+		panic("backends/sim: the embedded gemm_launches_h200.json is broken: " + err.Error())
+	}
+	return l
+}
+
+// gemmLaunch returns the launch of GEMM c planned for smTarget SMs: the
+// profile's table entry, or the tile rule's (Source LaunchRule) when the
+// table lacks the shape.
+func (p Profile) gemmLaunch(c scenarios.ComputeOp, smTarget int) GEMMLaunch {
+	for _, l := range p.GEMMLaunches {
+		if l.matches(c, smTarget) {
+			return l
+		}
+	}
+	return ruleLaunch(p, c, smTarget)
+}
+
+// ruleLaunch is the tile rule's launch (see tileRule): a persistent
+// kernel of one 384-thread CTA (three warp groups) per SM, at most one per
+// tile, as cuBLASLt's Hopper kernels are by default.
+func ruleLaunch(p Profile, c scenarios.ComputeOp, sms int) GEMMLaunch {
+	tm, tn, splitK := tileRule(p, c, sms)
+	l := GEMMLaunch{
+		M: c.M, N: c.N, K: c.K, DType: c.DType, SMTarget: sms,
+		ThreadsPerCTA: 384, CTAsPerSM: 1, Persistent: true,
+		TileM: tm, TileN: tn, SplitK: splitK, Source: LaunchRule,
+	}
+	l.GridCTAs = min(l.Tiles(), max(sms, 1))
+	return l
+}
+
+// tileRule picks a tile the way GEMM libraries do: 128 x 256 for large M,
+// smaller tiles for small M, and split-K when the tiles cannot fill the
+// GPU, or cannot fill memBoundWaves waves of it for a memory-bound shape
+// (arithmetic intensity below the machine balance).
+func tileRule(p Profile, c scenarios.ComputeOp, sms int) (tm, tn, splitK int) {
+	tm, tn = 128, 256
+	if c.M < 1024 {
+		tn = 128
+	}
+	if c.M <= 64 {
+		tm = 64
+	}
+	tiles := ceilDiv(c.M, tm) * ceilDiv(c.N, tn)
+	b := float64(c.DType.Size())
+	out := math.Max(b, 2) // fp8 GEMMs write bf16
+	M, N, K := float64(c.M), float64(c.N), float64(c.K)
+	balance := p.PeakFLOPs[c.DType] * p.gemmEfficiency(c.DType) / p.HBMBandwidth
+	memBound := c.FLOPs()/((M*K+K*N)*b+M*N*out) < balance
+	splitK = 1
+	switch {
+	case memBound && tiles < memBoundWaves*sms:
+		splitK = max(1, min(ceilDiv(memBoundWaves*sms, tiles), c.K/256))
+	case tiles < sms:
+		splitK = max(1, min(sms/tiles, c.K/256))
+	}
+	return tm, tn, splitK
+}
+
+// ncuLaunches is the measurement file the cuda backend's GPU suite writes
+// (backends/cuda/reference/gemm_launches.py over ncu's LaunchStats of
+// TestGPUGEMMLaunches): per shape its main kernel, the split-K reduction
+// kernel when there is one, and whether the grid fits the resident slots.
+type ncuLaunches struct {
+	SMs    int `json:"sms"`
+	Shapes []struct {
+		M          int             `json:"m"`
+		N          int             `json:"n"`
+		K          int             `json:"k"`
+		DType      scenarios.DType `json:"dtype"`
+		SMTarget   int             `json:"sm_target"`
+		Persistent bool            `json:"persistent"`
+		Main       ncuKernel       `json:"main"`
+		Reduce     *ncuKernel      `json:"reduce"`
+	} `json:"shapes"`
+}
+
+// ncuKernel is one kernel's launch statistics.
+type ncuKernel struct {
+	Kernel    string `json:"kernel"`
+	Grid      int    `json:"grid"`
+	Block     int    `json:"block"`
+	CTAsPerSM int    `json:"ctas_per_sm"`
+}
+
+// launchesFromNCU turns the measurement file into launch table entries
+// (Source LaunchMeasured). An SM target of 0 is the whole device. The
+// tile is read from the kernel's name (nvjet's "tst_128x160_...",
+// CUTLASS's "gemm_f16_64x256_..."; 128 x 256 when the name has none);
+// ncu does not report split-K, so a shape with a split-K reduction
+// kernel gets its grid over its output tiles (at least 2), 1 otherwise.
+func launchesFromNCU(data []byte) ([]GEMMLaunch, error) {
+	var f ncuLaunches
+	if err := json.Unmarshal(data, &f); err != nil {
+		return nil, fmt.Errorf("reading the ncu launch statistics: %w", err)
+	}
+	if f.SMs < 1 || f.SMs > maxLaunchDim {
+		return nil, fmt.Errorf("ncu launch statistics: sms is %d; want the device's SM count", f.SMs)
+	}
+	var out []GEMMLaunch
+	for i, s := range f.Shapes {
+		l := GEMMLaunch{
+			M: s.M, N: s.N, K: s.K, DType: s.DType, SMTarget: s.SMTarget,
+			GridCTAs: s.Main.Grid, ThreadsPerCTA: s.Main.Block, CTAsPerSM: s.Main.CTAsPerSM,
+			Persistent: s.Persistent, SplitK: 1, Kernel: s.Main.Kernel, Source: LaunchMeasured,
+		}
+		if l.SMTarget == 0 {
+			l.SMTarget = f.SMs
+		}
+		l.TileM, l.TileN = tileOfKernel(s.Main.Kernel)
+		if s.Reduce != nil && l.M > 0 && l.N > 0 && l.TileM > 0 && l.TileN > 0 {
+			tiles := ceilDiv(l.M, l.TileM) * ceilDiv(l.N, l.TileN)
+			l.SplitK = max(2, ceilDiv(l.GridCTAs, max(tiles, 1)))
+		}
+		if err := l.validate(); err != nil {
+			return nil, fmt.Errorf("ncu launch statistics, shape %d (%dx%dx%d %s): %w", i, s.M, s.N, s.K, s.DType, err)
+		}
+		out = append(out, l)
+	}
+	return out, nil
+}
+
+// tileOfKernel reads a GEMM kernel's output tile from its name: the first
+// "<m>x<n>" after "tst_" (nvjet) or "gemm_<type>_" (CUTLASS); 128 x 256
+// when there is none.
+func tileOfKernel(name string) (tm, tn int) {
+	for _, mark := range []string{"tst_", "gemm_f16_", "gemm_bf16_", "gemm_e4m3_", "gemm_"} {
+		i := strings.Index(name, mark)
+		if i < 0 {
+			continue
+		}
+		var m, n int
+		if _, err := fmt.Sscanf(name[i+len(mark):], "%dx%d", &m, &n); err == nil && m > 0 && n > 0 && m <= 1024 && n <= 1024 {
+			return m, n
+		}
+	}
+	return 128, 256
+}

@@ -1,0 +1,217 @@
+package sim
+
+import (
+	"context"
+	"testing"
+
+	"github.com/c3lab/c3lab/backends"
+	"github.com/c3lab/c3lab/profiler"
+	"github.com/c3lab/c3lab/scenarios"
+)
+
+// measureOn is measure on a simulator of profile p.
+func measureOn(t *testing.T, p Profile, sc scenarios.Scenario, st scenarios.Strategy) profiler.Result {
+	t.Helper()
+	r, err := profiler.Measure(context.Background(), New(p), sc, st, profiler.Options{Reps: 1})
+	if err != nil {
+		t.Fatalf("measure %s under %s: %v", sc.Name, st, err)
+	}
+	return r
+}
+
+// pairOf is a one-pair scenario of a bf16 GEMM and a collective on 2 GPUs.
+func pairOf(m, n, k int, coll scenarios.Collective, bytes scenarios.ByteSize) scenarios.Scenario {
+	return scenarios.Scenario{
+		Name: "pair", GPUs: 2,
+		Compute: scenarios.ComputeOp{Kind: scenarios.GEMM, M: m, N: n, K: k, DType: scenarios.BF16},
+		Comm:    scenarios.CommOp{Collective: coll, Bytes: bytes},
+	}
+}
+
+// simPair runs a pair once and returns its outcome.
+func simPair(t *testing.T, p Profile, sc scenarios.Scenario, st scenarios.Strategy, mode backends.Mode) Outcome {
+	t.Helper()
+	o, err := New(p).Simulate(backends.Experiment{Scenario: sc, Strategy: st, Mode: mode, Reps: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return o
+}
+
+// spanOf returns the first span of an op on a track (kernel spans only
+// for SM tracks).
+func spanOf(t *testing.T, o Outcome, op backends.Op) backends.Span {
+	t.Helper()
+	for _, s := range o.Spans {
+		if s.Op == op {
+			return s
+		}
+	}
+	t.Fatalf("no span of %s", op)
+	return backends.Span{}
+}
+
+// The launch table decides, in a pair as in a graph, whether a GEMM frees
+// SMs before its end. A collective launched after the GEMM at priority -5
+// waits for a persistent GEMM to end; next to the same GEMM launched in
+// waves it starts at the first wave boundary (not before: no CTA is
+// evicted); at equal priority it waits for the GEMM's pending CTAs, which
+// arrived first, and starts in the last wave.
+func TestPairGEMMWavesFromLaunchTable(t *testing.T) {
+	p := H200()
+	sc := pairOf(16384, 8192, 8192, scenarios.AllGather, 16<<20)
+	waved := inWaves(p, sc.Compute)
+	l := waved.gemmLaunch(sc.Compute, p.SMs)
+	waves := float64(ceilDiv(l.GridCTAs, p.SMs))
+	for _, tc := range []struct {
+		name   string
+		p      Profile
+		prio   int
+		lo, hi float64 // the collective's start, as a share of the GEMM's span
+	}{
+		{"persistent, priority -5", p, -5, 0.98, 1.01},
+		{"in waves, equal priority", waved, 0, 1 - 1.5/waves, 1.01},
+		{"in waves, priority -5", waved, -5, 0.5 / waves, 1.5 / waves},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			o := simPair(t, tc.p, sc, scenarios.Strategy{CommPriority: tc.prio}, backends.ModeConcurrent)
+			g, c := spanOf(t, o, backends.OpCompute), spanOf(t, o, backends.OpComm)
+			if f := float64(c.Start-g.Start) / float64(g.End-g.Start); f < tc.lo || f > tc.hi {
+				t.Errorf("the all-gather starts %.3f of the way through the GEMM (%d waves); want %.3f..%.3f", f, int(waves), tc.lo, tc.hi)
+			}
+		})
+	}
+}
+
+// Within partitions: a GEMM in waves confined to a compute partition
+// frees SMs of its partition only, which a collective confined to the
+// comm partition never waits for; and the waves of a GEMM do not open
+// the comm partition's SMs to it.
+func TestWavesStayInTheirPartition(t *testing.T) {
+	p := H200()
+	sc := pairOf(16384, 8192, 8192, scenarios.AllGather, 16<<20)
+	st := scenarios.Strategy{CommSMs: 32}
+	waved := inWaves(p, sc.Compute)
+	// The table's entry is for the whole device: on 100 SMs the rule
+	// decides (persistent); list the partition's launch in waves too.
+	cp := sc.Compute
+	l := waved.gemmLaunch(cp, p.SMs-32)
+	l.Persistent, l.GridCTAs, l.Source = false, l.Tiles(), LaunchMeasured
+	waved.GEMMLaunches = append(waved.GEMMLaunches, l)
+	o := simPair(t, waved, sc, st, backends.ModeConcurrent)
+	g, c := spanOf(t, o, backends.OpCompute), spanOf(t, o, backends.OpComm)
+	if c.Start > g.Start+ns(p.CommSetup[scenarios.AllGather])+ns(p.LaunchGap)+1000 {
+		t.Errorf("the all-gather in its partition starts at %d ns, after the GEMM's %d ns: it waited for SMs", c.Start, g.Start)
+	}
+	for _, s := range o.Samples {
+		if s.Metric == backends.MetricSMsCompute && s.Value > float64(p.SMs-32)+1e-9 {
+			t.Fatalf("the GEMM held %v SMs at %d ns, more than its partition's %d", s.Value, s.Time, p.SMs-32)
+		}
+	}
+}
+
+// A persistent launch whose grid fills only part of the SMs (here two
+// CTAs per SM, so 132 CTAs hold 66 SMs) leaves the rest to a collective
+// launched after it, which then does not wait for the GEMM; the GEMM,
+// on half the SMs, takes about twice as long as on all of them.
+func TestPersistentGridLeavesSMs(t *testing.T) {
+	p := H200()
+	sc := pairOf(16384, 8192, 8192, scenarios.AllGather, 16<<20)
+	half := p
+	l := p.gemmLaunch(sc.Compute, p.SMs)
+	l.CTAsPerSM, l.GridCTAs, l.Source = 2, p.SMs, LaunchMeasured
+	half.GEMMLaunches = append([]GEMMLaunch{l}, p.GEMMLaunches...)
+	full := simPair(t, p, sc, scenarios.Strategy{}, backends.ModeConcurrent)
+	o := simPair(t, half, sc, scenarios.Strategy{}, backends.ModeConcurrent)
+	g, c := spanOf(t, o, backends.OpCompute), spanOf(t, o, backends.OpComm)
+	if c.Start > g.Start+ns(p.LaunchGap)+1000 {
+		t.Errorf("the all-gather starts at %d ns next to a GEMM on 66 SMs (GEMM from %d ns): it waited", c.Start, g.Start)
+	}
+	if fg := spanOf(t, full, backends.OpCompute); float64(g.End-g.Start) < 1.8*float64(fg.End-fg.Start) {
+		t.Errorf("the GEMM on 66 SMs takes %d ns, on 132 %d ns; want about twice", g.End-g.Start, fg.End-fg.Start)
+	}
+	if fc := spanOf(t, full, backends.OpComm); fc.Start < spanOf(t, full, backends.OpCompute).End {
+		t.Errorf("next to a GEMM on every SM the all-gather starts at %d ns, before the GEMM's end %d ns", fc.Start, spanOf(t, full, backends.OpCompute).End)
+	}
+}
+
+// HBM is one pool: copy engines lose bandwidth to an HBM-heavy GEMM (low
+// arithmetic intensity) and not to a compute-bound one; serving the
+// copies first (a large CopyHBMWeight, the model before issue 17) keeps
+// them at their rate next to both.
+func TestCopiesLoseHBMToHBMHeavyGEMM(t *testing.T) {
+	p := H200()
+	first := p
+	first.CopyHBMWeight = 1e6
+	dma := scenarios.Strategy{CommEngine: scenarios.EngineDMA}
+	heavy := pairOf(32768, 32768, 64, scenarios.AllGather, 256<<20)
+	light := pairOf(8192, 8192, 8192, scenarios.AllGather, 256<<20)
+	for _, tc := range []struct {
+		name         string
+		p            Profile
+		sc           scenarios.Scenario
+		minCE, maxCE float64 // the copies' slowdown
+	}{
+		{"shared pool, HBM-heavy GEMM", p, heavy, 1.1, 2},
+		{"shared pool, compute-bound GEMM", p, light, 0.99, 1.02},
+		{"copies first, HBM-heavy GEMM", first, heavy, 0.99, 1.02},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			r := measureOn(t, tc.p, tc.sc, dma)
+			t.Logf("copies %.2fx, GEMM %.2fx", r.CommSlowdown, r.CompSlowdown)
+			if r.CommSlowdown < tc.minCE || r.CommSlowdown > tc.maxCE {
+				t.Errorf("the copies slow %.2fx next to %s; want %.2f..%.2f", r.CommSlowdown, tc.sc.Compute, tc.minCE, tc.maxCE)
+			}
+		})
+	}
+}
+
+// Every compute kernel pays its fixed cost, in a pair as in a graph: a
+// GEMM alone runs KernelFixedCost longer than its CTAs, and its span
+// starts that much after its launch.
+func TestPairKernelFixedCost(t *testing.T) {
+	p := H200()
+	sc := pairOf(128, 128, 128, scenarios.AllGather, 1<<20)
+	none := p
+	none.KernelFixedCost = 0
+	with := simPair(t, p, sc, scenarios.Strategy{}, backends.ModeCompute)
+	without := simPair(t, none, sc, scenarios.Strategy{}, backends.ModeCompute)
+	if d := with.Rep.Compute - without.Rep.Compute; d != ns(p.KernelFixedCost) {
+		t.Errorf("the fixed cost adds %d ns to a tiny GEMM; want %d", d, ns(p.KernelFixedCost))
+	}
+	if s := spanOf(t, with, backends.OpCompute).Start; s != ns(p.KernelFixedCost) {
+		t.Errorf("the GEMM's span starts at %d ns; want its fixed cost, %d ns", s, ns(p.KernelFixedCost))
+	}
+	g := simGraph(t, p, graphOf(stream("compute", gemmOp("g", 128, 128, 128, 1))), scenarios.Strategy{}, backends.ModeCompute, graphOptions{})
+	if g.Rep.Compute != with.Rep.Compute {
+		t.Errorf("the same GEMM takes %d ns in a graph, %d ns as a pair", g.Rep.Compute, with.Rep.Compute)
+	}
+}
+
+// The launch gap, in a pair as in a graph: the op enqueued second becomes
+// runnable LaunchGap after the first (the gated protocol's event wait), so
+// a collective on an idle GPU starts that much later; in a graph a
+// stream's first instance, enqueued after another stream's, does too.
+func TestLaunchGapPairAndGraph(t *testing.T) {
+	p := H200()
+	p.HostLaunchGap = 0 // the host's own pace aside: the gap alone
+	sc := pairOf(8192, 8192, 8192, scenarios.AllGather, 16<<20)
+	st := scenarios.Strategy{CommSMs: 32}
+	o := simPair(t, p, sc, st, backends.ModeConcurrent)
+	if c := spanOf(t, o, backends.OpComm).Start; c != ns(p.LaunchGap+p.KernelFixedCost) {
+		t.Errorf("the pair's all-gather starts at %d ns; want the launch gap and its fixed cost, %d ns", c, ns(p.LaunchGap+p.KernelFixedCost))
+	}
+	g := simGraph(t, p, graphOf(stream("compute", gemmOp("g", 8192, 8192, 8192, 1)), stream("comm", collOp("ag", scenarios.AllGather, 16<<20, 2))),
+		st, backends.ModeConcurrent, graphOptions{})
+	ag := kernelSpans(g, "ag")
+	if ag[0].Start != ns(p.LaunchGap+p.KernelFixedCost) {
+		t.Errorf("the graph's first all-gather starts at %d ns; want the launch gap and its fixed cost, %d ns", ag[0].Start, ns(p.LaunchGap+p.KernelFixedCost))
+	}
+	// Its second instance follows its own stream's first: no gap.
+	if d := ag[1].Start - ag[0].End; d != ns(p.KernelFixedCost) {
+		t.Errorf("the second all-gather starts %d ns after the first ends; want its fixed cost alone, %d ns", d, ns(p.KernelFixedCost))
+	}
+	if gs := kernelSpans(g, "g")[0].Start; gs != ns(p.KernelFixedCost) {
+		t.Errorf("the graph's GEMM, enqueued first, starts at %d ns; want its fixed cost %d ns", gs, ns(p.KernelFixedCost))
+	}
+}
