@@ -84,6 +84,12 @@ func TestCalibrateValidateRatchet(t *testing.T) {
 		t.Errorf("the ratchet's failure:\n%s", stderr)
 	}
 
+	// The built-in profile on the calibration's split.
+	code, stdout, stderr = call(t, "validate", "--profile", "h200", "--split", a, "--against", testSweep)
+	if code != 0 || !strings.Contains(stdout, "held-out") || !strings.Contains(stdout, "profile h200") {
+		t.Errorf("validate --split: exit %d\n%s\n%s", code, stdout, stderr)
+	}
+
 	// The simulator runs the profile file.
 	if code, stdout, stderr := call(t, "run", "--backend", "sim", "--sim-profile", a); code != 0 || !strings.Contains(stdout, "T_c3") {
 		t.Errorf("run --sim-profile: exit %d\n%s\n%s", code, stdout, stderr)
@@ -116,6 +122,7 @@ func TestCalibrateValidateRefusals(t *testing.T) {
 		{"run, missing file", []string{"run", "--backend", "sim", "--sim-profile", filepath.Join(dir, "nope.yaml")}, 2, []string{"nope.yaml"}},
 		{"validate, bad profile", []string{"validate", "--profile", bad, "--against", testSweep}, 2, []string{"bad.yaml:5:"}},
 		{"validate, no sweep", []string{"validate"}, 2, []string{"--against"}},
+		{"validate, split without fit", []string{"validate", "--against", testSweep, "--split", typo}, 2, []string{"--split", "typo.yaml:4:"}},
 		{"validate, bad ratchet", []string{"validate", "--against", testSweep, "--ratchet", bad}, 2, []string{"--ratchet", "not a c3lab validate report"}},
 		{"calibrate, no out", []string{"calibrate", "--from", testSweep}, 2, []string{"--out"}},
 		{"calibrate, no sweep", []string{"calibrate", "--out", filepath.Join(dir, "x.yaml")}, 2, []string{"--from"}},

@@ -5,11 +5,12 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/c3lab/c3lab/backends/sim"
 	"github.com/c3lab/c3lab/backends/sim/calib"
 )
 
 func runValidate(ctx context.Context, args []string, s stdio) error {
-	fs := newFlags("validate", "validate --profile h200|FILE --against SWEEP.json [MORE.json ...] [--json] [--ratchet FIGURES.json]\n\n"+
+	fs := newFlags("validate", "validate --profile h200|FILE --against SWEEP.json [MORE.json ...] [--split PROFILE.yaml] [--json] [--ratchet FIGURES.json]\n\n"+
 		"Replays every swept scenario and strategy on the simulator with the profile\n"+
 		"and prints the error table: T_comp, T_comm, T_c3 (relative) and F (% of\n"+
 		"ideal, points), median / p90 / max, overall and per collective, class,\n"+
@@ -17,24 +18,40 @@ func runValidate(ctx context.Context, args []string, s stdio) error {
 		"then whether the simulator's best strategy is within 3 % of the measured best.\n"+
 		"--ratchet fails (exit 1) when a figure is worse than the committed ones.", s)
 	var against listFlag
-	fs.Var(&against, "against", "a sweep file (c3lab sweep) to score against; more may follow as arguments or further --against")
+	fs.Var(&against, "against", "a sweep file (c3lab sweep) to score against; more may follow as arguments or further --against; default the sweeps the calibration (--split, else --profile) was fitted on")
 	profile := fs.String("profile", "h200", "the profile: a built-in name or a profile file (c3lab calibrate writes one)")
 	asJSON := fs.Bool("json", false, "print the figures as JSON (what --ratchet reads)")
 	ratchet := fs.String("ratchet", "", "the committed figures (validate --json); exit 1 when a figure got worse than those")
+	split := fs.String("split", "", "take the fit set and held-out scenarios from this profile file's fit record instead of --profile's (to score a built-in profile on a calibration's split)")
 	pos, err := parseWithArgs(fs, args)
 	if err != nil {
 		return err
 	}
 	against = append(against, pos...)
+	pf, err := loadSimProfile(*profile)
+	if err != nil {
+		return err
+	}
+	fit := pf.Fit
+	if *split != "" {
+		sp, err := sim.LoadProfileFile(*split)
+		if err != nil {
+			return badInput("--split: %v", err)
+		}
+		if sp.Fit == nil {
+			return badInput("--split: %s records no fit set (c3lab calibrate writes one)", *split)
+		}
+		fit = sp.Fit
+	}
+	if len(against) == 0 && fit != nil {
+		// A calibration names the sweeps it was fitted on.
+		against = fit.Sweeps
+	}
 	if len(against) == 0 {
 		return badInput("validate needs sweeps to score against: --against SWEEP.json [MORE.json ...]")
 	}
 	if dup, ok := repeated(against); ok {
 		return badInput("sweep %s is given twice; give each once", dup)
-	}
-	pf, err := loadSimProfile(*profile)
-	if err != nil {
-		return err
 	}
 	var committed calib.Report
 	if *ratchet != "" {
@@ -46,7 +63,7 @@ func runValidate(ctx context.Context, args []string, s stdio) error {
 	if err != nil {
 		return badInput("%v", err)
 	}
-	rep, err := calib.Validate(ctx, pf.Profile, pf.Fit, runs)
+	rep, err := calib.Validate(ctx, pf.Profile, fit, runs)
 	if err != nil {
 		return err
 	}
