@@ -377,3 +377,27 @@ func TestFitLine(t *testing.T) {
 		t.Errorf("fitLine = %v, %v (se %v, %v); want 20e-6, 300e9, ~0", a, bw, seA, seBW)
 	}
 }
+
+// A run the simulator cannot replay (here a partition off the 8-SM
+// grid) is left out of validate's figures and counted, not fatal.
+func TestValidateSkipsWhatItCannotReplay(t *testing.T) {
+	path := fixture(t, t.TempDir(), "fixture.json", []fixtureRun{
+		{agScenario, "baseline", stBase, 0.02, 0, 0},
+		{agScenario, "comm-first+prio", stPrio, 0.04, 0, 0},
+	})
+	runs := mustRuns(t, path)
+	runs[1].Strat.CommSMs = 12
+	rep, err := Validate(context.Background(), sim.H200(), nil, runs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rep.Runs != 1 || rep.Skipped != 1 || len(rep.SkippedWhy) != 1 {
+		t.Errorf("runs %d, skipped %d (%v); want 1 and 1", rep.Runs, rep.Skipped, rep.SkippedWhy)
+	}
+	if g, _ := rep.Find("all", "all", SetAll); g.C3.N != 1 || math.Abs(g.C3.Median-0.02) > 1e-9 {
+		t.Errorf("the remaining run: %+v", g)
+	}
+	if _, err := Replay(context.Background(), sim.H200(), runs); err == nil || !strings.Contains(err.Error(), "comm-first+prio") {
+		t.Errorf("Replay, which calibrate uses, does not refuse the run by name: %v", err)
+	}
+}

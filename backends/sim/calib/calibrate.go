@@ -535,7 +535,7 @@ func profileFile(base sim.ProfileFile, p sim.Profile, prov map[string]sim.Proven
 	// A map field's identification is its least identified entry's.
 	for _, c := range res.Constants {
 		pv := out.Provenance[c.Field]
-		id := &sim.Identification{Low: c.Low, High: c.High, AtBound: c.AtBound, Poor: c.Poor, Points: c.Points, Note: c.Note}
+		id := &sim.Identification{Low: roundSig(c.Low, 4), High: roundSig(c.High, 4), AtBound: c.AtBound, Poor: c.Poor, Points: c.Points, Note: c.Note}
 		if c.Stage == sim.StageInterference {
 			id.LossRise = opt.LossRise
 		}

@@ -130,6 +130,21 @@ func Scenarios(runs []Run) []string {
 // CPUs; results are in the runs' order, so the outcome does not depend on
 // the schedule. A run the simulator refuses is an error naming it.
 func Replay(ctx context.Context, p sim.Profile, runs []Run) ([]profiler.Result, error) {
+	out, errs, err := replayEach(ctx, p, runs)
+	if err != nil {
+		return nil, err
+	}
+	for _, err := range errs {
+		if err != nil {
+			return nil, err
+		}
+	}
+	return out, nil
+}
+
+// replayEach is Replay with each run's error apart (nil where it ran);
+// the error returned is the context's.
+func replayEach(ctx context.Context, p sim.Profile, runs []Run) ([]profiler.Result, []error, error) {
 	b := sim.New(p)
 	out := make([]profiler.Result, len(runs))
 	errs := make([]error, len(runs))
@@ -159,14 +174,9 @@ func Replay(ctx context.Context, p sim.Profile, runs []Run) ([]profiler.Result, 
 	close(next)
 	wg.Wait()
 	if err := ctx.Err(); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	for _, err := range errs {
-		if err != nil {
-			return nil, err
-		}
-	}
-	return out, nil
+	return out, errs, nil
 }
 
 // StreamKind names what a graph scenario's streams carry beside compute:

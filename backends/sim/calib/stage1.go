@@ -165,8 +165,8 @@ func Stage1(p sim.Profile, runs []Run, refs []RefGEMM, prov map[string]sim.Prove
 		}
 		a, bw, seA, seBW := fitLine(pts)
 		a -= offset
-		*setup = clamp(setupField, a)
-		e := clamp(effField, bw/p.LinkBandwidth)
+		*setup = clamp(setupField, roundSig(a, 4))
+		e := clamp(effField, roundSig(bw/p.LinkBandwidth, 4))
 		*eff = e
 		seE := seBW / p.LinkBandwidth
 		out = append(out,
@@ -230,7 +230,7 @@ func fitReduction(p *sim.Profile, runs []Run, clamp func(string, float64) float6
 		return fitted{Field: "ReductionBandwidth", Value: p.ReductionBandwidth, Low: p.ReductionBandwidth, High: p.ReductionBandwidth,
 			Note: fmt.Sprintf("kept: %d copy-engine reductions (dma-prio) in the fit set", len(per))}
 	}
-	p.ReductionBandwidth = clamp("ReductionBandwidth", den/num)
+	p.ReductionBandwidth = clamp("ReductionBandwidth", roundSig(den/num, 4))
 	lo, _, hi := quartiles(per)
 	return fitted{Field: "ReductionBandwidth", Value: p.ReductionBandwidth, Low: lo, High: hi, Points: len(per)}
 }

@@ -118,10 +118,14 @@ type Report struct {
 	Profile string   `json:"profile"`
 	Sweeps  []string `json:"sweeps"`
 	// Split says whether the profile recorded its fit set.
-	Split   bool      `json:"split"`
-	Runs    int       `json:"runs"`
-	Groups  []Group   `json:"groups"`
-	Ranking []Ranking `json:"ranking"`
+	Split bool `json:"split"`
+	Runs  int  `json:"runs"`
+	// Skipped counts the runs the simulator could not replay, and
+	// SkippedWhy says why for the first few.
+	Skipped    int       `json:"skipped,omitempty"`
+	SkippedWhy []string  `json:"skipped_why,omitempty"`
+	Groups     []Group   `json:"groups"`
+	Ranking    []Ranking `json:"ranking"`
 	// Errors are the runs one by one.
 	Errors []RunError `json:"runs_detail,omitempty"`
 }
@@ -133,7 +137,7 @@ const ReportTool = "c3lab validate"
 // (nil: every run in one set, SetAll); a scenario in neither of its lists
 // counts as held out, since the fit never saw it.
 func Validate(ctx context.Context, p sim.Profile, fit *sim.FitRecord, runs []Run) (Report, error) {
-	res, err := Replay(ctx, p, runs)
+	res, runErrs, err := replayEach(ctx, p, runs)
 	if err != nil {
 		return Report{}, err
 	}
@@ -144,8 +148,18 @@ func Validate(ctx context.Context, p sim.Profile, fit *sim.FitRecord, runs []Run
 			inFit[s] = true
 		}
 	}
-	rep := Report{Tool: ReportTool, Split: fit != nil, Runs: len(runs)}
+	rep := Report{Tool: ReportTool, Split: fit != nil}
 	for i, r := range runs {
+		if runErrs[i] != nil {
+			// A run the simulator cannot model (a knob it lacks) is
+			// left out and said.
+			rep.Skipped++
+			if len(rep.SkippedWhy) < 5 {
+				rep.SkippedWhy = append(rep.SkippedWhy, runErrs[i].Error())
+			}
+			continue
+		}
+		rep.Runs++
 		e := RunError{Sweep: r.Sweep, Scenario: r.Scenario, Strategy: r.Strategy, Collective: string(r.Scen.Comm.Collective),
 			Class: string(r.Real.Class), StreamKind: StreamKind(r.Scen), Set: SetAll,
 			Comp: rel(res[i].TComp.Median, r.Real.TComp.Median), Comm: rel(res[i].TComm.Median, r.Real.TComm.Median),
@@ -329,6 +343,9 @@ func WriteTable(w io.Writer, r Report) error {
 	fmt.Fprintf(&b, "%d runs replayed on the simulator (profile %s)", r.Runs, r.Profile)
 	if !r.Split {
 		b.WriteString("; the profile records no fit set, so every run is in one set")
+	}
+	if r.Skipped > 0 {
+		fmt.Fprintf(&b, "; %d left out, the simulator could not replay them (%s)", r.Skipped, strings.Join(r.SkippedWhy, "; "))
 	}
 	b.WriteString("\n|error|: median / p90 / max; T_* relative in %, F (% of ideal) in points\n")
 	by := ""
