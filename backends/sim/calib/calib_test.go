@@ -401,3 +401,45 @@ func TestValidateSkipsWhatItCannotReplay(t *testing.T) {
 		t.Errorf("Replay, which calibrate uses, does not refuse the run by name: %v", err)
 	}
 }
+
+// The committed fitted H200 profile reads, its split is the one its seed
+// draws from the sweeps it names, and both committed figure files hold:
+// what .ci/run checks, in go test too.
+func TestCommittedH200Fidelity(t *testing.T) {
+	const root = "../../../"
+	pf, err := sim.LoadProfileFile(root + "backends/sim/profiles/h200-fit.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if pf.Fit == nil || len(pf.Fit.Sweeps) == 0 {
+		t.Fatal("the committed profile records no fit")
+	}
+	var paths []string
+	for _, s := range pf.Fit.Sweeps {
+		paths = append(paths, root+s)
+	}
+	runs := mustRuns(t, paths...)
+	split := SplitScenarios(runs, pf.Fit.Holdout, pf.Fit.Seed)
+	if !slices.Equal(split.Fit, pf.Fit.FitSet) || !slices.Equal(split.HeldOut, pf.Fit.HeldOut) {
+		t.Errorf("the committed split is not the one seed %d draws: held out %v, drawn %v", pf.Fit.Seed, pf.Fit.HeldOut, split.HeldOut)
+	}
+	for _, c := range []struct {
+		profile sim.Profile
+		figures string
+	}{
+		{pf.Profile, "backends/sim/testdata/fidelity-h200-fit.json"},
+		{sim.H200(), "backends/sim/testdata/fidelity-h200.json"},
+	} {
+		committed, err := ReadReport(root + c.figures)
+		if err != nil {
+			t.Fatal(err)
+		}
+		now, err := Validate(context.Background(), c.profile, pf.Fit, runs)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if bad := Ratchet(now, committed); len(bad) > 0 {
+			t.Errorf("fidelity worse than %s:\n%s", c.figures, strings.Join(bad, "\n"))
+		}
+	}
+}
