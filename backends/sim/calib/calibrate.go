@@ -424,6 +424,9 @@ func Calibrate(ctx context.Context, base sim.ProfileFile, runs []Run, opt Option
 		res.Constants = append(res.Constants, c)
 	}
 	res.Evaluations = done
+	if opt.Progress != nil {
+		opt.Progress(done, done, "done")
+	}
 	res.File = profileFile(base, p, prov, res, opt)
 	return res, nil
 }
