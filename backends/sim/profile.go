@@ -28,9 +28,12 @@ import (
 // Values marked "datasheet" come from NVIDIA's H200 specifications, values
 // marked "measured" from runs on a 2 x H200 node (c3lab's own, in
 // backends/cuda/results, and shared/reference/GPU-NODE.md), values marked
-// "fitted" from TestFitH200 (calibration_fit_test.go), which fits them to
-// the gated sweeps of backends/cuda/results/2026-11-30-h200x2-gated, and
-// values marked "model" are estimates no run has pinned down yet.
+// "fitted" were fitted to the gated sweeps of
+// backends/cuda/results/2026-11-30-h200x2-gated (by TestFitH200, since
+// replaced by c3lab calibrate, package calib), and values marked "model"
+// are estimates no run has pinned down yet. H200Provenance gives each
+// field's source and physical range; profile files (profilefile.go) carry
+// them with a calibrated profile.
 // TestCalibrationAgainstH200 and TestCalibrationCopyEnginesAgainstH200
 // hold the error against those sweeps.
 type Profile struct {

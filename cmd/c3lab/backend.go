@@ -14,20 +14,48 @@ import (
 )
 
 // backendFlag is the --backend flag shared by the commands that run things,
-// with --sim-gpus, the simulated node's size.
+// with --sim-gpus, the simulated node's size, and --sim-profile, the
+// simulator's device profile file.
 type backendFlag struct {
-	name    string
-	simGPUs int
+	name       string
+	simGPUs    int
+	simProfile string
 }
 
 func (b *backendFlag) register(fs *flag.FlagSet) {
 	fs.StringVar(&b.name, "backend", "auto", "where to run: auto (the GPUs when usable, else the simulator), cuda or sim")
 	fs.IntVar(&b.simGPUs, "sim-gpus", 0, "the simulated node's GPU count, 1..8 (1 previews a one-GPU box); 0 = 8")
+	fs.StringVar(&b.simProfile, "sim-profile", "", "run the simulator on this device profile: a YAML file (c3lab calibrate writes one) or a built-in name; default the built-in H200")
 }
 
-// simulator is the simulator of the node --sim-gpus asks for.
+// loadSimProfile returns the profile --sim-profile names: a built-in
+// profile's name, or a profile file. A bad file is a usage error of one
+// line that names its line.
+func loadSimProfile(arg string) (sim.ProfileFile, error) {
+	if arg == "" {
+		p := sim.DefaultProfile()
+		return sim.ProfileFile{Profile: p}, nil
+	}
+	if p, ok := sim.Profiles()[arg]; ok {
+		if _, err := os.Stat(arg); err != nil {
+			return sim.ProfileFile{Profile: p}, nil
+		}
+	}
+	pf, err := sim.LoadProfileFile(arg)
+	if err != nil {
+		return pf, usageError{err}
+	}
+	return pf, nil
+}
+
+// simulator is the simulator of the node --sim-gpus asks for, on the
+// profile --sim-profile names.
 func (b *backendFlag) simulator() (*sim.Backend, error) {
-	p := sim.DefaultProfile()
+	pf, err := loadSimProfile(b.simProfile)
+	if err != nil {
+		return nil, err
+	}
+	p := pf.Profile
 	switch {
 	case b.simGPUs < 0 || b.simGPUs > p.MaxGPUs:
 		return nil, badInput("--sim-gpus is %d; allowed 1..%d, or 0 for %d", b.simGPUs, p.MaxGPUs, p.MaxGPUs)
@@ -47,9 +75,9 @@ func (b *backendFlag) open() (backends.Backend, string, error) {
 	case "auto":
 		be, err := cuda.Open(cudaOptions())
 		if err == nil {
-			if b.simGPUs != 0 {
+			if b.simGPUs != 0 || b.simProfile != "" {
 				be.Close()
-				return nil, "", badInput("--sim-gpus sizes the simulator, and this node's GPUs are in use; add --backend sim, or drop --sim-gpus")
+				return nil, "", badInput("--sim-gpus and --sim-profile shape the simulator, and this node's GPUs are in use; add --backend sim, or drop them")
 			}
 			return be, "", nil
 		}
@@ -63,6 +91,9 @@ func (b *backendFlag) open() (backends.Backend, string, error) {
 	case cuda.Name:
 		if b.simGPUs != 0 {
 			return nil, "", badInput("--sim-gpus sizes the simulator; it has no effect with --backend cuda")
+		}
+		if b.simProfile != "" {
+			return nil, "", badInput("--sim-profile picks the simulator's profile; it has no effect with --backend cuda")
 		}
 		be, err := cuda.Open(cudaOptions())
 		if err != nil {

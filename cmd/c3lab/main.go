@@ -52,6 +52,8 @@ func commands() []command {
 		{"run", "run one scenario under one strategy and print the C3 metrics", runRun},
 		{"advise", "suggest a strategy for a scenario, with reasons; --tune measures the candidates", runAdvise},
 		{"sweep", "run scenarios under a grid of strategies and write the results", runSweep},
+		{"calibrate", "fit the simulator's profile to sweeps, holding scenarios out, and write it", runCalibrate},
+		{"validate", "score a simulator profile against sweeps: the error table, in-sample and held out", runValidate},
 		{"compare", "compare two sweeps, recordings or result files: each change with its interval", runCompare},
 		{"replay", "play a recording back: its results, or the lab fed by it", runReplay},
 		{"export", "measure a scenario and write its timeline as pprof, Perfetto or Chrome trace", runExport},

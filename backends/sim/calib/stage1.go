@@ -1,0 +1,317 @@
+package calib
+
+import (
+	"encoding/json"
+	"fmt"
+	"math"
+	"os"
+	"slices"
+
+	"github.com/c3lab/c3lab/backends"
+	"github.com/c3lab/c3lab/backends/sim"
+	"github.com/c3lab/c3lab/profiler"
+	"github.com/c3lab/c3lab/scenarios"
+)
+
+// RefGEMM is one isolated GEMM timed outside a sweep (c3lab's reference
+// ops, c3lab-ref.json): more points for the GEMM efficiency.
+type RefGEMM struct {
+	Op      scenarios.ComputeOp
+	Seconds float64
+}
+
+// LoadRefGEMMs reads the GEMMs of a reference-ops file (the "ops" list of
+// c3lab-ref.json: kind, label "gemm MxNxK dtype", time).
+func LoadRefGEMMs(path string) ([]RefGEMM, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	var ref struct {
+		Ops []struct {
+			Kind, Label string
+			Time        profiler.Stat
+		} `json:"ops"`
+	}
+	if err := json.Unmarshal(data, &ref); err != nil {
+		return nil, fmt.Errorf("%s: not a reference-ops file: %w", path, err)
+	}
+	var out []RefGEMM
+	for _, o := range ref.Ops {
+		if o.Kind != "gemm" {
+			continue
+		}
+		c := scenarios.ComputeOp{Kind: scenarios.GEMM}
+		var dt string
+		if _, err := fmt.Sscanf(o.Label, "gemm %dx%dx%d %s", &c.M, &c.N, &c.K, &dt); err != nil {
+			return nil, fmt.Errorf("%s: reference op %q: %w", path, o.Label, err)
+		}
+		c.DType = scenarios.DType(dt)
+		if o.Time.Median > 0 {
+			out = append(out, RefGEMM{Op: c, Seconds: o.Time.Median / 1e9})
+		}
+	}
+	if len(out) == 0 {
+		return nil, fmt.Errorf("%s: no GEMM among the reference ops", path)
+	}
+	return out, nil
+}
+
+// fitted is what stage 1 found for one constant (one map entry, or a
+// scalar field when Key is empty).
+type fitted struct {
+	Field, Key string
+	Value      float64
+	// Low and High: value +- one standard error (line fits) or the
+	// quartiles of the per-run values (median fits).
+	Low, High float64
+	Points    int
+	Note      string
+}
+
+// point is one isolated measurement: bytes sent per rank and seconds.
+type point struct{ x, t float64 }
+
+// fitLine fits t = a + x/bw minimizing the sum of squared relative errors
+// and returns the intercept a (seconds), the bandwidth bw (bytes/s) and
+// their standard errors from the residuals.
+func fitLine(pts []point) (a, bw, seA, seBW float64) {
+	// Minimize sum (a u + s v - 1)^2 with u = 1/t, v = x/t, s = 1/bw.
+	var uu, uv, vv, u1, v1 float64
+	for _, p := range pts {
+		u, v := 1/p.t, p.x/p.t
+		uu, uv, vv, u1, v1 = uu+u*u, uv+u*v, vv+v*v, u1+u, v1+v
+	}
+	det := uu*vv - uv*uv
+	a = (u1*vv - v1*uv) / det
+	s := (uu*v1 - uv*u1) / det
+	var ssr float64
+	for _, p := range pts {
+		r := a/p.t + s*p.x/p.t - 1
+		ssr += r * r
+	}
+	if n := len(pts); n > 2 && det > 0 {
+		s2 := ssr / float64(n-2)
+		seA = math.Sqrt(s2 * vv / det)
+		seS := math.Sqrt(s2 * uu / det)
+		seBW = seS / (s * s)
+	}
+	return a, 1 / s, seA, seBW
+}
+
+// isolatedComm lists the isolated times of the pair runs under strategy
+// whose collective keep accepts: one point per run.
+func isolatedComm(runs []Run, strategy string, keep func(scenarios.Collective) bool) []point {
+	var pts []point
+	for _, r := range runs {
+		sc := r.Scen
+		if r.Strategy != strategy || sc.IsGraph() || !keep(sc.Comm.Collective) || r.Real.TComm.Median <= 0 {
+			continue
+		}
+		pts = append(pts, point{sc.Comm.LinkBytes(sc.GPUs), r.Real.TComm.Median / 1e9})
+	}
+	return pts
+}
+
+// quartiles returns the median and the quartiles of v.
+func quartiles(v []float64) (lo, mid, hi float64) {
+	s := slices.Clone(v)
+	slices.Sort(s)
+	q := func(f float64) float64 {
+		x := f * float64(len(s)-1)
+		i := int(x)
+		if i+1 >= len(s) {
+			return s[len(s)-1]
+		}
+		return s[i] + (x-float64(i))*(s[i+1]-s[i])
+	}
+	return q(0.25), q(0.5), q(0.75)
+}
+
+// Stage1 fits the isolated-time constants of p in closed form to the runs
+// (the fit set's), as TestFitH200 did:
+//   - each SM collective's setup and link efficiency: intercept and slope
+//     of a line through its isolated times (baseline) against the bytes
+//     it sends, least squares on relative error;
+//   - likewise c3lab's copy-engine all-gathers and all-to-alls (dma),
+//     then NCCL's (nccl-ce);
+//   - the copy-engine reduction kernel's bandwidth from the isolated
+//     reduce-scatters and all-reduces under dma-prio, less their copies;
+//   - each collective CTA's link bandwidth from the CTA-capped runs
+//     (ctas-8, ctas-16), where the capped collective runs after the GEMM;
+//   - the GEMM efficiency per element type: the median of the
+//     efficiencies that match each isolated tensor-bound GEMM (baseline
+//     runs and refs).
+//
+// A constant without data keeps p's value, and says so. Values are held
+// to their ranges.
+func Stage1(p sim.Profile, runs []Run, refs []RefGEMM, prov map[string]sim.Provenance) (sim.Profile, []fitted, error) {
+	p = sim.CloneProfile(p)
+	var out []fitted
+	clamp := func(field string, v float64) float64 {
+		if r := prov[field].Range; len(r) == 2 {
+			return math.Min(math.Max(v, r[0]), r[1])
+		}
+		return v
+	}
+	keep := func(field, key string, old float64, why string) {
+		out = append(out, fitted{Field: field, Key: key, Value: old, Low: old, High: old, Note: "kept: " + why})
+	}
+	line := func(field, key string, setup *float64, setupField string, eff *float64, effField string, pts []point, offset float64) {
+		if len(pts) < 3 {
+			keep(setupField, key, *setup, fmt.Sprintf("%d isolated runs in the fit set, a line needs 3", len(pts)))
+			keep(effField, key, *eff, fmt.Sprintf("%d isolated runs in the fit set, a line needs 3", len(pts)))
+			return
+		}
+		a, bw, seA, seBW := fitLine(pts)
+		a -= offset
+		*setup = clamp(setupField, roundSig(a, 4))
+		e := clamp(effField, roundSig(bw/p.LinkBandwidth, 4))
+		*eff = e
+		seE := seBW / p.LinkBandwidth
+		out = append(out,
+			fitted{Field: setupField, Key: key, Value: *setup, Low: *setup - seA, High: *setup + seA, Points: len(pts)},
+			fitted{Field: effField, Key: key, Value: e, Low: e - seE, High: e + seE, Points: len(pts)})
+	}
+	for _, coll := range scenarios.Collectives {
+		setup, eff := p.CommSetup[coll], p.LinkEfficiencySM[coll]
+		line("", string(coll), &setup, "CommSetup", &eff, "LinkEfficiencySM",
+			isolatedComm(runs, "baseline", func(c scenarios.Collective) bool { return c == coll }), 0)
+		p.CommSetup[coll], p.LinkEfficiencySM[coll] = setup, eff
+	}
+	linkCopy := func(c scenarios.Collective) bool { return slices.Contains(scenarios.Collectives, c) && c.IsPureCopy() }
+	line("", "", &p.CopySyncOverhead, "CopySyncOverhead", &p.LinkEfficiencyCE, "LinkEfficiencyCE",
+		isolatedComm(runs, "dma", linkCopy), p.CopyLaunchOverhead)
+	line("", "", &p.NCCLCESetup, "NCCLCESetup", &p.LinkEfficiencyNCCLCE, "LinkEfficiencyNCCLCE",
+		isolatedComm(runs, "nccl-ce", linkCopy), 0)
+	out = append(out, fitReduction(&p, runs, clamp))
+	for _, coll := range scenarios.Collectives {
+		out = append(out, fitCTABandwidth(&p, runs, coll, clamp))
+	}
+	for _, d := range []scenarios.DType{scenarios.BF16, scenarios.FP16, scenarios.FP8} {
+		f, err := fitGEMMEfficiency(&p, runs, refs, d, clamp)
+		if err != nil {
+			return p, nil, err
+		}
+		out = append(out, f)
+	}
+	return p, out, nil
+}
+
+// fitReduction fits the reduction kernel's bandwidth to the isolated
+// copy-engine reductions: what their times leave after the copy phases,
+// against the HBM bytes the kernel moves (least squares on relative error).
+func fitReduction(p *sim.Profile, runs []Run, clamp func(string, float64) float64) fitted {
+	var num, den float64
+	var per []float64
+	for _, r := range runs {
+		sc := r.Scen
+		c := sc.Comm.Collective
+		if r.Strategy != "dma-prio" || sc.IsGraph() || (c != scenarios.ReduceScatter && c != scenarios.AllReduce) || r.Real.TComm.Median <= 0 {
+			continue
+		}
+		phase, phases := sc.Comm.LinkBytes(sc.GPUs), 1.0
+		if c == scenarios.AllReduce {
+			phase, phases = phase/2, 2
+		}
+		ceBW := p.LinkBandwidth * p.LinkEfficiencyCE
+		copies := phases * (p.CopySyncOverhead + p.CopyLaunchOverhead + phase/ceBW)
+		n := float64(sc.GPUs)
+		y := (n + 1) * phase / (n - 1)
+		tt := r.Real.TComm.Median / 1e9
+		// Minimize sum ((copies + rho y)/t - 1)^2 over rho = 1/bandwidth.
+		num += y / tt * (1 - copies/tt)
+		den += (y / tt) * (y / tt)
+		if tt > copies {
+			per = append(per, y/(tt-copies))
+		}
+	}
+	if len(per) < 2 || num <= 0 {
+		return fitted{Field: "ReductionBandwidth", Value: p.ReductionBandwidth, Low: p.ReductionBandwidth, High: p.ReductionBandwidth,
+			Note: fmt.Sprintf("kept: %d copy-engine reductions (dma-prio) in the fit set", len(per))}
+	}
+	p.ReductionBandwidth = clamp("ReductionBandwidth", roundSig(den/num, 4))
+	lo, _, hi := quartiles(per)
+	return fitted{Field: "ReductionBandwidth", Value: p.ReductionBandwidth, Low: lo, High: hi, Points: len(per)}
+}
+
+// fitCTABandwidth derives one collective CTA's link bandwidth from the
+// runs under an NCCL CTA cap (ctas-8, ctas-16). There the GEMM launches
+// first and holds every SM to its end, so the capped collective runs after
+// it, alone: T_c3 = T_comp + setup + bytes / (CTAs x bandwidth). It takes
+// the median of the bandwidths that solve this per run.
+func fitCTABandwidth(p *sim.Profile, runs []Run, coll scenarios.Collective, clamp func(string, float64) float64) fitted {
+	caps := map[string]float64{"ctas-8": 8, "ctas-16": 16}
+	var bws []float64
+	for _, r := range runs {
+		n, ok := caps[r.Strategy]
+		if !ok || r.Scen.IsGraph() || r.Scen.Comm.Collective != coll {
+			continue
+		}
+		alone := (r.Real.TC3.Median-r.Real.TComp.Median)/1e9 - p.CommSetup[coll]
+		if alone > 0 {
+			bws = append(bws, r.Scen.Comm.LinkBytes(r.Scen.GPUs)/(n*alone))
+		}
+	}
+	old := p.CTALinkBandwidth[coll]
+	if len(bws) == 0 {
+		return fitted{Field: "CTALinkBandwidth", Key: string(coll), Value: old, Low: old, High: old, Note: "kept: no CTA-capped run of it in the fit set"}
+	}
+	lo, mid, hi := quartiles(bws)
+	p.CTALinkBandwidth[coll] = clamp("CTALinkBandwidth", math.Round(mid/1e8)*1e8)
+	return fitted{Field: "CTALinkBandwidth", Key: string(coll), Value: p.CTALinkBandwidth[coll], Low: lo, High: hi, Points: len(bws)}
+}
+
+// gemmEfficiency is p's efficiency of an element type, bf16's when the
+// type has none (as the simulator has it).
+func gemmEfficiency(p sim.Profile, d scenarios.DType) float64 {
+	if e, ok := p.GEMMEfficiency[d]; ok {
+		return e
+	}
+	return p.GEMMEfficiency[scenarios.BF16]
+}
+
+// fitGEMMEfficiency sets the GEMM efficiency of one element type: the
+// median, over its isolated tensor-bound GEMMs (the baseline pair runs'
+// and the reference ops'), of the efficiency that would make the
+// simulator match each exactly. A tensor-bound GEMM's time is inversely
+// proportional to the efficiency, so that is the current efficiency times
+// simulated / measured.
+func fitGEMMEfficiency(p *sim.Profile, runs []Run, refs []RefGEMM, d scenarios.DType, clamp func(string, float64) float64) (fitted, error) {
+	var gemms []scenarios.ComputeOp
+	var real []float64
+	for _, r := range runs {
+		if r.Strategy != "baseline" || r.Scen.IsGraph() || r.Real.TComp.Median <= 0 {
+			continue
+		}
+		gemms, real = append(gemms, r.Scen.Compute), append(real, r.Real.TComp.Median/1e9)
+	}
+	for _, g := range refs {
+		gemms, real = append(gemms, g.Op), append(real, g.Seconds)
+	}
+	b := sim.New(*p)
+	cur := gemmEfficiency(*p, d)
+	var effs []float64
+	for i, c := range gemms {
+		if c.Kind != scenarios.GEMM || c.DType != d {
+			continue
+		}
+		sc := scenarios.Scenario{Name: "fit", GPUs: 2, Compute: c, Comm: scenarios.CommOp{Collective: scenarios.AllGather, Bytes: 1 << 20}}
+		o, err := b.Simulate(backends.Experiment{Scenario: sc, Mode: backends.ModeCompute, Reps: 1})
+		if err != nil {
+			return fitted{}, fmt.Errorf("simulating the GEMM %s alone: %w", c, err)
+		}
+		// Only GEMMs the tensor cores bound: a memory-bound one says
+		// nothing about the efficiency.
+		if len(o.Explain) > 0 && len(o.Explain[0].Bounds) > 0 && o.Explain[0].Bounds[0].Resource == backends.ResTensor {
+			effs = append(effs, cur*float64(o.Rep.Compute)/1e9/real[i])
+		}
+	}
+	if len(effs) == 0 {
+		return fitted{Field: "GEMMEfficiency", Key: string(d), Value: cur, Low: cur, High: cur, Note: "kept: no isolated tensor-bound GEMM of it"}, nil
+	}
+	lo, mid, hi := quartiles(effs)
+	e := clamp("GEMMEfficiency", math.Round(mid*1000)/1000)
+	p.GEMMEfficiency[d] = e
+	return fitted{Field: "GEMMEfficiency", Key: string(d), Value: e, Low: lo, High: hi, Points: len(effs)}, nil
+}

@@ -1,0 +1,153 @@
+package sim
+
+// Source says where a profile constant comes from.
+type Source string
+
+// The sources of a profile constant.
+const (
+	// SourceDatasheet is the vendor's specification.
+	SourceDatasheet Source = "datasheet"
+	// SourceMeasured is a measurement on the device, not a fit.
+	SourceMeasured Source = "measured"
+	// SourceFitted is fitted to sweeps by c3lab calibrate (or was by
+	// TestFitH200 before it).
+	SourceFitted Source = "fitted"
+	// SourceModel is an estimate no run has pinned down yet.
+	SourceModel Source = "model"
+)
+
+// Sources lists the sources in the order documents give them.
+func Sources() []Source {
+	return []Source{SourceDatasheet, SourceMeasured, SourceFitted, SourceModel}
+}
+
+// The stages of a fit (Provenance.Stage).
+const (
+	// StageIsolated fits a constant in closed form to isolated runs.
+	StageIsolated = 1
+	// StageInterference fits a constant to concurrent runs with a global
+	// search, holding the isolated ones.
+	StageInterference = 2
+)
+
+// Provenance is where one constant of a profile comes from and the values
+// it may physically take. It covers a whole field of Profile: every entry
+// of a map field alike.
+type Provenance struct {
+	// Source is datasheet, measured, fitted or model.
+	Source Source `yaml:"source"`
+	// Stage is the fit stage of a fitted constant (StageIsolated or
+	// StageInterference); 0 for the others.
+	Stage int `yaml:"stage,omitempty"`
+	// Range is the physical range [min, max] of the constant (of every
+	// entry of a map); a profile file's value outside it is refused, and a
+	// fit keeps the constant inside it. Nil: any finite value >= 0.
+	Range []float64 `yaml:"range,omitempty"`
+	// Note says briefly what pins it down.
+	Note string `yaml:"note,omitempty"`
+	// Fit is how well calibrate identified a fitted constant; nil for the
+	// others and in the built-in table.
+	Fit *Identification `yaml:"identified,omitempty"`
+}
+
+// Identification is how well a fit pins a constant down.
+type Identification struct {
+	// Low and High bound the values (the others held at the fit) over which
+	// the fit-set loss rises by at most LossRise (a share: 0.02 is 2 %).
+	// For a stage-1 constant they are the value +- one standard error of
+	// its closed-form fit.
+	Low      float64 `yaml:"low"`
+	High     float64 `yaml:"high"`
+	LossRise float64 `yaml:"loss_rise,omitempty"`
+	// AtBound is "low" or "high" when the fitted value sits within 1 % of
+	// the range's width from that end of its range.
+	AtBound string `yaml:"at_bound,omitempty"`
+	// Poor flags a constant the data hardly constrain: its interval spans
+	// more than half its range, or it is at a bound.
+	Poor bool `yaml:"poor,omitempty"`
+	// Points is how many runs the fit of this constant used.
+	Points int `yaml:"points,omitempty"`
+	// Note says why a fit kept the starting value (no data for it).
+	Note string `yaml:"note,omitempty"`
+}
+
+// H200Provenance returns the provenance of every constant of the built-in
+// H200 profile, keyed by Profile field name. A field missing here is
+// reported by the tests; a profile file's loader treats it as a model
+// value whose range is any finite value >= 0.
+func H200Provenance() map[string]Provenance {
+	r := func(lo, hi float64) []float64 { return []float64{lo, hi} }
+	return map[string]Provenance{
+		"Name":            {Source: SourceModel, Note: "the profile's key"},
+		"Device":          {Source: SourceDatasheet, Note: "the device's marketing name"},
+		"SMs":             {Source: SourceDatasheet, Range: r(1, 1024)},
+		"SMStep":          {Source: SourceMeasured, Range: r(1, 1024), Note: "green-context partition granularity"},
+		"MaxGPUs":         {Source: SourceModel, Range: r(1, 8), Note: "NVSwitch node of 8"},
+		"HighestPriority": {Source: SourceMeasured, Range: r(-16, 0)},
+		"MemoryBytes":     {Source: SourceMeasured, Range: r(1, 1e15), Note: "cuDeviceTotalMem"},
+
+		"PeakFLOPs":       {Source: SourceDatasheet, Range: r(0, 1e17)},
+		"GEMMEfficiency":  {Source: SourceFitted, Stage: StageIsolated, Range: r(0.05, 1), Note: "median over isolated tensor-bound GEMMs"},
+		"GEMMMemoryStall": {Source: SourceFitted, Stage: StageInterference, Range: r(0, 2)},
+
+		"HBMBandwidth":   {Source: SourceMeasured, Range: r(1e9, 1e14)},
+		"SMHBMBandwidth": {Source: SourceModel, Range: r(1e9, 1e13)},
+		"HBMContention":  {Source: SourceFitted, Stage: StageInterference, Range: r(0, 0.5)},
+		"L2Bytes":        {Source: SourceDatasheet, Range: r(0, 1e10)},
+		"L2Interference": {Source: SourceFitted, Stage: StageInterference, Range: r(0, 2)},
+
+		"LinkBandwidth":        {Source: SourceDatasheet, Range: r(1e9, 1e13)},
+		"LinkEfficiencySM":     {Source: SourceFitted, Stage: StageIsolated, Range: r(0.05, 1), Note: "slope of isolated SM collectives against size"},
+		"LinkEfficiencyCE":     {Source: SourceFitted, Stage: StageIsolated, Range: r(0.05, 1), Note: "slope of isolated copy-engine collectives"},
+		"LinkEfficiencyNCCLCE": {Source: SourceFitted, Stage: StageIsolated, Range: r(0.05, 1), Note: "slope of NCCL's isolated copy-engine collectives"},
+
+		"CommCTAs":               {Source: SourceModel, Range: r(1, 1024), Note: "NCCL's channel count on NV18"},
+		"CTALinkBandwidth":       {Source: SourceFitted, Stage: StageIsolated, Range: r(1e8, 1e12), Note: "CTA-capped collectives after the GEMM"},
+		"CommLatencySensitivity": {Source: SourceFitted, Stage: StageInterference, Range: r(0, 8)},
+		"CommHBMPerLinkByte":     {Source: SourceModel, Range: r(0, 16)},
+		"CommLocalCopy":          {Source: SourceModel},
+		"CommSetup":              {Source: SourceFitted, Stage: StageIsolated, Range: r(0, 1e-3), Note: "intercept of isolated SM collectives against size"},
+
+		"CopyEngines":         {Source: SourceMeasured, Range: r(0, 64)},
+		"CopyEngineBandwidth": {Source: SourceMeasured, Range: r(1e9, 1e13)},
+		"CopyLaunchOverhead":  {Source: SourceModel, Range: r(0, 1e-3)},
+		"CopySyncOverhead":    {Source: SourceFitted, Stage: StageIsolated, Range: r(0, 1e-3), Note: "intercept of isolated copy-engine collectives"},
+		"CopyChunkGap":        {Source: SourceModel, Range: r(0, 1e-3)},
+		"DMAHBMPerLinkByte":   {Source: SourceModel, Range: r(0, 16)},
+		"ReductionCTAsPerSM":  {Source: SourceMeasured, Range: r(1, 64), Note: "c3lab's kernel launches 4 per SM"},
+		"ReductionSMBandwidth": {Source: SourceFitted, Stage: StageInterference, Range: r(10e9, 200e9),
+			Note: "pinned by the GPU tests' reductions on 8 and 16 SMs"},
+		"ReductionBandwidth":    {Source: SourceFitted, Stage: StageIsolated, Range: r(1e11, 1e13), Note: "isolated copy-engine reductions less their copies"},
+		"RestPartitionGEMMLoss": {Source: SourceFitted, Stage: StageInterference, Range: r(0, 0.5)},
+		"ContendedSMBandwidth":  {Source: SourceMeasured, Range: r(1e9, 1e12), Note: "reduction spans next to a GEMM (FINDINGS.md section 4)"},
+
+		"NCCLCECTAs":  {Source: SourceModel, Range: r(0, 1024)},
+		"NCCLCESetup": {Source: SourceFitted, Stage: StageIsolated, Range: r(0, 1e-3), Note: "intercept of NCCL's isolated copy-engine collectives"},
+
+		"PCIeBandwidth":                 {Source: SourceMeasured, Range: r(1e8, 1e12)},
+		"PCIeDuplexBandwidth":           {Source: SourceMeasured, Range: r(1e8, 1e12)},
+		"PCIeLinkBandwidth":             {Source: SourceDatasheet, Range: r(1e8, 1e12)},
+		"HostCopySetup":                 {Source: SourceMeasured, Range: r(0, 1e-3)},
+		"HostCopyCTAs":                  {Source: SourceMeasured, Range: r(1, 4096)},
+		"HostCopyCTABandwidth":          {Source: SourceMeasured, Range: r(1e8, 1e12)},
+		"HostCopyKernelBandwidth":       {Source: SourceMeasured, Range: r(1e8, 1e12)},
+		"HostCopyKernelDuplexBandwidth": {Source: SourceMeasured, Range: r(1e8, 1e12)},
+		"HostCopyKernelSetup":           {Source: SourceMeasured, Range: r(0, 1e-3)},
+
+		"LaunchGap": {Source: SourceFitted, Stage: StageInterference, Range: r(1e-6, 20e-6),
+			Note: "never 0: the second stream waits on an event behind the start gate"},
+
+		"HostLaunchGap":   {Source: SourceModel, Range: r(0, 1e-3)},
+		"KernelFixedCost": {Source: SourceModel, Range: r(0, 1e-3)},
+		"WaveJitter":      {Source: SourceModel, Range: r(0, 1)},
+	}
+}
+
+// BuiltinProvenance returns the provenance table of a built-in profile by
+// name, and whether there is one.
+func BuiltinProvenance(name string) (map[string]Provenance, bool) {
+	if name == H200().Name {
+		return H200Provenance(), true
+	}
+	return nil, false
+}

@@ -1,0 +1,91 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	"github.com/c3lab/c3lab/backends/sim"
+	"github.com/c3lab/c3lab/backends/sim/calib"
+)
+
+func runValidate(ctx context.Context, args []string, s stdio) error {
+	fs := newFlags("validate", "validate --profile h200|FILE --against SWEEP.json [MORE.json ...] [--split PROFILE.yaml] [--json] [--ratchet FIGURES.json]\n\n"+
+		"Replays every swept scenario and strategy on the simulator with the profile\n"+
+		"and prints the error table: T_comp, T_comm, T_c3 (relative) and F (% of\n"+
+		"ideal, points), median / p90 / max, overall and per collective, class,\n"+
+		"strategy and stream kind, the profile's fit set and held-out scenarios apart,\n"+
+		"then whether the simulator's best strategy is within 3 % of the measured best.\n"+
+		"--ratchet fails (exit 1) when a figure is worse than the committed ones.", s)
+	var against listFlag
+	fs.Var(&against, "against", "a sweep file (c3lab sweep) to score against; more may follow as arguments or further --against; default the sweeps the calibration (--split, else --profile) was fitted on")
+	profile := fs.String("profile", "h200", "the profile: a built-in name or a profile file (c3lab calibrate writes one)")
+	asJSON := fs.Bool("json", false, "print the figures as JSON (what --ratchet reads)")
+	ratchet := fs.String("ratchet", "", "the committed figures (validate --json); exit 1 when a figure got worse than those")
+	split := fs.String("split", "", "take the fit set and held-out scenarios from this profile file's fit record instead of --profile's (to score a built-in profile on a calibration's split)")
+	pos, err := parseWithArgs(fs, args)
+	if err != nil {
+		return err
+	}
+	against = append(against, pos...)
+	pf, err := loadSimProfile(*profile)
+	if err != nil {
+		return err
+	}
+	fit := pf.Fit
+	if *split != "" {
+		sp, err := sim.LoadProfileFile(*split)
+		if err != nil {
+			return badInput("--split: %v", err)
+		}
+		if sp.Fit == nil {
+			return badInput("--split: %s records no fit set (c3lab calibrate writes one)", *split)
+		}
+		fit = sp.Fit
+	}
+	if len(against) == 0 && fit != nil {
+		// A calibration names the sweeps it was fitted on.
+		against = fit.Sweeps
+	}
+	if len(against) == 0 {
+		return badInput("validate needs sweeps to score against: --against SWEEP.json [MORE.json ...]")
+	}
+	if dup, ok := repeated(against); ok {
+		return badInput("sweep %s is given twice; give each once", dup)
+	}
+	var committed calib.Report
+	if *ratchet != "" {
+		if committed, err = calib.ReadReport(*ratchet); err != nil {
+			return badInput("--ratchet: %v", err)
+		}
+	}
+	runs, err := calib.LoadRuns(against)
+	if err != nil {
+		return badInput("%v", err)
+	}
+	rep, err := calib.Validate(ctx, pf.Profile, fit, runs)
+	if err != nil {
+		return err
+	}
+	rep.Profile, rep.Sweeps = *profile, against
+	if *asJSON {
+		err = calib.WriteJSON(s.out, rep, false)
+	} else {
+		err = calib.WriteTable(s.out, rep)
+	}
+	if err != nil || *ratchet == "" {
+		return err
+	}
+	bad := calib.Ratchet(rep, committed)
+	if len(bad) == 0 {
+		if !*asJSON {
+			fmt.Fprintf(s.out, "\nratchet: no figure worse than %s\n", *ratchet)
+		}
+		return nil
+	}
+	for _, b := range bad {
+		fmt.Fprintln(s.errOut, "c3lab validate: worse:", b)
+	}
+	return fmt.Errorf("fidelity got worse than %s on %d figure(s); improve the model, or if meant, commit the new figures (c3lab validate ... --json > %s)",
+		*ratchet, len(bad), strings.TrimSpace(*ratchet))
+}
