@@ -2,6 +2,7 @@ package calib
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"math"
 	"os"
@@ -193,8 +194,8 @@ func TestValidateKnownErrors(t *testing.T) {
 				es = append(es, e)
 			}
 		}
-		simBest := slices.MinFunc(es, func(a, b RunError) int { return cmpF(a.SimC3, b.SimC3) })
-		realBest := slices.MinFunc(es, func(a, b RunError) int { return cmpF(a.RealC3, b.RealC3) })
+		simBest := slices.MinFunc(es, func(a, b RunError) int { return cmp.Compare(a.SimC3, b.SimC3) })
+		realBest := slices.MinFunc(es, func(a, b RunError) int { return cmp.Compare(a.RealC3, b.RealC3) })
 		want := 0
 		if simBest.RealC3/realBest.RealC3-1 <= RankingTolerance {
 			want = 1
@@ -212,16 +213,6 @@ func TestValidateKnownErrors(t *testing.T) {
 			t.Errorf("the table does not show %q:\n%s", w, table.String())
 		}
 	}
-}
-
-func cmpF(a, b float64) int {
-	switch {
-	case a < b:
-		return -1
-	case a > b:
-		return 1
-	}
-	return 0
 }
 
 // A scenario's simulated best that is measured far from the best is a
