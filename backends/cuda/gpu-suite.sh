@@ -59,6 +59,27 @@ lab_screen() {
   )
 }
 
+# sweep_1gpu NAME SCENARIOS TIMEOUT [FLAG...] sweeps the scenarios under
+# the four strategies of the interval checks into $OUT/NAME.json (.txt the
+# summary, .err the progress), cut off (SIGINT: the sweep still writes what
+# it has) after TIMEOUT seconds.
+sweep_1gpu() {
+  local name=$1 scen=$2 limit=$3 t0=$SECONDS
+  shift 3
+  timeout -s INT "$limit" .gpu/c3lab sweep --backend cuda --scenarios "$scen" "$@" \
+    --strategies baseline,comm-first+prio,dma,dma-comm-first \
+    --out "$OUT/$name.json" > "$OUT/$name.txt" 2> "$OUT/$name.err"
+  echo "$name rc=$? took $((SECONDS - t0)) s"
+}
+
+# compare_sweeps A B NAME writes c3lab compare of $OUT/A.json and
+# $OUT/B.json to $OUT/NAME.txt and NAME.json.
+compare_sweeps() {
+  .gpu/c3lab compare "$OUT/$1.json" "$OUT/$2.json" > "$OUT/$3.txt" 2>&1
+  .gpu/c3lab compare --json "$OUT/$1.json" "$OUT/$2.json" > "$OUT/$3.json" 2>&1
+  tail -8 "$OUT/$3.txt"
+}
+
 for s in "${steps[@]}"; do
   case $s in
   doctor)
@@ -98,53 +119,30 @@ for s in "${steps[@]}"; do
     # The same one-GPU sweep twice with fixed repetitions, and the change
     # between them: how often the difference lies inside the intervals.
     step "sweep twice (one GPU, fixed repetitions)"
-    for run in 1 2; do
-      t0=$SECONDS
-      timeout -s INT 200 .gpu/c3lab sweep --backend cuda --scenarios "$S1" --precision off \
-        --strategies baseline,comm-first+prio,dma,dma-comm-first \
-        --out "$OUT/sweep-fixed-$run.json" > "$OUT/sweep-fixed-$run.txt" 2> "$OUT/sweep-fixed-$run.err"
-      echo "sweep-fixed-$run rc=$? took $((SECONDS - t0)) s"
-    done
-    .gpu/c3lab compare "$OUT/sweep-fixed-1.json" "$OUT/sweep-fixed-2.json" > "$OUT/compare-fixed.txt" 2>&1
-    .gpu/c3lab compare --json "$OUT/sweep-fixed-1.json" "$OUT/sweep-fixed-2.json" > "$OUT/compare-fixed.json" 2>&1
-    tail -8 "$OUT/compare-fixed.txt"
+    sweep_1gpu sweep-fixed-1 "$S1" 200 --precision off
+    sweep_1gpu sweep-fixed-2 "$S1" 200 --precision off
+    compare_sweeps sweep-fixed-1 sweep-fixed-2 compare-fixed
     ;;
   sweep-passes-1gpu)
-    # The same sweep in one pass, then twice in three passes (the default),
-    # with fixed repetitions, and the change between the two: how often the
-    # difference lies inside the intervals once they hold what changes
-    # between passes; then the default (adaptive) sweep: what it costs
-    # against the fixed one.
+    # The same sweep of three of those scenarios twice in three passes (the
+    # default) with fixed repetitions, and the change between the two: how
+    # often the difference lies inside the intervals once they hold what
+    # changes between passes (about 50 s on an H200). Then, when
+    # PASSES_ADAPTIVE=1, the default (adaptive) sweep of all five, for its
+    # cost against the fixed one (up to 280 s more).
     step "sweep in passes (one GPU)"
-    t0=$SECONDS
-    timeout -s INT 200 .gpu/c3lab sweep --backend cuda --scenarios "$S1" --precision off --passes 1 \
-      --strategies baseline,comm-first+prio,dma,dma-comm-first \
-      --out "$OUT/sweep-1pass.json" > "$OUT/sweep-1pass.txt" 2> "$OUT/sweep-1pass.err"
-    echo "sweep-1pass rc=$? took $((SECONDS - t0)) s"
-    for run in 1 2; do
-      t0=$SECONDS
-      timeout -s INT 200 .gpu/c3lab sweep --backend cuda --scenarios "$S1" --precision off \
-        --strategies baseline,comm-first+prio,dma,dma-comm-first \
-        --out "$OUT/sweep-passes-$run.json" > "$OUT/sweep-passes-$run.txt" 2> "$OUT/sweep-passes-$run.err"
-      echo "sweep-passes-$run rc=$? took $((SECONDS - t0)) s"
-    done
-    .gpu/c3lab compare "$OUT/sweep-passes-1.json" "$OUT/sweep-passes-2.json" > "$OUT/compare-passes.txt" 2>&1
-    .gpu/c3lab compare --json "$OUT/sweep-passes-1.json" "$OUT/sweep-passes-2.json" > "$OUT/compare-passes.json" 2>&1
-    tail -8 "$OUT/compare-passes.txt"
-    t0=$SECONDS
-    timeout -s INT 280 .gpu/c3lab sweep --backend cuda --scenarios "$S1" \
-      --strategies baseline,comm-first+prio,dma,dma-comm-first \
-      --out "$OUT/sweep-passes-adaptive.json" > "$OUT/sweep-passes-adaptive.txt" 2> "$OUT/sweep-passes-adaptive.err"
-    echo "sweep-passes-adaptive rc=$? took $((SECONDS - t0)) s"
+    S3=llama3-70b-ffn-gate-up-act-offload-d2h-112m-1gpu,llama3-70b-prefill-ffn-up-kv-reload-h2d-64m-1gpu,llama3-8b-act-reload-h2d-gemm-decomp4-1gpu
+    sweep_1gpu sweep-passes-1 "$S3" 120 --precision off
+    sweep_1gpu sweep-passes-2 "$S3" 120 --precision off
+    compare_sweeps sweep-passes-1 sweep-passes-2 compare-passes
+    if [ "${PASSES_ADAPTIVE:-0}" = 1 ]; then
+      sweep_1gpu sweep-passes-adaptive "$S1" 280
+    fi
     ;;
   sweep-adaptive-1gpu)
     # The same sweep at the default precision: what adaptive repetition costs.
     step "sweep (one GPU, default precision)"
-    t0=$SECONDS
-    timeout -s INT 280 .gpu/c3lab sweep --backend cuda --scenarios "$S1" \
-      --strategies baseline,comm-first+prio,dma,dma-comm-first \
-      --out "$OUT/sweep-adaptive.json" > "$OUT/sweep-adaptive.txt" 2> "$OUT/sweep-adaptive.err"
-    echo "sweep-adaptive rc=$? took $((SECONDS - t0)) s"
+    sweep_1gpu sweep-adaptive "$S1" 280
     cat "$OUT/sweep-adaptive.txt"
     ;;
   run-intervals-1gpu)
