@@ -245,6 +245,9 @@ type resampler struct {
 	g, dg  *scenarios.Graph
 	groups []group
 	rounds int
+	// hbm is the HBM bandwidth the result's bound used (0: none), so
+	// that each resample has its fraction of bound.
+	hbm float64
 	// passes holds each pass's rounds for a result merged from passes
 	// (nil otherwise): a resample then draws passes with replacement
 	// first, then rounds within each drawn pass.
@@ -294,7 +297,11 @@ func newResampler(r Result, g, dg *scenarios.Graph) (*resampler, string) {
 			groups[i].spreadPasses(passes)
 		}
 	}
-	return &resampler{r: r, g: g, dg: dg, groups: groups, rounds: len(ids), passes: passes}, ""
+	var hbm float64
+	if r.Bound != nil {
+		hbm = r.Bound.HBMBandwidth
+	}
+	return &resampler{r: r, g: g, dg: dg, groups: groups, rounds: len(ids), passes: passes, hbm: hbm}, ""
 }
 
 // spreadPasses sets how far apart the passes' centres lie (in log time,
@@ -430,7 +437,7 @@ func (s *resampler) draw(rng *rand.Rand) (Result, bool) {
 			c.Reps[gr.mode] = reps
 		}
 	}
-	if c.refigure(s.g, s.dg, 0) != nil {
+	if c.refigure(s.g, s.dg, s.hbm) != nil {
 		return Result{}, false
 	}
 	return c, true
@@ -510,7 +517,8 @@ func bootstrap(r Result, g, dg *scenarios.Graph) (*Intervals, string) {
 	}
 	ci := &Intervals{Level: CILevel, Resamples: Resamples, Rounds: s.rounds, Passes: len(s.passes),
 		TComp: iv[0], TComm: iv[1], TC3: iv[2], TSerial: iv[3], TIdeal: iv[4],
-		SIdeal: iv[5], SReal: iv[6], F: iv[7], U: iv[8], CompSlowdown: iv[9], CommSlowdown: iv[10]}
+		SIdeal: iv[5], SReal: iv[6], F: iv[7], U: iv[8], CompSlowdown: iv[9], CommSlowdown: iv[10],
+		TCompInC3: iv[11], TCommInC3: iv[12], FBound: iv[13]}
 	if len(r.Ops) > 0 {
 		ci.Ops = iv[numFigures:]
 	}
@@ -545,7 +553,7 @@ func resample(s *resampler, n int, rng *rand.Rand) [][]float64 {
 }
 
 // numFigures is the number of figures figuresOf returns before the ops'.
-const numFigures = 11
+const numFigures = 14
 
 // figuresOf lists the figures the intervals are of, in Intervals' field
 // order, then each op's slowdown; NaN for an undefined one.
@@ -560,6 +568,10 @@ func figuresOf(r Result, ops int) []float64 {
 		u = nan
 	}
 	c3 := r.TC3.N > 0
+	fb := nan
+	if r.Bound != nil && r.Bound.FractionOfBound != nil {
+		fb = *r.Bound.FractionOfBound
+	}
 	or := func(v float64, defined bool) float64 {
 		if !defined {
 			return nan
@@ -570,6 +582,7 @@ func figuresOf(r Result, ops int) []float64 {
 		or(r.TComp.Median, r.TComp.N > 0), or(r.TComm.Median, r.TComm.N > 0), or(r.TC3.Median, c3),
 		r.TSerial, r.TIdeal, r.IdealSpeedup, or(r.RealizedSpeedup, c3), f, u,
 		or(r.CompSlowdown, c3), or(r.CommSlowdown, c3),
+		or(r.TCompInC3.Median, c3 && r.TCompInC3.N > 0), or(r.TCommInC3.Median, c3 && r.TCommInC3.N > 0), fb,
 	}
 	for i := range ops {
 		v := nan
@@ -639,4 +652,11 @@ func seedOf(r Result) uint64 {
 func (r Result) FWithinNoise() bool {
 	f, ok := r.Fraction()
 	return ok && f > 1 && r.CI != nil && r.CI.F.Contains(1)
+}
+
+// FBoundWithinNoise reports whether the fraction of the physical bound is
+// above 100 % only within its interval (which holds 100 %).
+func (r Result) FBoundWithinNoise() bool {
+	b := r.Bound
+	return b != nil && b.FractionOfBound != nil && *b.FractionOfBound > 1 && r.CI != nil && r.CI.FBound.Contains(1)
 }

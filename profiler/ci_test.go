@@ -531,3 +531,34 @@ func TestResampler(t *testing.T) {
 		}
 	}
 }
+
+// The ops' times inside the concurrent run and the fraction of the
+// physical bound have intervals too, holding their point values; the
+// bound's comes from resamples refigured with the bound's HBM bandwidth.
+func TestIntervalsOfInC3TimesAndBound(t *testing.T) {
+	rng := rand.New(rand.NewPCG(9, 10))
+	r := synthetic(t, DefaultRounds, 4, func(m backends.Mode, def bool, _ int) int64 {
+		return int64(median(m, def) * math.Exp(0.02*rng.NormFloat64()))
+	})
+	g, _ := r.Scenario.Graph(r.Strategy)
+	dg, _ := r.Scenario.Graph(SerialDefaultStrategy())
+	if err := r.refigure(g, dg, 3.8e12); err != nil {
+		t.Fatal(err)
+	}
+	r.fillUncertainty(g, dg)
+	if r.Bound == nil || r.Bound.FractionOfBound == nil {
+		t.Fatalf("the synthetic result has no fraction of bound: %+v", r.Bound)
+	}
+	for name, c := range map[string]struct {
+		iv    Interval
+		point float64
+	}{
+		"T_comp in C3":      {r.CI.TCompInC3, r.TCompInC3.Median},
+		"T_comm in C3":      {r.CI.TCommInC3, r.TCommInC3.Median},
+		"fraction of bound": {r.CI.FBound, *r.Bound.FractionOfBound},
+	} {
+		if !c.iv.Contains(c.point) || c.iv.HalfWidth() <= 0 {
+			t.Errorf("%s: interval %+v does not hold %.4g with a width", name, c.iv, c.point)
+		}
+	}
+}

@@ -63,4 +63,11 @@ type Intervals struct {
 	CompSlowdown Interval   `json:"compute_slowdown"`
 	CommSlowdown Interval   `json:"comm_slowdown"`
 	Ops          []Interval `json:"ops,omitempty"`
+	// TCompInC3 and TCommInC3 are the ops' own times inside the
+	// concurrent run; FBound the fraction of the physical bound (Bound),
+	// from resamples refigured with the bound's HBM bandwidth. Results
+	// made before these were kept hold none (null in JSON).
+	TCompInC3 Interval `json:"t_comp_in_c3"`
+	TCommInC3 Interval `json:"t_comm_in_c3"`
+	FBound    Interval `json:"fraction_of_bound"`
 }

@@ -156,13 +156,21 @@ func metricsLines(st Styles, r *profiler.Result, trail []trailPoint, w int) []st
 		boundStyle = st.Value
 		// Past the bound, S_real is past S_bound. Where the bound is the
 		// ideal, the fraction of bound is F and reads as F does; else it is
-		// within noise when S_real's interval reaches S_bound (taken as
-		// exact), and a number to distrust when it does not.
+		// within noise when its interval holds 100 % (in results made
+		// before it had one: when S_real's interval reaches S_bound, taken
+		// as exact), and a number to distrust when it does not.
 		if *b.FractionOfBound > 1 && ci != nil {
 			state := fracPlain
 			switch {
 			case math.Abs(b.SBound-r.IdealSpeedup) <= 1e-9*b.SBound:
 				state = fstate
+			case ci.FBound.Valid():
+				// The fraction of bound's own interval (results since it
+				// was kept), as the CLI reads it.
+				state = fracPast
+				if ci.FBound.Contains(1) {
+					state = fracNoise
+				}
 			case ci.SReal.Valid() && ci.SReal.Lo <= b.SBound:
 				state = fracNoise
 			case ci.SReal.Valid():

@@ -91,9 +91,9 @@ func writeReport(w io.Writer, r profiler.Result) {
 		writeHanging(w, fmt.Sprintf("%-19s%-*s  ", f.Name, col, f.Value), f.Key+" = "+f.Formula)
 	}
 	if b := r.Bound; b != nil {
-		fb := "undefined (" + r.BoundNote() + ")"
-		if b.FractionOfBound != nil {
-			fb = report.Percent(*b.FractionOfBound)
+		fb, ok := report.BoundFractionValue(r)
+		if !ok {
+			fb = "undefined (" + r.BoundNote() + ")"
 		}
 		writeHanging(w, "bound              ", fmt.Sprintf("%s (%s), speedup at most %s", report.Duration(b.TBound), b.By, report.Ratio(b.SBound)))
 		writeHanging(w, "fraction of bound  ", fb)

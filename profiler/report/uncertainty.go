@@ -72,6 +72,21 @@ func FractionValue(r profiler.Result) (string, bool) {
 	return s, true
 }
 
+// BoundFractionValue is the fraction of the physical bound as the report
+// prints it: with its interval, and "(within noise)" when it is above
+// 100 % only within it; false when the result has none.
+func BoundFractionValue(r profiler.Result) (string, bool) {
+	b := r.Bound
+	if b == nil || b.FractionOfBound == nil {
+		return "", false
+	}
+	s := PercentCI(*b.FractionOfBound, ci(r, func(c *profiler.Intervals) profiler.Interval { return c.FBound }))
+	if r.FBoundWithinNoise() {
+		s += " " + WithinNoise
+	}
+	return s, true
+}
+
 // UncertaintyNotes are the lines that say how sure a result is: why it
 // has no interval (unless deterministic, which the time table says),
 // which times are bimodal, and what an adaptive measurement reached.

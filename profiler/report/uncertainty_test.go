@@ -85,3 +85,27 @@ func TestUncertaintyNotes(t *testing.T) {
 		t.Errorf("a deterministic result's notes %q: the time table says so", got)
 	}
 }
+
+func TestBoundFractionValue(t *testing.T) {
+	frac := func(v float64) *float64 { return &v }
+	for _, tc := range []struct {
+		name string
+		r    profiler.Result
+		want string
+		ok   bool
+	}{
+		{"no bound", profiler.Result{}, "", false},
+		{"no interval", profiler.Result{Bound: &profiler.Bound{FractionOfBound: frac(0.87)}}, "87.0%", true},
+		{"with interval", profiler.Result{Bound: &profiler.Bound{FractionOfBound: frac(0.87)},
+			CI: &profiler.Intervals{FBound: profiler.Interval{Lo: 0.85, Hi: 0.89}}}, "87.0% ± 2.0", true},
+		{"past 100 % within noise", profiler.Result{Bound: &profiler.Bound{FractionOfBound: frac(1.01)},
+			CI: &profiler.Intervals{FBound: profiler.Interval{Lo: 0.98, Hi: 1.04}}}, "101.0% ± 3.0 (within noise)", true},
+		{"past 100 % outside its interval", profiler.Result{Bound: &profiler.Bound{FractionOfBound: frac(1.05)},
+			CI: &profiler.Intervals{FBound: profiler.Interval{Lo: 1.03, Hi: 1.07}}}, "105.0% ± 2.0", true},
+	} {
+		got, ok := BoundFractionValue(tc.r)
+		if got != tc.want || ok != tc.ok {
+			t.Errorf("%s: %q, %v; want %q, %v", tc.name, got, ok, tc.want, tc.ok)
+		}
+	}
+}
