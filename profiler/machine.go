@@ -98,16 +98,114 @@ func (d *Drift) Warning() string {
 	return "warning: the machine drifted between the isolated and concurrent runs: " + strings.Join(d.Reasons, "; ")
 }
 
+// StateSum sums one GPU's state readings (telemetry.GPUState), field by
+// field, for their means: the readings of one part of a measurement, of one
+// mode's runs, or of many results'. Fields NVML could not read are left
+// out of their mean; throttle reasons are kept but idle. Its zero value is
+// empty.
+type StateSum struct {
+	n                        [4]int // readings of SM clock, memory clock, power, temperature
+	sm, mem, pow, temp, maxT float64
+	thr                      uint64
+	readings                 int
+}
+
+// Add adds one reading.
+func (s *StateSum) Add(st telemetry.GPUState) {
+	s.readings++
+	if !slices.Contains(st.Missing, "sm_clock") {
+		s.sm += st.SMClockMHz
+		s.n[0]++
+	}
+	if !slices.Contains(st.Missing, "mem_clock") {
+		s.mem += st.MemClockMHz
+		s.n[1]++
+	}
+	if !slices.Contains(st.Missing, "power") {
+		s.pow += st.PowerW
+		s.n[2]++
+	}
+	if !slices.Contains(st.Missing, "temp") {
+		s.temp += st.TempC
+		s.maxT = math.Max(s.maxT, st.TempC)
+		s.n[3]++
+	}
+	s.thr |= st.Throttle &^ ignoredThrottle
+}
+
+// Merge adds every reading of o.
+func (s *StateSum) Merge(o StateSum) {
+	for i := range s.n {
+		s.n[i] += o.n[i]
+	}
+	s.sm, s.mem, s.pow, s.temp = s.sm+o.sm, s.mem+o.mem, s.pow+o.pow, s.temp+o.temp
+	s.maxT = math.Max(s.maxT, o.maxT)
+	s.thr |= o.thr
+	s.readings += o.readings
+}
+
+// Readings is the number of readings added.
+func (s StateSum) Readings() int { return s.readings }
+
+// Means are the mean SM clock, memory clock (MHz), power (W) and
+// temperature (C) over the readings that have them; NaN for a field never
+// read.
+func (s StateSum) Means() (smMHz, memMHz, powerW, tempC float64) {
+	mean := func(v float64, n int) float64 {
+		if n == 0 {
+			return math.NaN()
+		}
+		return v / float64(n)
+	}
+	return mean(s.sm, s.n[0]), mean(s.mem, s.n[1]), mean(s.pow, s.n[2]), mean(s.temp, s.n[3])
+}
+
+// Throttle is every throttle reason seen in the readings but idle.
+func (s StateSum) Throttle() uint64 { return s.thr }
+
+// State is the sum as a PartState: a field never read is 0.
+func (s StateSum) State() PartState {
+	sm, mem, pow, temp := s.Means()
+	return PartState{Readings: slices.Max(s.n[:]), SMClockMHz: zeroNaN(sm), MemClockMHz: zeroNaN(mem),
+		PowerW: zeroNaN(pow), TempC: zeroNaN(temp), MaxTempC: s.maxT, Throttle: s.thr}
+}
+
+// ModeStates sums every GPU's readings at the start and end of the runs of
+// one mode (the serial default's isolated runs included), by device, in
+// order of device; nil for a nil Drift or a mode without runs.
+func (d *Drift) ModeStates(mode backends.Mode) []DeviceSum {
+	if d == nil {
+		return nil
+	}
+	var out []DeviceSum
+	for _, run := range d.Runs {
+		if run.Mode != mode {
+			continue
+		}
+		for _, st := range slices.Concat(run.Start, run.End) {
+			i := slices.IndexFunc(out, func(x DeviceSum) bool { return x.Device == st.Device })
+			if i < 0 {
+				out = append(out, DeviceSum{Device: st.Device})
+				i = len(out) - 1
+			}
+			out[i].Sum.Add(st)
+		}
+	}
+	slices.SortFunc(out, func(a, b DeviceSum) int { return a.Device - b.Device })
+	return out
+}
+
+// DeviceSum is one GPU's StateSum.
+type DeviceSum struct {
+	Device int
+	Sum    StateSum
+}
+
 // Check compares the parts of every GPU under th and sets GPUs, Flagged
 // and Reasons.
 func (d *Drift) Check(th DriftThresholds) {
 	d.Thresholds, d.GPUs, d.Reasons, d.Flagged = th, nil, nil, false
-	type acc struct {
-		n                        [4]int
-		sm, mem, pow, temp, maxT float64
-		thr                      uint64
-	}
-	parts := map[int]*[2]acc{}
+	parts := map[int]*[2]StateSum{}
 	var devs []int
 	for _, run := range d.Runs {
 		p := 0
@@ -117,47 +215,17 @@ func (d *Drift) Check(th DriftThresholds) {
 		for _, st := range slices.Concat(run.Start, run.End) {
 			a := parts[st.Device]
 			if a == nil {
-				a = &[2]acc{}
+				a = &[2]StateSum{}
 				parts[st.Device] = a
 				devs = append(devs, st.Device)
 			}
-			x := &a[p]
-			if !slices.Contains(st.Missing, "sm_clock") {
-				x.sm += st.SMClockMHz
-				x.n[0]++
-			}
-			if !slices.Contains(st.Missing, "mem_clock") {
-				x.mem += st.MemClockMHz
-				x.n[1]++
-			}
-			if !slices.Contains(st.Missing, "power") {
-				x.pow += st.PowerW
-				x.n[2]++
-			}
-			if !slices.Contains(st.Missing, "temp") {
-				x.temp += st.TempC
-				x.maxT = math.Max(x.maxT, st.TempC)
-				x.n[3]++
-			}
-			x.thr |= st.Throttle &^ ignoredThrottle
+			a[p].Add(st)
 		}
 	}
 	slices.Sort(devs)
-	mean := func(s float64, n int) float64 {
-		if n == 0 {
-			return math.NaN()
-		}
-		return s / float64(n)
-	}
-	part := func(x acc) PartState {
-		ps := PartState{Readings: slices.Max(x.n[:]), Throttle: x.thr, MaxTempC: x.maxT}
-		ps.SMClockMHz, ps.MemClockMHz = zeroNaN(mean(x.sm, x.n[0])), zeroNaN(mean(x.mem, x.n[1]))
-		ps.PowerW, ps.TempC = zeroNaN(mean(x.pow, x.n[2])), zeroNaN(mean(x.temp, x.n[3]))
-		return ps
-	}
 	for _, dev := range devs {
 		a := parts[dev]
-		g := GPUDrift{Device: dev, Isolated: part(a[0]), Concurrent: part(a[1])}
+		g := GPUDrift{Device: dev, Isolated: a[0].State(), Concurrent: a[1].State()}
 		d.GPUs = append(d.GPUs, g)
 		if a[0].n == [4]int{} || a[1].n == [4]int{} {
 			continue // one part was not run (or not read): nothing to compare

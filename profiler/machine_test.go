@@ -260,3 +260,40 @@ func TestDriftClone(t *testing.T) {
 	}
 	_ = time.Now
 }
+
+func TestModeStates(t *testing.T) {
+	miss := gpuState(1, 0, 0, 1) // idle, clock and temperature unread
+	miss.Missing = []string{"sm_clock", "temp"}
+	d := &Drift{Runs: []DriftRun{
+		{Mode: backends.ModeCompute, Start: []telemetry.GPUState{gpuState(0, 1000, 90, 64)}, End: []telemetry.GPUState{gpuState(0, 1000, 90, 64)}},
+		{Mode: backends.ModeConcurrent, Start: []telemetry.GPUState{gpuState(1, 1900, 50, 0), gpuState(0, 1980, 40, 0)}, End: []telemetry.GPUState{miss, gpuState(0, 1960, 44, 4)}},
+	}}
+	got := d.ModeStates(backends.ModeConcurrent)
+	if len(got) != 2 || got[0].Device != 0 || got[1].Device != 1 {
+		t.Fatalf("devices %+v", got)
+	}
+	sm, mem, pow, temp := got[0].Sum.Means()
+	if sm != 1970 || mem != 3201 || pow != 400 || temp != 42 || got[0].Sum.Throttle() != 4 || got[0].Sum.Readings() != 2 {
+		t.Errorf("GPU 0: %v %v %v %v throttle %d readings %d", sm, mem, pow, temp, got[0].Sum.Throttle(), got[0].Sum.Readings())
+	}
+	// Unread fields are left out of the means; idle is no throttle.
+	sm, _, _, temp = got[1].Sum.Means()
+	if sm != 1900 || temp != 50 || got[1].Sum.Throttle() != 0 {
+		t.Errorf("GPU 1: SM %v temp %v throttle %d", sm, temp, got[1].Sum.Throttle())
+	}
+	// Merging is adding the readings.
+	var all StateSum
+	all.Merge(got[0].Sum)
+	all.Merge(got[1].Sum)
+	if sm, _, _, _ := all.Means(); math.Abs(sm-(1980+1960+1900)/3.0) > 1e-9 || all.Readings() != 4 || all.Throttle() != 4 {
+		t.Errorf("merged: SM %v readings %d throttle %d", sm, all.Readings(), all.Throttle())
+	}
+	var empty StateSum
+	if sm, _, _, _ := empty.Means(); !math.IsNaN(sm) || empty.State().SMClockMHz != 0 {
+		t.Errorf("empty: SM %v", sm)
+	}
+	var nilDrift *Drift
+	if nilDrift.ModeStates(backends.ModeConcurrent) != nil || d.ModeStates(backends.ModeComm) != nil {
+		t.Error("states of nothing")
+	}
+}

@@ -40,7 +40,10 @@ func runCompare(_ context.Context, args []string, s stdio) error {
 		"OLD and NEW are sweep files (c3lab sweep), recordings, or result JSON\n"+
 		"(c3lab run --json), in any mix. Results pair by scenario and strategy; per\n"+
 		"pair, T_c3's change with its 95 % interval (bootstrap over rounds and\n"+
-		"repetitions) and Mann-Whitney p-value; U's and F's changes too in --json.", s)
+		"repetitions) and Mann-Whitney p-value; U's and F's changes too in --json.\n"+
+		"Where both sides recorded the GPUs' state (NVML, c3lab on CUDA), a pair whose\n"+
+		"concurrent runs saw other clocks, temperature or throttle reasons is marked\n"+
+		"\"machine:\": its change may be the machine's, not the strategy's.", s)
 	asJSON := fs.Bool("json", false, "print the comparison as JSON")
 	onlySig := fs.Bool("only-significant", false, "show only pairs whose T_c3 changed significantly (the summary is of all)")
 	chart := fs.Bool("chart", false, "after the table, draw a bar per pair of T_c3's change")
@@ -84,9 +87,13 @@ func runCompare(_ context.Context, args []string, s stdio) error {
 	}
 	if bad := rep.Regressions(fail.limit); len(bad) > 0 {
 		worst := bad[0]
-		return fmt.Errorf("%d significant regression(s) of T_c3 beyond %s, the worst %s · %s %s (%s -> %s)",
+		machine := ""
+		if worst.Machine != nil && worst.Machine.Flagged {
+			machine = "; the machine changed too: " + strings.Join(worst.Machine.Reasons, ", ")
+		}
+		return fmt.Errorf("%d significant regression(s) of T_c3 beyond %s, the worst %s · %s %s (%s -> %s)%s",
 			len(bad), fail.String(), worst.Scenario, worst.Name, fmtPct(worst.TC3.Delta),
-			report.Duration(worst.TC3.Old), report.Duration(worst.TC3.New))
+			report.Duration(worst.TC3.Old), report.Duration(worst.TC3.New), machine)
 	}
 	return nil
 }

@@ -15,6 +15,7 @@ import (
 func TestCompareCommand(t *testing.T) {
 	old := filepath.Join("..", "..", "profiler", "compare", "testdata", "old.json")
 	new := filepath.Join("..", "..", "profiler", "compare", "testdata", "new.json")
+	h200 := filepath.Join("..", "..", "backends", "cuda", "results", "2026-12-01-h200x1-i16", "sweep-")
 	dir := t.TempDir()
 	runJSON := filepath.Join(dir, "run.json")
 	code, out, errOut := call(t, "run", "--backend", "sim", "--scenario", "llama3-70b-tp-qkv-ag-224m-2gpu", "--reps", "3", "--json")
@@ -50,7 +51,10 @@ func TestCompareCommand(t *testing.T) {
 		{"bad percentage", []string{"compare", old, new, "--fail-on-regression", "lots"}, 2, nil, []string{"want a percentage"}},
 		{"negative percentage", []string{"compare", old, new, "--fail-on-regression", "-5%"}, 2, nil, []string{"want a percentage"}},
 		{"chart with json", []string{"compare", old, new, "--json", "--chart"}, 2, nil, []string{"--chart has no effect"}},
-		{"help", []string{"compare", "--help"}, 0, []string{"fail-on-regression", "only-significant"}, nil},
+		{"help", []string{"compare", "--help"}, 0, []string{"fail-on-regression", "only-significant", "machine:"}, nil},
+		{"H200 sweeps: the machine", []string{"compare", h200 + "fixed-1.json", h200 + "fixed-2.json"}, 0, []string{"      machine: sw-power-cap in old only", "changed machine: 6 of 20 pair(s), 1 of 5 significant change(s)"}, nil},
+		{"H200 sweeps: JSON", []string{"compare", h200 + "passes-1.json", h200 + "passes-2.json", "--json"}, 0, []string{`"significant_flagged": 1`, `"reasons": [`, `"throttle_reasons": "sw-power-cap"`}, nil},
+		{"H200 sweeps: a regression on a changed machine", []string{"compare", h200 + "passes-2.json", h200 + "passes-1.json", "--fail-on-regression", "0%"}, 1, nil, []string{"1 significant regression(s) of T_c3 beyond 0%, the worst llama3-70b-prefill-ffn-up-kv-reload-h2d-64m-1gpu · baseline +0.10%", "; the machine changed too: sw-power-cap in new only"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			code, out, errOut := call(t, tc.args...)
@@ -70,7 +74,7 @@ func TestCompareCommand(t *testing.T) {
 			if strings.Count(strings.TrimSpace(errOut), "\n") > 0 {
 				t.Errorf("the error is more than one line:\n%s", errOut)
 			}
-			if code == 0 && !strings.Contains(strings.Join(tc.args, " "), "--help") {
+			if a := strings.Join(tc.args, " "); code == 0 && !strings.Contains(a, "--help") && !strings.Contains(a, "--json") {
 				for _, l := range strings.Split(out, "\n") {
 					if utf8.RuneCountInString(l) > 80 {
 						t.Errorf("line wider than 80 columns: %q", l)

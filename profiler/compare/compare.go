@@ -31,6 +31,10 @@ type Options struct {
 	// Seed seeds the bootstrap (each pair's draws also depend on its
 	// scenario and strategy, not on its place): one seed, one report.
 	Seed uint64
+	// Machine are the limits beyond which the two sides' machine states
+	// differ (Pair.Machine); the zero value is
+	// profiler.DefaultDriftThresholds.
+	Machine profiler.DriftThresholds
 }
 
 func (o Options) withDefaults() Options {
@@ -42,6 +46,9 @@ func (o Options) withDefaults() Options {
 	}
 	if o.Alpha <= 0 || o.Alpha >= 1 {
 		o.Alpha = DefaultAlpha
+	}
+	if o.Machine == (profiler.DriftThresholds{}) {
+		o.Machine = profiler.DefaultDriftThresholds()
 	}
 	return o
 }
@@ -113,6 +120,9 @@ type Pair struct {
 	// Notes say what else differs (the scenario's definition, the
 	// backend) or why there is no interval.
 	Notes []string
+	// Machine compares the GPUs' state in both sides' concurrent runs; nil
+	// when a side has no machine record (the simulator, older files).
+	Machine *Machine
 
 	// draws are the bootstrap's draws of the log T_c3 ratio and log U
 	// ratio, for the summary's interval.
@@ -147,6 +157,9 @@ type Summary struct {
 	GeomeanTC3, GeomeanU Change
 	// NTC3 and NU are the pairs each mean is over.
 	NTC3, NU int
+	// Machine sums up the machine states; nil when no pair has a machine
+	// record on either side.
+	Machine *MachineSummary
 }
 
 // Report is a comparison.
@@ -199,13 +212,25 @@ func Compare(old, new Input, opt Options) Report {
 	oOrder, oBy, oNotes := index(old, "old")
 	nOrder, nBy, nNotes := index(new, "new")
 	rep.Notes = append(oNotes, nNotes...)
+	var olds, news []sums
+	oneSided := 0
 	for _, k := range oOrder {
 		n, ok := nBy[k]
 		if !ok {
 			rep.OnlyOld = append(rep.OnlyOld, k)
 			continue
 		}
-		rep.Pairs = append(rep.Pairs, comparePair(k, oBy[k], n, opt))
+		p := comparePair(k, oBy[k], n, opt)
+		oSum, nSum := concurrentSums(oBy[k].Result), concurrentSums(n.Result)
+		switch {
+		case len(oSum) > 0 && len(nSum) > 0:
+			m := compareMachine(oSum, nSum, opt.Machine)
+			p.Machine = &m
+		case len(oSum) > 0 || len(nSum) > 0:
+			oneSided++
+		}
+		rep.Pairs = append(rep.Pairs, p)
+		olds, news = append(olds, oSum), append(news, nSum)
 	}
 	for _, k := range nOrder {
 		if _, ok := oBy[k]; !ok {
@@ -213,6 +238,7 @@ func Compare(old, new Input, opt Options) Report {
 		}
 	}
 	rep.Summary = summarize(rep.Pairs, opt)
+	rep.Summary.Machine = summarizeMachine(rep.Pairs, olds, news, oneSided, opt.Machine)
 	return rep
 }
 

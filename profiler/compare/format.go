@@ -8,8 +8,10 @@ import (
 	"strings"
 	"unicode/utf8"
 
+	"github.com/c3lab/c3lab/profiler"
 	"github.com/c3lab/c3lab/profiler/numfmt"
 	"github.com/c3lab/c3lab/profiler/report"
+	"github.com/c3lab/c3lab/profiler/telemetry"
 )
 
 // DefaultWidth is the width the table and the chart fit.
@@ -227,6 +229,11 @@ func WriteTable(out io.Writer, r Report, w int) error {
 		for _, n := range p.Notes {
 			line("      note: " + n)
 		}
+		if p.Machine != nil && p.Machine.Flagged {
+			for _, l := range wrapList("      machine: ", p.Machine.Reasons, w) {
+				line(l)
+			}
+		}
 	}
 	b.WriteString("\n")
 	pct := numfmt.Fixed(100*r.Level, 0)
@@ -234,6 +241,11 @@ func WriteTable(out io.Writer, r Report, w int) error {
 	line(fmt.Sprintf("(bootstrap over rounds and repetitions). %s slower, %s faster: the interval", markSlower, markFaster))
 	line(fmt.Sprintf("excludes no change and Mann-Whitney p < %s; %s not significant.", numfmt.Fixed(r.Alpha, 2), markSame))
 	line(fmt.Sprintf("exact: no noise on either side (the simulator): the change is exact, %s none.", markEqual))
+	if m := r.Summary.Machine; m != nil && m.Pairs > 0 {
+		th := m.Thresholds
+		line(fmt.Sprintf("machine: the GPU's mean state in the concurrent runs moved beyond %g %% of SM", th.SMClockPct))
+		line(fmt.Sprintf("or %g %% of memory clock, %g C, or a throttle reason on one side only.", th.MemClockPct, th.TempC))
+	}
 	b.WriteString("\n")
 	writeSummary(&b, r, w)
 	_, err := io.WriteString(out, b.String())
@@ -257,6 +269,7 @@ func writeSummary(b *strings.Builder, r Report, w int) {
 		counts += fmt.Sprintf(", %d without T_c3", s.Unknown)
 	}
 	line(counts)
+	writeMachine(line, s.Machine, w)
 	for _, u := range []struct {
 		side string
 		ks   []Key
@@ -390,21 +403,23 @@ func (p Pair) MarshalJSON() ([]byte, error) {
 		NOld     int      `json:"n_old"`
 		NNew     int      `json:"n_new"`
 		Notes    []string `json:"notes,omitempty"`
-	}{p.Scenario, p.Strategy, p.Name, p.Verdict, p.TC3, p.U, p.F, jsonNum(p.P), p.NOld, p.NNew, p.Notes})
+		Machine  *Machine `json:"machine,omitempty"`
+	}{p.Scenario, p.Strategy, p.Name, p.Verdict, p.TC3, p.U, p.F, jsonNum(p.P), p.NOld, p.NNew, p.Notes, p.Machine})
 }
 
 // WriteJSON writes the report as indented JSON.
 func WriteJSON(out io.Writer, r Report) error {
 	type summary struct {
-		Pairs      int    `json:"pairs"`
-		Slower     int    `json:"slower"`
-		Faster     int    `json:"faster"`
-		Same       int    `json:"same"`
-		Unknown    int    `json:"unknown"`
-		GeomeanTC3 Change `json:"geomean_t_c3"`
-		NTC3       int    `json:"geomean_t_c3_pairs"`
-		GeomeanU   Change `json:"geomean_uplift"`
-		NU         int    `json:"geomean_uplift_pairs"`
+		Pairs      int             `json:"pairs"`
+		Slower     int             `json:"slower"`
+		Faster     int             `json:"faster"`
+		Same       int             `json:"same"`
+		Unknown    int             `json:"unknown"`
+		GeomeanTC3 Change          `json:"geomean_t_c3"`
+		NTC3       int             `json:"geomean_t_c3_pairs"`
+		GeomeanU   Change          `json:"geomean_uplift"`
+		NU         int             `json:"geomean_uplift_pairs"`
+		Machine    *MachineSummary `json:"machine,omitempty"`
 	}
 	s := r.Summary
 	pairs := r.Pairs
@@ -425,5 +440,136 @@ func WriteJSON(out io.Writer, r Report) error {
 		Summary   summary  `json:"summary"`
 		Notes     []string `json:"notes,omitempty"`
 	}{r.Old, r.New, r.Level, r.Resamples, r.Alpha, pairs, r.OnlyOld, r.OnlyNew,
-		summary{s.Pairs, s.Slower, s.Faster, s.Same, s.Unknown, s.GeomeanTC3, s.NTC3, s.GeomeanU, s.NU}, r.Notes})
+		summary{s.Pairs, s.Slower, s.Faster, s.Same, s.Unknown, s.GeomeanTC3, s.NTC3, s.GeomeanU, s.NU, s.Machine}, r.Notes})
+}
+
+// writeMachine writes the machine summary: each side's state over the
+// concurrent runs of the pairs with a record on both, how they differ,
+// and how many significant changes came with a changed machine; nothing
+// when no pair has a record.
+func writeMachine(line func(string), m *MachineSummary, w int) {
+	if m == nil {
+		return
+	}
+	if m.Pairs > 0 {
+		line("machine, concurrent runs (NVML at each run's start and end):")
+		multi := len(m.Old) > 1 || len(m.New) > 1
+		for _, side := range []struct {
+			name string
+			gs   []GPUState
+		}{{"old", m.Old}, {"new", m.New}} {
+			for _, g := range side.gs {
+				dev := ""
+				if multi {
+					dev = fmt.Sprintf("GPU %d  ", g.Device)
+				}
+				line("  " + side.name + "  " + dev + formatState(g))
+			}
+		}
+		if m.Flagged {
+			for _, l := range wrapList("  over all pairs: ", m.Reasons, w) {
+				line(l)
+			}
+		}
+		sig := fmt.Sprintf("%d of %d significant change(s)", m.SignificantFlagged, m.Significant)
+		if m.SignificantUnrecorded > 0 {
+			sig += fmt.Sprintf(" (%d more without a record)", m.SignificantUnrecorded)
+		}
+		line(fmt.Sprintf("  changed machine: %d of %d pair(s), %s", m.FlaggedPairs, m.Pairs, sig))
+	}
+	if m.OneSided > 0 {
+		line(fmt.Sprintf("machine: %d pair(s) have a machine record on one side only; not compared", m.OneSided))
+	}
+}
+
+// formatState is one GPU's state: "SM 1952 MHz  mem 3201 MHz  310 W
+// 47.3 C  throttle: sw-power-cap".
+func formatState(g GPUState) string {
+	num := func(v float64, prec int, unit string) string {
+		if math.IsNaN(v) {
+			return report.NA + " " + unit
+		}
+		return numfmt.Fixed(v, prec) + " " + unit
+	}
+	return "SM " + num(g.SMClockMHz, 0, "MHz") + "  mem " + num(g.MemClockMHz, 0, "MHz") + "  " +
+		num(g.PowerW, 0, "W") + "  " + num(g.TempC, 1, "C") + "  throttle: " + telemetry.ThrottleNames(g.Throttle)
+}
+
+// MarshalJSON writes one GPU's state; a field never read is null, the
+// throttle reasons are the mask and its names.
+func (g GPUState) MarshalJSON() ([]byte, error) {
+	return json.Marshal(struct {
+		Device      int     `json:"device"`
+		Readings    int     `json:"readings"`
+		SMClockMHz  jsonNum `json:"sm_clock_mhz"`
+		MemClockMHz jsonNum `json:"mem_clock_mhz"`
+		PowerW      jsonNum `json:"power_w"`
+		TempC       jsonNum `json:"temp_c"`
+		Throttle    uint64  `json:"throttle"`
+		Reasons     string  `json:"throttle_reasons"`
+	}{g.Device, g.Readings, jsonNum(g.SMClockMHz), jsonNum(g.MemClockMHz), jsonNum(g.PowerW), jsonNum(g.TempC), g.Throttle, telemetry.ThrottleNames(g.Throttle)})
+}
+
+// MarshalJSON writes a machine comparison: old, new (a state per GPU),
+// flagged and the reasons.
+func (m Machine) MarshalJSON() ([]byte, error) {
+	return json.Marshal(machineJSON(m))
+}
+
+type machineJSONT struct {
+	Old     []GPUState `json:"old"`
+	New     []GPUState `json:"new"`
+	Flagged bool       `json:"flagged"`
+	Reasons []string   `json:"reasons,omitempty"`
+}
+
+func machineJSON(m Machine) machineJSONT {
+	return machineJSONT{nonNil(m.Old), nonNil(m.New), m.Flagged, m.Reasons}
+}
+
+func nonNil(gs []GPUState) []GPUState {
+	if gs == nil {
+		return []GPUState{}
+	}
+	return gs
+}
+
+// MarshalJSON writes the machine summary: the overall comparison (old,
+// new, flagged, reasons), the thresholds and the counts.
+func (m MachineSummary) MarshalJSON() ([]byte, error) {
+	return json.Marshal(struct {
+		machineJSONT
+		Thresholds            profiler.DriftThresholds `json:"thresholds"`
+		Pairs                 int                      `json:"pairs"`
+		Flagged               int                      `json:"flagged_pairs"`
+		Significant           int                      `json:"significant"`
+		SignificantFlagged    int                      `json:"significant_flagged"`
+		SignificantUnrecorded int                      `json:"significant_unrecorded"`
+		OneSided              int                      `json:"one_sided"`
+	}{machineJSON(m.Machine), m.Thresholds, m.Pairs, m.FlaggedPairs, m.Significant, m.SignificantFlagged, m.SignificantUnrecorded, m.OneSided})
+}
+
+// wrapList joins items with ", " after head, in lines of w columns at
+// most, each further line indented under the first item; an item too long
+// for a line is cut by the caller's fit.
+func wrapList(head string, items []string, w int) []string {
+	var out []string
+	cur := head
+	indent := strings.Repeat(" ", width(head))
+	for i, it := range items {
+		sep := ""
+		if i < len(items)-1 {
+			sep = ","
+		}
+		switch {
+		case cur == head || cur == indent:
+			cur += it + sep
+		case width(cur)+1+width(it)+width(sep) <= w:
+			cur += " " + it + sep
+		default:
+			out = append(out, cur)
+			cur = indent + it + sep
+		}
+	}
+	return append(out, cur)
 }

@@ -3,7 +3,10 @@
 // result JSON), pairs them by scenario and strategy, and says per pair how
 // T_c3, the uplift U and the fraction of ideal F changed, with a 95 %
 // bootstrap interval over both sides' raw repetitions and a Mann-Whitney U
-// test, then sums the pairs up in a geometric mean.
+// test, then sums the pairs up in a geometric mean. Where both sides
+// recorded the GPUs' state (Result.Drift), it also says per pair whether
+// the machine changed between them (Pair.Machine), and how many
+// significant changes came with a changed machine (Summary.Machine).
 package compare
 
 import (
