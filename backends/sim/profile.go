@@ -327,9 +327,9 @@ func H200() Profile {
 			scenarios.FP32: 67e12,
 		},
 		GEMMEfficiency: map[scenarios.DType]float64{
-			scenarios.BF16: 0.768,
-			scenarios.FP16: 0.747,
-			scenarios.FP8:  0.687,
+			scenarios.BF16: 0.82,
+			scenarios.FP16: 0.80,
+			scenarios.FP8:  0.778,
 		},
 		GEMMMemoryStall: 0.05,
 		GEMMLaunches:    h200Launches(),
@@ -413,6 +413,10 @@ func H200() Profile {
 		HostLaunchGap:   5e-6,
 		KernelFixedCost: 3e-6,
 		WaveJitter:      0.1,
+
+		GEMMTiles:        true,
+		GEMMPrologue:     5.12e-6,
+		GEMMTileEpilogue: 1.57e-6,
 	}
 }
 
