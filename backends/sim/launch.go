@@ -6,6 +6,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"math"
+	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/c3lab/c3lab/scenarios"
@@ -301,4 +303,90 @@ func tileOfKernel(name string) (tm, tn int) {
 		}
 	}
 	return 128, 256
+}
+
+// KernelTile is what a GEMM kernel's name says about its work unit: the
+// output tile one CTA computes (TileM x TileN), the K step of one main
+// loop iteration and the pipeline's stages, the thread-block cluster, the
+// element types and whether it splits K.
+type KernelTile struct {
+	// Family is the kernel family: "nvjet" (cuBLASLt's Hopper kernels) or
+	// "cutlass" (CUTLASS's sm80 kernels).
+	Family string
+	// Types is the name's element-type code: nvjet's "tst" (bf16), "hsh"
+	// (fp16), "qqtst" (fp8 in, bf16 out); CUTLASS's "bf16", "f16".
+	Types string
+	// TileM x TileN is the output tile, KStep the K of one main-loop
+	// iteration, Stages the iterations in flight.
+	TileM, TileN, KStep, Stages int
+	// ClusterM x ClusterN is the thread-block cluster (1 x 1 for sm80).
+	ClusterM, ClusterN int
+	// SplitK says the name marks a split-K kernel.
+	SplitK bool
+}
+
+// maxTileDim bounds a parsed name's dimensions.
+const maxTileDim = 1024
+
+// ParseKernelName reads a GEMM kernel's tile from its name:
+//
+//	nvjet_sm90_tst_128x160_64x5_2x1_v_bz_TNT: tile 128 x 160, K step 64, 5 stages, cluster 2 x 1
+//	...cutlass_80_tensorop_bf16_s16816gemm_bf16_64x256_64x4_tn_align2...: tile 64 x 256, K step 64, 4 stages
+//
+// It reports false for a name it cannot read (another family, missing or
+// out-of-range fields); it never panics.
+func ParseKernelName(name string) (KernelTile, bool) {
+	dims := func(s string) (a, b int, ok bool) {
+		x, y, found := strings.Cut(s, "x")
+		if !found {
+			return 0, 0, false
+		}
+		a, errA := strconv.Atoi(x)
+		b, errB := strconv.Atoi(y)
+		if errA != nil || errB != nil || a < 1 || b < 1 || a > maxTileDim || b > maxTileDim {
+			return 0, 0, false
+		}
+		return a, b, true
+	}
+	if rest, ok := strings.CutPrefix(name, "nvjet_"); ok {
+		f := strings.Split(rest, "_")
+		if len(f) < 4 || !strings.HasPrefix(f[0], "sm") || f[1] == "" {
+			return KernelTile{}, false
+		}
+		t := KernelTile{Family: "nvjet", Types: f[1], ClusterM: 1, ClusterN: 1}
+		var ok1, ok2 bool
+		t.TileM, t.TileN, ok1 = dims(f[2])
+		t.KStep, t.Stages, ok2 = dims(f[3])
+		if !ok1 || !ok2 || t.Stages > 64 {
+			return KernelTile{}, false
+		}
+		if len(f) > 4 {
+			if cm, cn, ok := dims(f[4]); ok && cm <= 16 && cn <= 16 {
+				t.ClusterM, t.ClusterN = cm, cn
+			}
+		}
+		t.SplitK = slices.Contains(f, "splitK")
+		return t, true
+	}
+	i := strings.Index(name, "cutlass_80_")
+	if i < 0 {
+		return KernelTile{}, false
+	}
+	f := strings.Split(name[i:], "_")
+	for j := 0; j+2 < len(f); j++ {
+		if !strings.HasSuffix(f[j], "gemm") {
+			continue
+		}
+		t := KernelTile{Family: "cutlass", Types: f[j+1], ClusterM: 1, ClusterN: 1}
+		var ok1, ok2 bool
+		t.TileM, t.TileN, ok1 = dims(f[j+2])
+		if j+3 < len(f) {
+			t.KStep, t.Stages, ok2 = dims(f[j+3])
+		}
+		if !ok1 || !ok2 || t.Stages > 64 {
+			return KernelTile{}, false
+		}
+		return t, true
+	}
+	return KernelTile{}, false
 }

@@ -136,6 +136,9 @@ func computeJob(p Profile, c scenarios.ComputeOp, st scenarios.Strategy, dom []i
 	switch c.Kind {
 	case scenarios.GEMM:
 		l := p.gemmLaunch(c, smsAvail)
+		if p.GEMMTiles {
+			return tiledGEMMJob(p, c, st, l, smsAvail, j)
+		}
 		g := gemmModel(p, c, l, smsAvail)
 		tiles := float64(l.Tiles())
 		// The engine's CTA is one SM's worth of the kernel's CTAs (the
@@ -185,6 +188,105 @@ func computeJob(p Profile, c scenarios.ComputeOp, st scenarios.Strategy, dom []i
 		return j, 0, nil
 	}
 	return nil, 0, fmt.Errorf("compute kind %q is not modelled", c.Kind)
+}
+
+// gemmTiling is a GEMM launch's work in tiles (Profile.GEMMTiles).
+type gemmTiling struct {
+	// Launch is the launch, its tile the one its kernel's name gives.
+	Launch GEMMLaunch
+	// Parsed says the tile and K step come from the kernel's name; false:
+	// the table's (or the tile rule's) tile and a K step of 64 (128 for
+	// fp8), the name being absent or unreadable.
+	Parsed bool
+	// KStep is the K of one main-loop iteration.
+	KStep int
+	// CTAs is how many CTAs share the tiles at once, Rounds the tiles the
+	// busiest of them computes: ceil(tiles / CTAs).
+	CTAs, Rounds int
+	// Main is one tile's main loop at one SM's tensor rate (ceil(K slice /
+	// K step) iterations of a full tile), Mem its bytes at one SM's HBM
+	// bandwidth, Epilogue the time outside the main loop.
+	Main, Mem, Epilogue float64
+}
+
+// Tile is one tile's time: its main loop, bound by the tensor cores or
+// by its bytes, then its epilogue.
+func (t gemmTiling) Tile() float64 { return math.Max(t.Main, t.Mem) + t.Epilogue }
+
+// tileGEMM works out a launch's tiling on sms SMs (Profile.GEMMTiles).
+// tensorScale scales the tensor rate (a comm partition's rest side).
+func tileGEMM(p Profile, c scenarios.ComputeOp, l GEMMLaunch, sms int, tensorScale float64) (gemmTiling, gemmShape) {
+	t := gemmTiling{KStep: 64}
+	if c.DType == scenarios.FP8 {
+		t.KStep = 128
+	}
+	if kt, ok := ParseKernelName(l.Kernel); ok {
+		t.Parsed, t.KStep = true, kt.KStep
+		if kt.TileM != l.TileM || kt.TileN != l.TileN {
+			out := ceilDiv(l.M, l.TileM) * ceilDiv(l.N, l.TileN)
+			l.TileM, l.TileN = kt.TileM, kt.TileN
+			if l.SplitK > 1 {
+				// The table's split-K is the grid over its output tiles.
+				l.SplitK = max(2, ceilDiv(l.SplitK*out, ceilDiv(l.M, l.TileM)*ceilDiv(l.N, l.TileN)))
+			}
+		}
+	}
+	t.Launch = l
+	g := gemmModel(p, c, l, sms)
+	tiles := l.Tiles()
+	units := ceilDiv(l.GridCTAs, l.CTAsPerSM)
+	if l.Persistent {
+		t.CTAs = max(1, min(units, sms))
+	} else {
+		t.CTAs = max(1, units)
+	}
+	t.Rounds = ceilDiv(tiles, t.CTAs)
+	steps := ceilDiv(ceilDiv(c.K, l.SplitK), t.KStep)
+	perSM := p.PeakFLOPs[c.DType] * p.gemmEfficiency(c.DType) / float64(p.SMs) * tensorScale
+	t.Main = float64(steps) * 2 * float64(l.TileM*l.TileN*t.KStep) / perSM
+	t.Mem = g.traffic / float64(tiles) / p.SMHBMBandwidth
+	t.Epilogue = p.GEMMTileEpilogue
+	return t, g
+}
+
+// tiledGEMMJob fills j, a GEMM of launch l on smsAvail SMs, from its
+// tiles (Profile.GEMMTiles). A persistent launch's CTAs share
+// Rounds x CTAs tile slots, so that the busiest CTA's tile count sets the
+// time (a partial last round leaves CTAs idle, holding their SMs); each
+// slot carries an equal share of the GEMM's FLOPs and bytes. A launch in
+// waves gives each CTA its tiles. Every CTA first spends GEMMPrologue.
+func tiledGEMMJob(p Profile, c scenarios.ComputeOp, st scenarios.Strategy, l GEMMLaunch, smsAvail int, j *job) (*job, float64, error) {
+	scale := 1.0
+	if st.CommSMs > 0 && st.ComputeSMs == 0 {
+		// The rest side of a comm partition suits the GEMM's tiles
+		// worse than an aligned group does (Profile docs).
+		scale = 1 - p.RestPartitionGEMMLoss
+	}
+	t, g := tileGEMM(p, c, l, smsAvail, scale)
+	tiles := float64(t.Launch.Tiles())
+	var slots, perSlot float64 // work units and tiles per unit
+	if t.Launch.Persistent {
+		j.pooled = true
+		j.ctas = t.CTAs
+		slots = float64(t.Rounds * t.CTAs)
+		j.remaining = slots
+		perSlot = 1
+	} else {
+		j.ctas = t.CTAs
+		slots = float64(t.CTAs)
+		perSlot = tiles / slots
+		j.jitter = true
+	}
+	j.setup = p.GEMMPrologue
+	j.ctaRate = 1 / (perSlot * t.Tile())
+	j.hbm = g.traffic / slots
+	if t.Main >= t.Mem {
+		j.privRes, j.stall = backends.ResTensor, p.GEMMMemoryStall
+	} else {
+		j.privRes = backends.ResSMs
+	}
+	j.l2Sensitive = g.traffic > g.ideal
+	return j, c.FLOPs() / slots, nil
 }
 
 // gemmShape is the traffic model of one GEMM.

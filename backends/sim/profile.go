@@ -284,6 +284,26 @@ type Profile struct {
 	// few waves a GEMM's SMs free up a group at a time and a queued kernel
 	// of another stream can take them between its waves. Model.
 	WaveJitter float64
+
+	// GEMMTiles switches the GEMM's time from the roofline (its FLOPs at
+	// the tensor rate of the SMs it holds, or its bytes at HBM's) to its
+	// tiles: the launch's output tiles (the tile read from the kernel's
+	// name, ParseKernelName; the table's tile when the name does not
+	// parse) spread over its persistent grid, the CTA with the most tiles
+	// setting the time; each tile's main loop at one SM's tensor rate
+	// (K / K step iterations) or its share of HBM, plus GEMMTileEpilogue;
+	// and GEMMPrologue once. Off: model v2's roofline.
+	GEMMTiles bool
+	// GEMMPrologue is what a GEMM kernel spends, holding its SMs, before
+	// its first tile's main loop: the tile scheduler's and cluster's set-up
+	// and the first pipeline fill (on top of KernelFixedCost, which holds
+	// no SM). With GEMMTiles only. Fitted (stage 1, isolated GEMMs).
+	GEMMPrologue float64
+	// GEMMTileEpilogue is one output tile's time outside its main loop:
+	// writing the C tile and refilling the pipeline for the next, not
+	// overlapped with the main loop (so its share falls as K grows). With
+	// GEMMTiles only. Fitted (stage 1, isolated GEMMs).
+	GEMMTileEpilogue float64
 }
 
 // H200 returns the profile of an NVIDIA H200 SXM (141 GB), the node c3lab is
@@ -307,9 +327,9 @@ func H200() Profile {
 			scenarios.FP32: 67e12,
 		},
 		GEMMEfficiency: map[scenarios.DType]float64{
-			scenarios.BF16: 0.768,
-			scenarios.FP16: 0.747,
-			scenarios.FP8:  0.687,
+			scenarios.BF16: 0.82,
+			scenarios.FP16: 0.80,
+			scenarios.FP8:  0.778,
 		},
 		GEMMMemoryStall: 0.05,
 		GEMMLaunches:    h200Launches(),
@@ -393,6 +413,10 @@ func H200() Profile {
 		HostLaunchGap:   5e-6,
 		KernelFixedCost: 3e-6,
 		WaveJitter:      0.1,
+
+		GEMMTiles:        true,
+		GEMMPrologue:     5.12e-6,
+		GEMMTileEpilogue: 1.57e-6,
 	}
 }
 

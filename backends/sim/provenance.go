@@ -144,6 +144,12 @@ func H200Provenance() map[string]Provenance {
 		"HostLaunchGap":   {Source: SourceModel, Range: r(0, 1e-3)},
 		"KernelFixedCost": {Source: SourceModel, Range: r(0, 1e-3)},
 		"WaveJitter":      {Source: SourceModel, Range: r(0, 1)},
+
+		"GEMMTiles": {Source: SourceModel, Note: "the GEMM's time from its tiles (on) or the roofline (off)"},
+		"GEMMPrologue": {Source: SourceFitted, Stage: StageIsolated, Range: r(0, 100e-6),
+			Note: "intercept of the isolated GEMMs' times (with GEMMTileEpilogue, least squares on relative error)"},
+		"GEMMTileEpilogue": {Source: SourceFitted, Stage: StageIsolated, Range: r(0, 20e-6),
+			Note: "per tile of the busiest CTA, from the isolated GEMMs' times"},
 	}
 }
 

@@ -188,14 +188,141 @@ func Stage1(p sim.Profile, runs []Run, refs []RefGEMM, prov map[string]sim.Prove
 	for _, coll := range scenarios.Collectives {
 		out = append(out, fitCTABandwidth(&p, runs, coll, clamp))
 	}
-	for _, d := range []scenarios.DType{scenarios.BF16, scenarios.FP16, scenarios.FP8} {
-		f, err := fitGEMMEfficiency(&p, runs, refs, d, clamp)
-		if err != nil {
-			return p, nil, err
-		}
-		out = append(out, f)
+	// With per-tile GEMM times the efficiency and the prologue and
+	// epilogue share the same times: alternate their fits until they
+	// settle (a few rounds; each is exact given the other).
+	rounds := 1
+	if p.GEMMTiles {
+		rounds = gemmFitRounds
 	}
-	return p, out, nil
+	var gemm []fitted
+	for range rounds {
+		gemm = gemm[:0]
+		for _, d := range []scenarios.DType{scenarios.BF16, scenarios.FP16, scenarios.FP8} {
+			f, err := fitGEMMEfficiency(&p, runs, refs, d, clamp)
+			if err != nil {
+				return p, nil, err
+			}
+			gemm = append(gemm, f)
+		}
+		if p.GEMMTiles {
+			f, err := fitGEMMTiles(&p, runs, refs, clamp)
+			if err != nil {
+				return p, nil, err
+			}
+			gemm = append(gemm, f...)
+		}
+	}
+	return p, append(out, gemm...), nil
+}
+
+// gemmFitRounds is how many times stage 1 alternates the GEMM efficiency
+// and the per-tile constants.
+const gemmFitRounds = 4
+
+// isolatedGEMMs lists the isolated GEMMs of the fit set (the baseline
+// pair runs' compute ops) and the reference GEMMs, with their measured
+// times in seconds.
+func isolatedGEMMs(runs []Run, refs []RefGEMM) ([]scenarios.ComputeOp, []float64) {
+	var gemms []scenarios.ComputeOp
+	var real []float64
+	for _, r := range runs {
+		if r.Strategy != "baseline" || r.Scen.IsGraph() || r.Real.TComp.Median <= 0 || r.Scen.Compute.Kind != scenarios.GEMM {
+			continue
+		}
+		gemms, real = append(gemms, r.Scen.Compute), append(real, r.Real.TComp.Median/1e9)
+	}
+	for _, g := range refs {
+		gemms, real = append(gemms, g.Op), append(real, g.Seconds)
+	}
+	return gemms, real
+}
+
+// gemmAlone simulates GEMM c alone on p and returns its time and its
+// first bound.
+func gemmAlone(b *sim.Backend, c scenarios.ComputeOp) (float64, backends.Resource, error) {
+	sc := scenarios.Scenario{Name: "fit", GPUs: 2, Compute: c, Comm: scenarios.CommOp{Collective: scenarios.AllGather, Bytes: 1 << 20}}
+	o, err := b.Simulate(backends.Experiment{Scenario: sc, Mode: backends.ModeCompute, Reps: 1})
+	if err != nil {
+		return 0, "", fmt.Errorf("simulating the GEMM %s alone: %w", c, err)
+	}
+	var bound backends.Resource
+	if len(o.Explain) > 0 && len(o.Explain[0].Bounds) > 0 {
+		bound = o.Explain[0].Bounds[0].Resource
+	}
+	return float64(o.Rep.Compute) / 1e9, bound, nil
+}
+
+// fitGEMMTiles fits GEMMPrologue (P) and GEMMTileEpilogue (E) to every
+// isolated GEMM: the simulator's time is base + P + E x d, base its time
+// with both 0 and d the tiles of its busiest CTA that E adds to (d is
+// measured by simulating with E = 1 µs: a GEMM bound by HBM as a whole
+// hides its epilogues), and P and E minimize the sum of squared relative
+// errors (two normal equations). Their standard errors come from the
+// residuals.
+func fitGEMMTiles(p *sim.Profile, runs []Run, refs []RefGEMM, clamp func(string, float64) float64) ([]fitted, error) {
+	gemms, real := isolatedGEMMs(runs, refs)
+	keepBoth := func(why string) []fitted {
+		return []fitted{
+			{Field: "GEMMPrologue", Value: p.GEMMPrologue, Low: p.GEMMPrologue, High: p.GEMMPrologue, Note: "kept: " + why},
+			{Field: "GEMMTileEpilogue", Value: p.GEMMTileEpilogue, Low: p.GEMMTileEpilogue, High: p.GEMMTileEpilogue, Note: "kept: " + why},
+		}
+	}
+	if len(gemms) < 3 {
+		return keepBoth(fmt.Sprintf("%d isolated GEMMs in the fit set, the fit needs 3", len(gemms))), nil
+	}
+	const probe = 1e-6
+	times := func(prologue, epilogue float64) ([]float64, error) {
+		q := sim.CloneProfile(*p)
+		q.GEMMPrologue, q.GEMMTileEpilogue = prologue, epilogue
+		b := sim.New(q)
+		out := make([]float64, len(gemms))
+		for i, c := range gemms {
+			t, _, err := gemmAlone(b, c)
+			if err != nil {
+				return nil, err
+			}
+			out[i] = t
+		}
+		return out, nil
+	}
+	base, err := times(0, 0)
+	if err != nil {
+		return nil, err
+	}
+	withE, err := times(0, probe)
+	if err != nil {
+		return nil, err
+	}
+	// Minimize sum (P u + E v - w)^2, u = 1/t, v = d/t, w = 1 - base/t.
+	var uu, uv, vv, uw, vw float64
+	for i, t := range real {
+		u, v, w := 1/t, (withE[i]-base[i])/probe/t, 1-base[i]/t
+		uu, uv, vv, uw, vw = uu+u*u, uv+u*v, vv+v*v, uw+u*w, vw+v*w
+	}
+	det := uu*vv - uv*uv
+	if det <= 0 {
+		return keepBoth("the isolated GEMMs do not separate the prologue from the epilogue"), nil
+	}
+	P := (uw*vv - vw*uv) / det
+	E := (uu*vw - uv*uw) / det
+	var ssr float64
+	for i, t := range real {
+		r := P/t + E*(withE[i]-base[i])/probe/t - (1 - base[i]/t)
+		ssr += r * r
+	}
+	var seP, seE float64
+	if n := len(real); n > 2 {
+		s2 := ssr / float64(n-2)
+		seP, seE = math.Sqrt(s2*vv/det), math.Sqrt(s2*uu/det)
+	}
+	p.GEMMPrologue = clamp("GEMMPrologue", roundSig(P, 3))
+	p.GEMMTileEpilogue = clamp("GEMMTileEpilogue", roundSig(E, 3))
+	n := len(real)
+	return []fitted{
+		{Field: "GEMMPrologue", Value: p.GEMMPrologue, Low: p.GEMMPrologue - seP, High: p.GEMMPrologue + seP, Points: n},
+		{Field: "GEMMTileEpilogue", Value: p.GEMMTileEpilogue, Low: p.GEMMTileEpilogue - seE, High: p.GEMMTileEpilogue + seE, Points: n},
+	}, nil
 }
 
 // fitReduction fits the reduction kernel's bandwidth to the isolated
@@ -278,34 +405,43 @@ func gemmEfficiency(p sim.Profile, d scenarios.DType) float64 {
 // proportional to the efficiency, so that is the current efficiency times
 // simulated / measured.
 func fitGEMMEfficiency(p *sim.Profile, runs []Run, refs []RefGEMM, d scenarios.DType, clamp func(string, float64) float64) (fitted, error) {
-	var gemms []scenarios.ComputeOp
-	var real []float64
-	for _, r := range runs {
-		if r.Strategy != "baseline" || r.Scen.IsGraph() || r.Real.TComp.Median <= 0 {
-			continue
-		}
-		gemms, real = append(gemms, r.Scen.Compute), append(real, r.Real.TComp.Median/1e9)
-	}
-	for _, g := range refs {
-		gemms, real = append(gemms, g.Op), append(real, g.Seconds)
-	}
+	gemms, real := isolatedGEMMs(runs, refs)
 	b := sim.New(*p)
 	cur := gemmEfficiency(*p, d)
+	doubled := sim.CloneProfile(*p)
+	doubled.GEMMEfficiency[d] = 2 * cur
+	b2 := sim.New(doubled)
 	var effs []float64
 	for i, c := range gemms {
-		if c.Kind != scenarios.GEMM || c.DType != d {
+		if c.DType != d {
 			continue
 		}
-		sc := scenarios.Scenario{Name: "fit", GPUs: 2, Compute: c, Comm: scenarios.CommOp{Collective: scenarios.AllGather, Bytes: 1 << 20}}
-		o, err := b.Simulate(backends.Experiment{Scenario: sc, Mode: backends.ModeCompute, Reps: 1})
+		t, bound, err := gemmAlone(b, c)
 		if err != nil {
-			return fitted{}, fmt.Errorf("simulating the GEMM %s alone: %w", c, err)
+			return fitted{}, err
 		}
 		// Only GEMMs the tensor cores bound: a memory-bound one says
 		// nothing about the efficiency.
-		if len(o.Explain) > 0 && len(o.Explain[0].Bounds) > 0 && o.Explain[0].Bounds[0].Resource == backends.ResTensor {
-			effs = append(effs, cur*float64(o.Rep.Compute)/1e9/real[i])
+		if bound != backends.ResTensor {
+			continue
 		}
+		if p.GEMMTiles {
+			// Only the main loops scale with the efficiency: with it
+			// doubled they take half, which tells them from the rest
+			// (prologue, epilogues, fixed cost); the efficiency matches
+			// the measured time less the rest.
+			t2, _, err := gemmAlone(b2, c)
+			if err != nil {
+				return fitted{}, err
+			}
+			main := 2 * (t - t2)
+			if main <= 0 || real[i]-(t-main) <= 0 {
+				continue
+			}
+			effs = append(effs, cur*main/(real[i]-(t-main)))
+			continue
+		}
+		effs = append(effs, cur*t/real[i])
 	}
 	if len(effs) == 0 {
 		return fitted{Field: "GEMMEfficiency", Key: string(d), Value: cur, Low: cur, High: cur, Note: "kept: no isolated tensor-bound GEMM of it"}, nil
