@@ -180,16 +180,22 @@ type Summary struct {
 	// interval; Best cases whose advice is the measured best.
 	Slower int `json:"slower_than_default"`
 	Best   int `json:"advised_best"`
+	// Unmeasured counts cases whose top pick over every sensible strategy
+	// the sweep did not measure: there the score is of the runner-up
+	// among the measured ones.
+	Unmeasured int `json:"top_pick_unmeasured"`
 }
 
 // Evaluation is Evaluate's result.
 type Evaluation struct {
-	Folds   int       `json:"folds"`
-	Seed    uint64    `json:"seed"`
-	Cases   []Scored  `json:"cases"`
-	All     Summary   `json:"summary"`
-	ByClass []Summary `json:"by_class"`
-	ByComm  []Summary `json:"by_comm"`
+	// Scenarios counts the distinct scenarios of the cases.
+	Scenarios int       `json:"scenarios"`
+	Folds     int       `json:"folds"`
+	Seed      uint64    `json:"seed"`
+	Cases     []Scored  `json:"cases"`
+	All       Summary   `json:"summary"`
+	ByClass   []Summary `json:"by_class"`
+	ByComm    []Summary `json:"by_comm"`
 }
 
 // Evaluate scores the advice against the measured best of every case,
@@ -207,7 +213,7 @@ func Evaluate(ctx context.Context, cases []EvalCase, opt EvalOptions) (Evaluatio
 		return Evaluation{}, errors.New("no model fitter")
 	}
 	fold := Folds(cases, opt.Folds, opt.Seed)
-	ev := Evaluation{Folds: opt.Folds, Seed: opt.Seed}
+	ev := Evaluation{Folds: opt.Folds, Seed: opt.Seed, Scenarios: len(fold)}
 	for k := range opt.Folds {
 		var train, held []string
 		for name, f := range fold {
@@ -386,6 +392,9 @@ func summarize(key string, cases []Scored) Summary {
 		}
 		if c.Advised == c.Best {
 			s.Best++
+		}
+		if c.TopUnmeasured != "" {
+			s.Unmeasured++
 		}
 	}
 	if s.Cases == 0 {

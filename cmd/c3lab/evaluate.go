@@ -135,7 +135,8 @@ func foldProgress(s stdio, quiet bool, started time.Time) func(at float64, folds
 
 // writeEvaluation prints one row per case, then the summaries.
 func writeEvaluation(w io.Writer, ev heuristics.Evaluation, took time.Duration) error {
-	fmt.Fprintf(w, "advice scored against the measured best, %d folds by scenario (seed %d): each fold advised by a profile calibrated on the other folds only\n\n", ev.Folds, ev.Seed)
+	fmt.Fprintf(w, "advice scored against the measured best: %d cases (scenario x sweep) of %d scenarios, %d folds by scenario (seed %d),\n"+
+		"each fold advised by a profile calibrated on the other folds only, among the strategies its sweep measured\n\n", len(ev.Cases), ev.Scenarios, ev.Folds, ev.Seed)
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "SCENARIO\tSWEEP\tFOLD\tCLASS\tCOMM\tADVISED\tBEST\tADV T_C3\tBEST T_C3\tREGRET\tU POINTS\tNOTE")
 	for _, c := range ev.Cases {
@@ -164,10 +165,10 @@ func writeEvaluation(w io.Writer, ev heuristics.Evaluation, took time.Duration) 
 	}
 	fmt.Fprintln(w)
 	tw = tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "SUMMARY\tCASES\tWITHIN 3 %\tMEDIAN REGRET\tMEAN REGRET\tMAX REGRET\tMEAN U POINTS\tADVISED = BEST\tSLOWER THAN DEFAULT")
+	fmt.Fprintln(tw, "SUMMARY\tCASES\tWITHIN 3 %\tMEDIAN REGRET\tMEAN REGRET\tMAX REGRET\tMEAN U POINTS\tADVISED = BEST\tSLOWER THAN DEFAULT\tTOP PICK UNMEASURED")
 	row := func(label string, s heuristics.Summary) {
-		fmt.Fprintf(tw, "%s\t%d\t%.1f %%\t%.2f %%\t%.2f %%\t%.1f %%\t%.2f\t%d\t%d\n", label, s.Cases, 100*s.Within,
-			100*s.MedianRegret, 100*s.MeanRegret, 100*s.MaxRegret, s.MeanRegretU, s.Best, s.Slower)
+		fmt.Fprintf(tw, "%s\t%d\t%.1f %%\t%.2f %%\t%.2f %%\t%.1f %%\t%.2f\t%d\t%d\t%d\n", label, s.Cases, 100*s.Within,
+			100*s.MedianRegret, 100*s.MeanRegret, 100*s.MaxRegret, s.MeanRegretU, s.Best, s.Slower, s.Unmeasured)
 	}
 	row("all", ev.All)
 	for _, s := range ev.ByClass {

@@ -19,7 +19,7 @@ func TestAdviseEvaluate(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, errOut)
 	}
-	for _, want := range []string{"2 folds by scenario", "REGRET", "llama3-70b-tp-o-proj-rs-224m-2gpu", "class comm-long", "reduce-scatter", "targets (issue 18)"} {
+	for _, want := range []string{"2 folds by scenario", "4 cases (scenario x sweep) of 4 scenarios", "REGRET", "llama3-70b-tp-o-proj-rs-224m-2gpu", "class comm-long", "reduce-scatter", "targets (issue 18)"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("output lacks %q:\n%s", want, out)
 		}
