@@ -105,7 +105,11 @@ func predictedReasons(r Ranked, best int, rules scenarios.Strategy) []string {
 	line := fmt.Sprintf("predicted by %s: T_c3 %s, U %s", r.Model, report.Duration(adv.TC3), report.Uplift(adv.Uplift))
 	for i, p := range r.Predictions {
 		if i != best && p.ok() {
-			line += fmt.Sprintf(", %s ahead of %s (T_c3 %s)", leadPercent(adv, p), p.Name, report.Duration(p.TC3))
+			if p.TC3 <= adv.TC3*(1+5e-4) {
+				line += fmt.Sprintf(", tied with %s (T_c3 %s; the grid's order breaks the tie)", p.Name, report.Duration(p.TC3))
+			} else {
+				line += fmt.Sprintf(", %s ahead of %s (T_c3 %s)", leadPercent(adv, p), p.Name, report.Duration(p.TC3))
+			}
 			break
 		}
 	}

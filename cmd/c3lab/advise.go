@@ -38,7 +38,7 @@ func runAdvise(ctx context.Context, args []string, s stdio) error {
 	modelArg := fs.String("model", "", "the simulator profile that ranks the candidates: a built-in name or a profile file; default --sim-profile, else the built-in H200")
 	top := fs.Int("top", heuristics.DefaultTopK, "how many ranked candidates to keep (and --tune to measure)")
 	var measured, evaluate, refs listFlag
-	fs.Var(&measured, "measured", "a sweep file whose measurements of the scenario the reasons quote; may repeat")
+	fs.Var(&measured, "measured", "a sweep file whose measurements of the scenario the reasons quote; may repeat; default the committed sweeps of the device")
 	tune := fs.Bool("tune", false, "measure the top candidates and report the best")
 	reps := fs.Int("reps", 0, "with --tune, timed repetitions per run; 0 = the scenario's own")
 	var pf precisionFlags
@@ -109,6 +109,11 @@ func runAdvise(ctx context.Context, args []string, s stdio) error {
 		return err
 	}
 	noteRenamed(s.errOut, *scenarioArg)
+	if len(measured) == 0 {
+		if index, err = heuristics.CommittedMeasurements(b.Capabilities().Limits.Device); err != nil {
+			return err
+		}
+	}
 	advice, err := heuristics.AdviseModel(ctx, model, sc, b.Capabilities(), heuristics.AdviseOptions{TopK: *top, Measured: index})
 	if err != nil {
 		return err
