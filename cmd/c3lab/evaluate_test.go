@@ -67,3 +67,38 @@ func TestAdviseEvaluateRefusesBadInput(t *testing.T) {
 		}
 	}
 }
+
+// With C3LAB_EVAL_FULL=1, the committed evaluation on the H200 sweeps
+// (heuristics/evaluation/README.md) runs again, minutes, and must give
+// the committed summary.
+func TestAdviseEvaluateCommitted(t *testing.T) {
+	if os.Getenv("C3LAB_EVAL_FULL") != "1" {
+		t.Skip("minutes; C3LAB_EVAL_FULL=1 runs it")
+	}
+	r := "../../backends/cuda/results/"
+	args := []string{"advise", "--json", "--evaluate"}
+	for _, s := range []string{"2026-11-30-h200x2-gated/sweep.json", "2026-11-30-h200x2-session3/sweep-copies.json",
+		"2026-11-30-h200x2-session3/sweep-reductions-run3.json", "2026-12-01-h200x1/sweep-host.json",
+		"2026-12-01-h200x1-i15/sweep-graphs-1gpu.json", "2026-12-01-h200x1-i16/sweep-fixed-1.json"} {
+		args = append(args, r+s)
+	}
+	args = append(args, "--ref", r+"2026-11-30-h200x2-gated/c3lab-ref.json")
+	code, out, errOut := call(t, args...)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	var now, committed evalReport
+	data, err := os.ReadFile("../../heuristics/evaluation/h200-advise-eval.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := json.Unmarshal(data, &committed); err != nil {
+		t.Fatal(err)
+	}
+	if err := json.Unmarshal([]byte(out), &now); err != nil {
+		t.Fatal(err)
+	}
+	if now.All != committed.All {
+		t.Errorf("summary now %+v, committed %+v", now.All, committed.All)
+	}
+}
