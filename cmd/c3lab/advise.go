@@ -35,7 +35,7 @@ func runAdvise(ctx context.Context, args []string, s stdio) error {
 	var be backendFlag
 	be.register(fs)
 	scenarioArg := fs.String("scenario", "", "a built-in scenario name or a YAML file; default: the first built-in")
-	modelArg := fs.String("model", "", "the simulator profile that ranks the candidates: a built-in name or a profile file; default --sim-profile, else the built-in H200")
+	modelArg := fs.String("model", "", "the simulator profile that ranks the candidates (with --evaluate, the one each fold's calibration starts from): a built-in name or a profile file; default --sim-profile, else the built-in H200")
 	top := fs.Int("top", heuristics.DefaultTopK, "how many ranked candidates to keep (and --tune to measure)")
 	var measured, evaluate, refs listFlag
 	fs.Var(&measured, "measured", "a sweep file whose measurements of the scenario the reasons quote; may repeat; default the committed sweeps of the device")
