@@ -160,7 +160,12 @@ type Scored struct {
 	// TopUnmeasured names the model's top pick over every sensible
 	// strategy when the sweep did not measure it ("" when it did).
 	TopUnmeasured string `json:"top_unmeasured,omitempty"`
-	Err           string `json:"error,omitempty"`
+	// Rules names the strategy of the rules of thumb alone (Advise) when
+	// the sweep measured it, RulesRegret its regret in T_c3: the
+	// reference the model's advice is to beat.
+	Rules       string   `json:"rules,omitempty"`
+	RulesRegret *float64 `json:"rules_regret,omitempty"`
+	Err         string   `json:"error,omitempty"`
 }
 
 // Summary sums up scored cases.
@@ -184,6 +189,11 @@ type Summary struct {
 	// the sweep did not measure: there the score is of the runner-up
 	// among the measured ones.
 	Unmeasured int `json:"top_pick_unmeasured"`
+	// RulesCases counts the cases whose rules-of-thumb strategy was
+	// measured; RulesWithin and RulesMedianRegret score it there.
+	RulesCases        int     `json:"rules_cases"`
+	RulesWithin       float64 `json:"rules_within_3pct"`
+	RulesMedianRegret float64 `json:"rules_median_regret"`
 }
 
 // Evaluation is Evaluate's result.
@@ -313,7 +323,13 @@ func score(ctx context.Context, m Model, c EvalCase) (Scored, error) {
 	}
 	// The top pick over every sensible strategy, measured or not.
 	if cm, ok := m.(interface{ Capabilities() backends.Capabilities }); ok {
-		all := CandidateSet(sc, cm.Capabilities())
+		caps := cm.Capabilities()
+		rules := advise(sc, caps, FindingsFor(caps.Limits.Device)).Strategy.Normalize()
+		if i := slices.IndexFunc(c.Runs, func(r Measurement) bool { return r.Result.Strategy.Normalize() == rules }); i >= 0 {
+			reg := c.Runs[i].Result.TC3.Median/s.BestTC3 - 1
+			s.Rules, s.RulesRegret = c.Runs[i].Strategy, &reg
+		}
+		all := CandidateSet(sc, caps)
 		if r, err := RankCandidates(ctx, m, sc, all); err == nil {
 			if i := r.Best(); i >= 0 {
 				if _, ok := runOf(r.Predictions[i].Name); !ok && !measuredStrategy(c, r.Predictions[i].Strategy) {
@@ -375,11 +391,17 @@ func summarizeBy(cases []Scored, key func(Scored) string) []Summary {
 // summarize sums up the cases that were scored (no Err).
 func summarize(key string, cases []Scored) Summary {
 	s := Summary{Key: key}
-	var regrets []float64
+	var regrets, rules []float64
 	var sumU float64
 	for _, c := range cases {
 		if c.Err != "" {
 			continue
+		}
+		if c.RulesRegret != nil {
+			rules = append(rules, *c.RulesRegret)
+			if *c.RulesRegret <= WithinTolerance {
+				s.RulesWithin++
+			}
 		}
 		s.Cases++
 		regrets = append(regrets, c.Regret)
@@ -396,6 +418,11 @@ func summarize(key string, cases []Scored) Summary {
 		if c.TopUnmeasured != "" {
 			s.Unmeasured++
 		}
+	}
+	if s.RulesCases = len(rules); s.RulesCases > 0 {
+		s.RulesWithin /= float64(s.RulesCases)
+		slices.Sort(rules)
+		s.RulesMedianRegret = median(rules)
 	}
 	if s.Cases == 0 {
 		return s

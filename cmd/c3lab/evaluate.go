@@ -180,6 +180,10 @@ func writeEvaluation(w io.Writer, ev heuristics.Evaluation, took time.Duration) 
 	if err := tw.Flush(); err != nil {
 		return err
 	}
+	if ev.All.RulesCases > 0 {
+		fmt.Fprintf(w, "\nthe rules of thumb alone (the former advice), on the %d cases whose sweep measured their strategy: %.1f %% within 3 %%, median regret %.2f %%\n",
+			ev.All.RulesCases, 100*ev.All.RulesWithin, 100*ev.All.RulesMedianRegret)
+	}
 	fmt.Fprintf(w, "\ntargets (issue 18): within 3 %% on >= 85 %% of cases, median regret <= 1 %%, never slower than the default beyond the interval\n")
 	fmt.Fprintf(w, "here: %.1f %% within 3 %%, median regret %.2f %%, %d slower than the default (%s)\n",
 		100*ev.All.Within, 100*ev.All.MedianRegret, ev.All.Slower, took.Round(time.Second))
