@@ -22,6 +22,14 @@ type Advice struct {
 	Reasons  []string           `json:"reasons"`
 	// Candidates are strategies worth measuring against the advice.
 	Candidates []profiler.NamedStrategy `json:"candidates"`
+	// Model names the model that ranked the candidates (AdviseModel);
+	// empty for the rules alone.
+	Model string `json:"model,omitempty"`
+	// Advised is the advised candidate's name (AdviseModel).
+	Advised string `json:"advised,omitempty"`
+	// Predictions are the top candidates' predicted figures, the advice
+	// first (AdviseModel).
+	Predictions []Prediction `json:"predictions,omitempty"`
 }
 
 // machineBalance is roughly the FLOP per HBM byte at which a GEMM of the
