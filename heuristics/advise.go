@@ -10,9 +10,11 @@ package heuristics
 import (
 	"context"
 	"fmt"
+	"slices"
 
 	"github.com/c3lab/c3lab/backends"
 	"github.com/c3lab/c3lab/profiler"
+	"github.com/c3lab/c3lab/profiler/report"
 	"github.com/c3lab/c3lab/scenarios"
 )
 
@@ -232,18 +234,29 @@ type Trial struct {
 	// interleaved rounds: its figure without the upward bias of being
 	// the highest of single measurements.
 	Remeasured *profiler.Remeasured `json:"remeasured,omitempty"`
-	Err        string               `json:"error,omitempty"`
+	// Fallback, on the baseline only, says why Tune answers with it
+	// rather than the measured best: the best, measured again, was
+	// slower than the baseline beyond their intervals.
+	Fallback string `json:"fallback,omitempty"`
+	Err      string `json:"error,omitempty"`
 }
 
 // Tune measures every candidate on b and returns the trials and the index
-// of the best (the highest uplift U over the serial default, else the
-// shortest concurrent time: profiler.Leads; never the fraction of
-// ideal, whose denominator a strategy changes; -1 when all failed). The
-// trials whose intervals overlap the best's are marked Tied, and the
-// best as well when any is. The serial default is measured once and
-// reused across the candidates; the best is then measured again in fresh
-// rounds (Trial.Remeasured), what to report as its figure.
+// of the answer (-1 when all failed). The baseline (the default
+// strategy) is always among the candidates: Tune measures it last when
+// cands lack it. The measured best is the highest uplift U over the
+// serial default, else the shortest concurrent time (profiler.Leads;
+// never the fraction of ideal, whose denominator a strategy changes).
+// The trials whose intervals overlap the answer's are marked Tied, and
+// the answer as well when any is. The serial default is measured once
+// and reused across the candidates; the best is then measured again in
+// fresh rounds (Trial.Remeasured), what to report as its figure. When
+// that fresh figure is behind the baseline's beyond their intervals
+// (profiler.Compare), the answer is the baseline, and its
+// Trial.Fallback says why: Tune never answers with a strategy measured
+// slower than the default.
 func Tune(ctx context.Context, b backends.Backend, sc scenarios.Scenario, cands []profiler.NamedStrategy, opt profiler.Options) ([]Trial, int, error) {
+	cands, base := withBaseline(cands)
 	best := -1
 	var trials []Trial
 	var results []*profiler.Result
@@ -274,11 +287,7 @@ func Tune(ctx context.Context, b backends.Backend, sc scenarios.Scenario, cands 
 	if best < 0 {
 		return trials, best, nil
 	}
-	for i, r := range results {
-		if i != best && r != nil && profiler.Compare(*results[best], *r) == profiler.NotToldApart {
-			trials[i].Tied, trials[best].Tied = true, true
-		}
-	}
+	markTies(trials, results, best)
 	if err := ctx.Err(); err != nil {
 		return trials, best, err
 	}
@@ -291,6 +300,47 @@ func Tune(ctx context.Context, b backends.Backend, sc scenarios.Scenario, cands 
 		trials[best].Remeasured = &profiler.Remeasured{Err: err.Error()}
 	default:
 		trials[best].Remeasured = profiler.RemeasuredOf(r)
+		if best != base && results[base] != nil && profiler.Compare(r, *results[base]) == profiler.Worse {
+			trials[base].Fallback = fmt.Sprintf("%s, measured again in fresh rounds (%s), is slower than the baseline (%s) beyond their intervals: "+
+				"its lead was selection and noise, so the default stays", trials[best].Name, figure(r), figure(*results[base]))
+			best = base
+			markTies(trials, results, best)
+		}
 	}
 	return trials, best, nil
+}
+
+// withBaseline returns cands with the baseline (the default strategy)
+// appended when none of them is it, and the baseline's index.
+func withBaseline(cands []profiler.NamedStrategy) ([]profiler.NamedStrategy, int) {
+	def := scenarios.Strategy{}.Normalize()
+	if i := slices.IndexFunc(cands, func(c profiler.NamedStrategy) bool { return c.Strategy.Normalize() == def }); i >= 0 {
+		return cands, i
+	}
+	out := append(slices.Clone(cands), profiler.NamedStrategy{Name: "baseline"})
+	return out, len(out) - 1
+}
+
+// markTies marks the trials not told apart from the best's (by their
+// first measurements, profiler.Compare) as Tied, and the best when any
+// is; it clears the marks of the others.
+func markTies(trials []Trial, results []*profiler.Result, best int) {
+	for i := range trials {
+		trials[i].Tied = false
+	}
+	for i, r := range results {
+		if i != best && r != nil && profiler.Compare(*results[best], *r) == profiler.NotToldApart {
+			trials[i].Tied, trials[best].Tied = true, true
+		}
+	}
+}
+
+// figure is a result's ranking figure for a reason: U with its interval
+// when it has one, else T_c3.
+func figure(r profiler.Result) string {
+	re := profiler.RemeasuredOf(r)
+	if r.Uplift > 0 {
+		return "U " + report.UpliftCI(re.Uplift, re.UpliftCI)
+	}
+	return "T_c3 " + report.DurationCI(re.TC3, re.TC3CI)
 }

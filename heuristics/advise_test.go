@@ -3,6 +3,7 @@ package heuristics
 import (
 	"context"
 	"errors"
+	"slices"
 	"strings"
 	"testing"
 
@@ -116,6 +117,11 @@ type scripted struct {
 	c3   map[scenarios.Strategy]int64
 	// dmaComm, when set, is the collective's time alone on copy engines.
 	dmaComm int64
+	// later, when set, is the concurrent time of a strategy from its
+	// (after+1)-th concurrent run on: what a measurement again finds.
+	later map[scenarios.Strategy]int64
+	after int
+	calls map[scenarios.Strategy]int
 }
 
 func (b *scripted) Name() string { return "scripted" }
@@ -137,6 +143,13 @@ func (b *scripted) Run(_ context.Context, ex backends.Experiment, _ backends.Eve
 		t, ok := b.c3[ex.Strategy]
 		if !ok {
 			return backends.RunResult{}, errors.New("device lost")
+		}
+		if b.calls == nil {
+			b.calls = map[scenarios.Strategy]int{}
+		}
+		b.calls[ex.Strategy]++
+		if l, ok := b.later[ex.Strategy]; ok && b.calls[ex.Strategy] > b.after {
+			t = l
 		}
 		rep = backends.Rep{Wall: t, Compute: min(t, 1000), Comm: t}
 	}
@@ -259,6 +272,78 @@ func TestTuneRanksByUpliftNotFraction(t *testing.T) {
 	}
 	if base.Uplift != 1800.0/1300 || d.Uplift != 1800.0/1250 {
 		t.Errorf("U %v and %v, want 1800/1300 and 1800/1250 (both over NCCL's serial time)", base.Uplift, d.Uplift)
+	}
+}
+
+// Tune never answers with a strategy slower than the default: a "best"
+// whose lead does not hold when measured again (here sms, 900 ns on its
+// first measurement, 1600 ns again, against the baseline's 1500) yields
+// the baseline, with the reason. The baseline is measured even when the
+// caller's candidates lack it (appended last); a best that holds, or one
+// measured again slower than at first but still ahead of the baseline,
+// stays the answer.
+func TestTuneFallsBackToTheBaseline(t *testing.T) {
+	caps := sim.New(sim.H200()).Capabilities()
+	sc := scenario(bigGEMM, scenarios.AllGather, 64<<20)
+	prio := scenarios.Strategy{Launch: scenarios.CommFirst, CommPriority: -5}
+	sms := scenarios.Strategy{CommSMs: 32}
+	opt := profiler.Options{Reps: 3}
+	// How many concurrent runs one measurement makes, from a plain one.
+	count := &scripted{caps: caps, c3: map[scenarios.Strategy]int64{sms.Normalize(): 900}}
+	if _, err := profiler.Measure(context.Background(), count, sc, sms, opt); err != nil {
+		t.Fatal(err)
+	}
+	perMeasure := count.calls[sms.Normalize()]
+	if perMeasure == 0 {
+		t.Fatal("a measurement made no concurrent run")
+	}
+	for _, tc := range []struct {
+		name     string
+		cands    []profiler.NamedStrategy
+		again    int64 // sms's T_c3 when measured again
+		want     string
+		fallback bool
+	}{
+		{"the best is slower again: the baseline, appended", []profiler.NamedStrategy{{Name: "prio", Strategy: prio}, {Name: "sms", Strategy: sms}}, 1600, "baseline", true},
+		{"the best is slower again: the caller's baseline", []profiler.NamedStrategy{{Name: "sms", Strategy: sms}, {Name: "default", Strategy: scenarios.Strategy{}}, {Name: "prio", Strategy: prio}}, 1600, "default", true},
+		{"slower again but still ahead of the baseline", []profiler.NamedStrategy{{Name: "prio", Strategy: prio}, {Name: "sms", Strategy: sms}}, 1400, "sms", false},
+		{"the best holds", []profiler.NamedStrategy{{Name: "prio", Strategy: prio}, {Name: "sms", Strategy: sms}}, 900, "sms", false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			b := &scripted{caps: caps, after: perMeasure,
+				c3:    map[scenarios.Strategy]int64{scenarios.Strategy{}.Normalize(): 1500, prio.Normalize(): 1700, sms.Normalize(): 900},
+				later: map[scenarios.Strategy]int64{sms.Normalize(): tc.again}}
+			trials, best, err := Tune(context.Background(), b, sc, tc.cands, opt)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if best < 0 || trials[best].Name != tc.want {
+				t.Fatalf("answer %d, want %s; trials %+v", best, tc.want, trials)
+			}
+			names := []string{}
+			for _, tr := range trials {
+				names = append(names, tr.Name)
+			}
+			if !slices.Contains(names, "baseline") && !slices.Contains(names, "default") {
+				t.Errorf("trials %v lack the baseline", names)
+			}
+			if len(trials) != 3 {
+				t.Errorf("%d trials %v, want 3 (the baseline once)", len(trials), names)
+			}
+			got := trials[best].Fallback
+			if tc.fallback != (got != "") || (tc.fallback && !strings.Contains(got, "sms, measured again")) {
+				t.Errorf("fallback %q, want one: %v", got, tc.fallback)
+			}
+			i := slices.Index(names, "sms")
+			if re := trials[i].Remeasured; re == nil || re.TC3 != float64(tc.again) {
+				t.Errorf("sms measured again as %+v, want T_c3 %d", re, tc.again)
+			}
+			for _, tr := range trials {
+				if tr.Fallback != "" && tr.Name != trials[best].Name {
+					t.Errorf("%s, not the answer, has a fallback %q", tr.Name, tr.Fallback)
+				}
+			}
+		})
 	}
 }
 

@@ -18,6 +18,11 @@ import (
 // finding the measured best (3 %, the issue's target).
 const WithinTolerance = 0.03
 
+// TuneBudget is the number of measured candidates within which Tune is
+// to find the measured best (4, the issue's target: on at least 90 % of
+// scenarios).
+const TuneBudget = 4
+
 // EvalCase is one scenario as one sweep measured it: the strategies of
 // that sweep, measured in one session, so that their T_c3 compare.
 type EvalCase struct {
@@ -165,7 +170,14 @@ type Scored struct {
 	// reference the model's advice is to beat.
 	Rules       string   `json:"rules,omitempty"`
 	RulesRegret *float64 `json:"rules_regret,omitempty"`
-	Err         string   `json:"error,omitempty"`
+	// TunePosition is where Tune, measuring the measured strategies in
+	// the model's order (the advice first, then the rest by predicted
+	// rank, as the advice's candidates), first meets the measured best
+	// or a strategy not told apart from it (profiler.Compare): 1-based,
+	// so the measurements Tune needs to find it. Over the strategies the
+	// sweep measured only.
+	TunePosition int    `json:"tune_position"`
+	Err          string `json:"error,omitempty"`
 }
 
 // Summary sums up scored cases.
@@ -194,6 +206,10 @@ type Summary struct {
 	RulesCases        int     `json:"rules_cases"`
 	RulesWithin       float64 `json:"rules_within_3pct"`
 	RulesMedianRegret float64 `json:"rules_median_regret"`
+	// TuneWithin is the share of cases whose TunePosition is at most
+	// TuneBudget; MaxTunePosition the worst position.
+	TuneWithin      float64 `json:"tune_within_4"`
+	MaxTunePosition int     `json:"max_tune_position"`
 }
 
 // Evaluation is Evaluate's result.
@@ -310,6 +326,7 @@ func score(ctx context.Context, m Model, c EvalCase) (Scored, error) {
 	}
 	s.Within = s.Regret <= WithinTolerance
 	s.Tied = a.Strategy == b.Strategy || profiler.Compare(a.Result, b.Result) == profiler.NotToldApart
+	s.TunePosition = tunePosition(ranked, best, c.Runs, b)
 	if base, ok := runOf("baseline"); ok {
 		s.BaselineTC3 = base.Result.TC3.Median
 		s.Class = string(base.Result.Class)
@@ -339,6 +356,24 @@ func score(ctx context.Context, m Model, c EvalCase) (Scored, error) {
 		}
 	}
 	return s, nil
+}
+
+// tunePosition is the 1-based position, in the order Tune measures the
+// ranked strategies (the advised one, then the others by rank), of the
+// first whose measured run is the best's or not told apart from it; 0
+// when none is (the best was not ranked).
+func tunePosition(r Ranked, advised int, runs []Measurement, best Measurement) int {
+	order := append([]Prediction{r.Predictions[advised]}, slices.Delete(slices.Clone(r.Predictions), advised, advised+1)...)
+	for i, p := range order {
+		j := slices.IndexFunc(runs, func(m Measurement) bool { return m.Strategy == p.Name })
+		if j < 0 {
+			continue
+		}
+		if runs[j].Strategy == best.Strategy || profiler.Compare(runs[j].Result, best.Result) == profiler.NotToldApart {
+			return i + 1
+		}
+	}
+	return 0
 }
 
 // measuredStrategy reports whether the case measured st under any name.
@@ -418,6 +453,10 @@ func summarize(key string, cases []Scored) Summary {
 		if c.TopUnmeasured != "" {
 			s.Unmeasured++
 		}
+		if c.TunePosition > 0 && c.TunePosition <= TuneBudget {
+			s.TuneWithin++
+		}
+		s.MaxTunePosition = max(s.MaxTunePosition, c.TunePosition)
 	}
 	if s.RulesCases = len(rules); s.RulesCases > 0 {
 		s.RulesWithin /= float64(s.RulesCases)
@@ -428,6 +467,7 @@ func summarize(key string, cases []Scored) Summary {
 		return s
 	}
 	s.Within /= float64(s.Cases)
+	s.TuneWithin /= float64(s.Cases)
 	slices.Sort(regrets)
 	s.MedianRegret = median(regrets)
 	s.MaxRegret = regrets[len(regrets)-1]

@@ -325,3 +325,50 @@ func TestEvaluateScoresTheRulesWhereMeasured(t *testing.T) {
 		t.Errorf("summary %+v", ev.All)
 	}
 }
+
+// The tune position, by hand: Tune measures the advised strategy, then
+// the others in predicted order, and finds the best at the first that is
+// it or not told apart from it. On a the model ranks three slow
+// strategies and the baseline first, so fast (the best) comes 6th; on b
+// fast is 1st; on c mid then fast, 2nd; on d mid then near (805 ± 10 ns,
+// overlapping fast's 795..805, so tied with it), 2nd. Within 4 on three
+// cases of four; per collective, all-gather (a, c) one of two,
+// all-reduce (b, d) both.
+func TestEvaluateTunePositionByHand(t *testing.T) {
+	m, _ := fixture()
+	sc := func(name string) scenarios.Scenario { return m[name][0].Result.Scenario }
+	for i, tc3 := range []float64{950, 960, 970} {
+		m["a"] = append(m["a"], run(sc("a"), fmt.Sprintf("x%d", i+1), scenarios.Strategy{CommCTAs: 8 * (i + 1)}, tc3, 5))
+	}
+	m["d"] = append(m["d"], run(sc("d"), "near", scenarios.Strategy{CommCTAs: 8}, 805, 10))
+	u := map[string]map[string]float64{
+		"a": {"x1": 9, "x2": 8, "x3": 7, "baseline": 6, "mid": 5, "fast": 4},
+		"b": {"fast": 3, "mid": 2, "baseline": 1},
+		"c": {"mid": 3, "fast": 2, "baseline": 1},
+		"d": {"mid": 4, "near": 3, "fast": 2, "baseline": 1},
+	}
+	var seen [][]string
+	ev, err := Evaluate(context.Background(), Cases(m), EvalOptions{Folds: 2, Seed: 1, Fit: fitWith(u, &seen)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]int{"a": 6, "b": 1, "c": 2, "d": 2}
+	for _, c := range ev.Cases {
+		if c.TunePosition != want[c.Scenario] {
+			t.Errorf("%s: tune position %d, want %d (advised %s, best %s)", c.Scenario, c.TunePosition, want[c.Scenario], c.Advised, c.Best)
+		}
+	}
+	if ev.All.TuneWithin != 0.75 || ev.All.MaxTunePosition != 6 {
+		t.Errorf("summary: within 4 on %v, max %d; want 0.75 and 6", ev.All.TuneWithin, ev.All.MaxTunePosition)
+	}
+	by := map[string]float64{}
+	for _, s := range ev.ByComm {
+		by[s.Key] = s.TuneWithin
+	}
+	if by["all-gather"] != 0.5 || by["all-reduce"] != 1 {
+		t.Errorf("per collective: %v, want all-gather 0.5, all-reduce 1", by)
+	}
+	if len(ev.ByClass) != 1 || ev.ByClass[0].TuneWithin != 0.75 {
+		t.Errorf("per class: %+v", ev.ByClass)
+	}
+}

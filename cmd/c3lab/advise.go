@@ -203,6 +203,8 @@ func writeTrials(w io.Writer, trials []heuristics.Trial, best int) {
 			frac = "failed: " + t.Err
 		}
 		switch {
+		case i == best && t.Fallback != "":
+			mark = "<- answer (the measured best was slower again)"
 		case i == best && t.Tied:
 			mark = "<- best, tied"
 		case i == best:
@@ -220,13 +222,19 @@ func writeTrials(w io.Writer, trials []heuristics.Trial, best int) {
 	if best < 0 {
 		return
 	}
-	if re := trials[best].Remeasured; re != nil {
-		b := trials[best]
-		if re.Err != "" {
+	for _, b := range trials {
+		re := b.Remeasured
+		switch {
+		case re == nil:
+			continue
+		case re.Err != "":
 			fmt.Fprintf(w, "\n%s measured again: failed: %s\n", b.Name, re.Err)
-			return
+			continue
 		}
 		fmt.Fprintf(w, "\n%s measured again in fresh rounds: T_c3 %s, U %s (selected at T_c3 %s, U %s)\n", b.Name,
 			report.DurationCI(re.TC3, re.TC3CI), report.UpliftCI(re.Uplift, re.UpliftCI), report.Duration(b.TC3), report.Uplift(b.Uplift))
+	}
+	if f := trials[best].Fallback; f != "" {
+		fmt.Fprintf(w, "answer: %s, the default: %s\n", trials[best].Name, f)
 	}
 }

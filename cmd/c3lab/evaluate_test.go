@@ -19,7 +19,7 @@ func TestAdviseEvaluate(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, errOut)
 	}
-	for _, want := range []string{"2 folds by scenario", "4 cases (scenario x sweep) of 4 scenarios", "REGRET", "llama3-70b-tp-o-proj-rs-224m-2gpu", "class comm-long", "reduce-scatter", "targets (issue 18)"} {
+	for _, want := range []string{"2 folds by scenario", "4 cases (scenario x sweep) of 4 scenarios", "REGRET", "llama3-70b-tp-o-proj-rs-224m-2gpu", "class comm-long", "reduce-scatter", "targets (issue 18)", "TUNE POS", "TUNE <= 4", "tune within 4 on"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("output lacks %q:\n%s", want, out)
 		}
@@ -35,7 +35,7 @@ func TestAdviseEvaluate(t *testing.T) {
 	folds := map[int]bool{}
 	for _, c := range rep.Cases {
 		folds[c.Fold] = true
-		if c.Err != "" || c.BestTC3 <= 0 || c.AdvisedTC3 < c.BestTC3*0.99 || c.Regret < -0.01 {
+		if c.Err != "" || c.BestTC3 <= 0 || c.AdvisedTC3 < c.BestTC3*0.99 || c.Regret < -0.01 || c.TunePosition < 1 || c.TunePosition > c.Strategies {
 			t.Errorf("case %+v", c)
 		}
 	}

@@ -53,3 +53,19 @@ func TestNoNegativeZero(t *testing.T) {
 		}
 	}
 }
+
+// When Tune answers with the baseline because the measured best was
+// slower again, the table marks the answer and prints why.
+func TestWriteTrialsPrintsTheFallback(t *testing.T) {
+	var b strings.Builder
+	writeTrials(&b, []heuristics.Trial{
+		{Name: "sms", TC3: 900, Uplift: 2, Remeasured: &profiler.Remeasured{TC3: 1600, Uplift: 1.1}},
+		{Name: "baseline", TC3: 1500, Uplift: 1.2, Fallback: "sms, measured again in fresh rounds (U 1.10x), is slower than the baseline"},
+	}, 1)
+	out := b.String()
+	for _, want := range []string{"<- answer", "answer: baseline, the default: sms, measured again", "sms measured again in fresh rounds"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("output lacks %q:\n%s", want, out)
+		}
+	}
+}
