@@ -417,7 +417,7 @@ func H200() Profile {
 		HostCopyKernelBandwidth:       51.8e9,
 		HostCopyKernelDuplexBandwidth: 63.9e9,
 		HostCopyKernelSetup:           5.3e-6,
-		HostWriteStall:                0,
+		HostWriteStall:                1,
 
 		LaunchGap: 2e-6,
 
