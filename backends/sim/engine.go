@@ -41,6 +41,11 @@ type job struct {
 	privRes backends.Resource
 	// stall divides ctaRate by 1 + stall x (other ops' HBM share).
 	stall float64
+	// hostWrite is, for c3lab's copy kernel, the share of its bytes it
+	// writes to host memory (1 for d2h, half for a swap, 0 for h2d):
+	// while it moves data, every other kernel's CTAs slow by
+	// Profile.HostWriteStall x this share.
+	hostWrite float64
 
 	// pooled kernels are persistent with a dynamic tile scheduler (cuBLAS
 	// GEMMs): their CTAs, at most one per SM, pull work units from one
@@ -511,6 +516,9 @@ func (e *engine) privMax(j *job, others float64) float64 {
 		return 0
 	}
 	r := float64(j.resident) * j.ctaRate / (1 + j.stall*others)
+	if w := e.hostWriteShare(j); w > 0 {
+		r /= 1 + e.p.HostWriteStall*w
+	}
 	if j.maxRate > 0 {
 		r = math.Min(r, j.maxRate)
 	}
@@ -518,6 +526,23 @@ func (e *engine) privMax(j *job, others float64) float64 {
 		r = math.Min(r, float64(j.resident)*e.p.ContendedSMBandwidth/j.hbm)
 	}
 	return r
+}
+
+// hostWriteShare is the largest host-write share (job.hostWrite) of the
+// copy kernels other than j that are moving data now: the posted writes
+// to host memory of a d2h copy kernel slow every kernel beside it far more
+// than its SMs explain (backends/cuda/HOSTCOPIES.md, section 2).
+func (e *engine) hostWriteShare(j *job) float64 {
+	if e.p.HostWriteStall == 0 {
+		return 0
+	}
+	w := 0.0
+	for _, k := range e.live {
+		if k != j && k.hostWrite > 0 && e.active(k) && !e.settingUp(k) {
+			w = math.Max(w, k.hostWrite)
+		}
+	}
+	return w
 }
 
 // tensorBusy reports whether a tensor-bound kernel (a GEMM) is running.

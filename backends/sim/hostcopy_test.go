@@ -58,3 +58,63 @@ func TestHostCopyModel(t *testing.T) {
 		}
 	}
 }
+
+// A d2h copy kernel's writes to host memory slow the GEMM beside it far
+// more than its SMs explain (backends/cuda/HOSTCOPIES.md, section 2: a
+// bf16 8192^3 GEMM 1.81-1.93x next to a 64 MiB d2h kernel, 1.03-1.26x next
+// to the h2d one, 1.00 next to either on the copy engines; the copy itself
+// not slowed). Profile.HostWriteStall models it: without it the d2h and
+// h2d kernels cost the GEMM the same; with it the d2h one costs it more,
+// a swap (half its bytes to the host) in between, and the copy engines and
+// the h2d kernel nothing more.
+func TestD2HCopyKernelSlowsGEMM(t *testing.T) {
+	gemm := scenarios.ComputeOp{Kind: scenarios.GEMM, M: 8192, N: 8192, K: 8192, DType: scenarios.BF16}
+	first := scenarios.Strategy{Launch: scenarios.CommFirst, CommPriority: -5}
+	dma := scenarios.Strategy{CommEngine: scenarios.EngineDMA}
+	// slowdowns returns the GEMM's and the copy's time in C3 over alone.
+	slowdowns := func(p Profile, coll scenarios.Collective, st scenarios.Strategy) (float64, float64) {
+		t.Helper()
+		b := New(p)
+		sc := scenarios.Scenario{Name: "x", GPUs: 1, Compute: gemm, Comm: scenarios.CommOp{Collective: coll, Bytes: 64 << 20}}
+		run := func(m backends.Mode) backends.Rep {
+			res, err := b.Run(context.Background(), backends.Experiment{Scenario: sc, Strategy: st, Mode: m, Reps: 1}, nil)
+			if err != nil {
+				t.Fatalf("%s %s %s: %v", coll, st, m, err)
+			}
+			return res.Reps[0]
+		}
+		c3 := run(backends.ModeConcurrent)
+		return float64(c3.Compute) / float64(run(backends.ModeCompute).Compute),
+			float64(c3.Comm) / float64(run(backends.ModeComm).Comm)
+	}
+	off := H200()
+	off.HostWriteStall = 0
+	on := H200()
+	on.HostWriteStall = 3
+	for _, st := range []scenarios.Strategy{first, {CommSMs: 16}} {
+		d2hOff, _ := slowdowns(off, scenarios.DeviceToHost, st)
+		h2dOff, _ := slowdowns(off, scenarios.HostToDevice, st)
+		if math.Abs(d2hOff/h2dOff-1) > 0.02 {
+			t.Errorf("%s, no stall: GEMM %.2fx next to d2h, %.2fx next to h2d, want the same", st, d2hOff, h2dOff)
+		}
+		d2h, copySlow := slowdowns(on, scenarios.DeviceToHost, st)
+		swap, _ := slowdowns(on, scenarios.HostSwap, st)
+		swapOff, _ := slowdowns(off, scenarios.HostSwap, st)
+		h2d, _ := slowdowns(on, scenarios.HostToDevice, st)
+		if d2h < 1.5 || d2h < h2d+0.4 {
+			t.Errorf("%s: GEMM %.2fx next to the d2h kernel (h2d %.2fx), want at least 1.5x and well above h2d", st, d2h, h2d)
+		}
+		if swap < swapOff+0.2 {
+			t.Errorf("%s: GEMM %.2fx next to the swap kernel with the stall, %.2fx without, want more", st, swap, swapOff)
+		}
+		if math.Abs(h2d/h2dOff-1) > 0.01 {
+			t.Errorf("%s: GEMM %.2fx next to h2d with the stall, %.2fx without, want the same", st, h2d, h2dOff)
+		}
+		if copySlow > 1.05 {
+			t.Errorf("%s: d2h copy kernel %.2fx in C3, want not slowed", st, copySlow)
+		}
+	}
+	if g, _ := slowdowns(on, scenarios.DeviceToHost, dma); g > 1.02 {
+		t.Errorf("GEMM %.2fx next to a d2h on the copy engines, want about 1", g)
+	}
+}

@@ -243,6 +243,16 @@ type Profile struct {
 	// KernelFixedCost is its launch, holding no SM. Measured: 64 KiB in
 	// 7.3 µs to the GPU and 5.9 from it, less the transfer.
 	HostCopyKernelSetup float64
+	// HostWriteStall slows every other kernel while c3lab's copy kernel
+	// writes to host memory: their CTA rate is divided by 1 +
+	// HostWriteStall x the copy kernel's share of bytes going to the host
+	// (1 for d2h, 1/2 for a swap, 0 for h2d; the copy engines write
+	// without it). Measured (backends/cuda/HOSTCOPIES.md, section 2): a
+	// GEMM next to a 64 MiB d2h copy kernel took about the copy's time
+	// plus its own in every placement, 1.81-1.93x for bf16 8192^3 and
+	// 8.4-10.9x for a 119 µs decode GEMM, the copy itself not slowed; an
+	// h2d copy kernel cost them 1.03-1.26x and 1.7-2.1x. Fitted.
+	HostWriteStall float64
 
 	// LaunchGap is what an event of another stream costs: in a pair the
 	// second op becomes runnable LaunchGap after the first (the gated
@@ -407,6 +417,7 @@ func H200() Profile {
 		HostCopyKernelBandwidth:       51.8e9,
 		HostCopyKernelDuplexBandwidth: 63.9e9,
 		HostCopyKernelSetup:           5.3e-6,
+		HostWriteStall:                1,
 
 		LaunchGap: 2e-6,
 

@@ -137,6 +137,8 @@ func H200Provenance() map[string]Provenance {
 		"HostCopyKernelBandwidth":       {Source: SourceMeasured, Range: r(1e8, 1e12)},
 		"HostCopyKernelDuplexBandwidth": {Source: SourceMeasured, Range: r(1e8, 1e12)},
 		"HostCopyKernelSetup":           {Source: SourceMeasured, Range: r(0, 1e-3)},
+		"HostWriteStall": {Source: SourceFitted, Stage: StageInterference, Range: r(0, 30),
+			Note: "a d2h copy kernel's posted writes to host memory slow the kernels beside it"},
 
 		"LaunchGap": {Source: SourceFitted, Stage: StageInterference, Range: r(1e-6, 20e-6),
 			Note: "never 0: the second stream waits on an event behind the start gate"},
