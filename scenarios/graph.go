@@ -1,6 +1,7 @@
 package scenarios
 
 import (
+	"cmp"
 	"fmt"
 	"slices"
 	"strconv"
@@ -775,7 +776,7 @@ func (g *Graph) EnqueueOrder(launch LaunchOrder) []int {
 	}
 	slices.SortStableFunc(order, func(a, b int) int {
 		if steps[a] != steps[b] {
-			return cmpFloat(steps[a], steps[b])
+			return cmp.Compare(steps[a], steps[b])
 		}
 		ra, rb := g.Ops[g.Instances[a].Op].Role == first, g.Ops[g.Instances[b].Op].Role == first
 		if ra != rb {
@@ -787,14 +788,4 @@ func (g *Graph) EnqueueOrder(launch LaunchOrder) []int {
 		return g.Ops[g.Instances[a].Op].Stream - g.Ops[g.Instances[b].Op].Stream
 	})
 	return order
-}
-
-func cmpFloat(a, b float64) int {
-	switch {
-	case a < b:
-		return -1
-	case a > b:
-		return 1
-	}
-	return 0
 }

@@ -1,6 +1,7 @@
 package compare
 
 import (
+	"cmp"
 	"math"
 	"slices"
 )
@@ -31,15 +32,7 @@ func MannWhitney(x, y []float64) float64 {
 	for _, v := range y {
 		all = append(all, obs{v, false})
 	}
-	slices.SortFunc(all, func(a, b obs) int {
-		switch {
-		case a.v < b.v:
-			return -1
-		case a.v > b.v:
-			return 1
-		}
-		return 0
-	})
+	slices.SortFunc(all, func(a, b obs) int { return cmp.Compare(a.v, b.v) })
 	// Mid-ranks; tieSum is the sum over tie groups of t^3 - t.
 	var r1, tieSum float64
 	for i := 0; i < len(all); {

@@ -1,6 +1,7 @@
 package telemetry
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"slices"
@@ -83,13 +84,7 @@ func Clip(batches []Batch, windows []Window) []Use {
 		if a.Device != b.Device {
 			return a.Device - b.Device
 		}
-		switch {
-		case a.Metric < b.Metric:
-			return -1
-		case a.Metric > b.Metric:
-			return 1
-		}
-		return 0
+		return cmp.Compare(a.Metric, b.Metric)
 	})
 	return out
 }
