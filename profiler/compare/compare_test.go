@@ -9,7 +9,6 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
-	"unicode/utf8"
 
 	"github.com/c3lab/c3lab/backends"
 	"github.com/c3lab/c3lab/profiler"
@@ -415,24 +414,7 @@ func TestGolden80(t *testing.T) {
 	if err := WriteTable(&b, rep.OnlySignificant(), 80); err != nil {
 		t.Fatal(err)
 	}
-	for i, l := range strings.Split(b.String(), "\n") {
-		if n := utf8.RuneCountInString(l); n > 80 {
-			t.Errorf("line %d is %d columns: %q", i+1, n, l)
-		}
-	}
-	golden := "testdata/compare.golden"
-	if *update {
-		if err := os.WriteFile(golden, b.Bytes(), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	want, err := os.ReadFile(golden)
-	if err != nil {
-		t.Fatalf("%v (go test -run Golden80 -update writes it)", err)
-	}
-	if b.String() != string(want) {
-		t.Errorf("output differs from %s (go test -update rewrites it):\n%s", golden, b.String())
-	}
+	checkGolden80(t, b.Bytes(), "testdata/compare.golden", "Golden80")
 	if rep.Summary.Slower != 1 || rep.Summary.Faster != 1 {
 		t.Errorf("fixture: %d slower, %d faster; want 1 and 1", rep.Summary.Slower, rep.Summary.Faster)
 	}

@@ -6,7 +6,9 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
+	"unicode/utf8"
 
 	"github.com/c3lab/c3lab/backends"
 	"github.com/c3lab/c3lab/backends/sim"
@@ -16,6 +18,30 @@ import (
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files and the fixture sweeps under testdata")
+
+// checkGolden80 checks that every line of got fits 80 columns and that got
+// is the golden file (rewritten first with -update); run names the test
+// for the hint of how to rewrite it.
+func checkGolden80(t *testing.T, got []byte, golden, run string) {
+	t.Helper()
+	for i, l := range strings.Split(string(got), "\n") {
+		if n := utf8.RuneCountInString(l); n > 80 {
+			t.Errorf("line %d is %d columns: %q", i+1, n, l)
+		}
+	}
+	if *update {
+		if err := os.WriteFile(golden, got, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	want, err := os.ReadFile(golden)
+	if err != nil {
+		t.Fatalf("%v (go test -run %s -update writes it)", err, run)
+	}
+	if string(got) != string(want) {
+		t.Errorf("output differs from %s (go test -run %s -update rewrites it):\n%s", golden, run, got)
+	}
+}
 
 // noisy is the simulator with measurement noise: every repetition's times
 // scaled by 1 + sd·N(0,1), those of round k also by its drift, and the

@@ -3,11 +3,9 @@ package compare
 import (
 	"bytes"
 	"encoding/json"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
-	"unicode/utf8"
 
 	"github.com/c3lab/c3lab/backends"
 	"github.com/c3lab/c3lab/profiler"
@@ -217,24 +215,7 @@ func TestMachineGolden(t *testing.T) {
 	if err := WriteTable(&b, rep, 80); err != nil {
 		t.Fatal(err)
 	}
-	for i, l := range strings.Split(b.String(), "\n") {
-		if n := utf8.RuneCountInString(l); n > 80 {
-			t.Errorf("line %d is %d columns: %q", i+1, n, l)
-		}
-	}
-	golden := filepath.Join("testdata", "compare-machine.golden")
-	if *update {
-		if err := os.WriteFile(golden, b.Bytes(), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	want, err := os.ReadFile(golden)
-	if err != nil {
-		t.Fatalf("%v (go test -run MachineGolden -update writes it)", err)
-	}
-	if b.String() != string(want) {
-		t.Errorf("output differs from %s (go test -run MachineGolden -update rewrites it):\n%s", golden, b.String())
-	}
+	checkGolden80(t, b.Bytes(), filepath.Join("testdata", "compare-machine.golden"), "MachineGolden")
 
 	var jb bytes.Buffer
 	if err := WriteJSON(&jb, rep); err != nil {
