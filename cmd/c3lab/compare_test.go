@@ -61,16 +61,8 @@ func TestCompareCommand(t *testing.T) {
 			if code != tc.code {
 				t.Fatalf("exit %d; want %d\nstdout:\n%s\nstderr:\n%s", code, tc.code, out, errOut)
 			}
-			for _, f := range tc.out {
-				if !strings.Contains(out, f) {
-					t.Errorf("stdout lacks %q:\n%s", f, out)
-				}
-			}
-			for _, f := range tc.errOut {
-				if !strings.Contains(errOut, f) {
-					t.Errorf("stderr lacks %q:\n%s", f, errOut)
-				}
-			}
+			mustContain(t, "stdout", out, tc.out...)
+			mustContain(t, "stderr", errOut, tc.errOut...)
 			if strings.Count(strings.TrimSpace(errOut), "\n") > 0 {
 				t.Errorf("the error is more than one line:\n%s", errOut)
 			}

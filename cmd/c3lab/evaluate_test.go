@@ -19,11 +19,7 @@ func TestAdviseEvaluate(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, errOut)
 	}
-	for _, want := range []string{"2 folds by scenario", "4 cases (scenario x sweep) of 4 scenarios", "REGRET", "llama3-70b-tp-o-proj-rs-224m-2gpu", "class comm-long", "reduce-scatter", "targets (issue 18)", "TUNE POS", "TUNE <= 4", "tune within 4 on"} {
-		if !strings.Contains(out, want) {
-			t.Errorf("output lacks %q:\n%s", want, out)
-		}
-	}
+	mustContain(t, "output", out, "2 folds by scenario", "4 cases (scenario x sweep) of 4 scenarios", "REGRET", "llama3-70b-tp-o-proj-rs-224m-2gpu", "class comm-long", "reduce-scatter", "targets (issue 18)", "TUNE POS", "TUNE <= 4", "tune within 4 on")
 	code, out, errOut = call(t, "advise", "--evaluate", evalFixture, "--folds", "2", "--starts", "1", "--evals", "2", "--json")
 	if code != 0 || errOut != "" {
 		t.Fatalf("--json: exit %d, stderr %q", code, errOut)

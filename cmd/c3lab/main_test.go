@@ -18,6 +18,17 @@ import (
 )
 
 // call runs the command line in-process and returns exit code, stdout, stderr.
+// mustContain reports each of wants that got (named what in the
+// message: stdout, output...) lacks.
+func mustContain(t *testing.T, what, got string, wants ...string) {
+	t.Helper()
+	for _, w := range wants {
+		if !strings.Contains(got, w) {
+			t.Errorf("%s lacks %q:\n%s", what, w, got)
+		}
+	}
+}
+
 func call(t *testing.T, args ...string) (int, string, string) {
 	t.Helper()
 	var out, errOut bytes.Buffer
@@ -76,16 +87,8 @@ func TestCommandLine(t *testing.T) {
 			if code != tc.code {
 				t.Errorf("exit %d, want %d\nstdout: %s\nstderr: %s", code, tc.code, out, errOut)
 			}
-			for _, f := range tc.out {
-				if !strings.Contains(out, f) {
-					t.Errorf("stdout lacks %q:\n%s", f, out)
-				}
-			}
-			for _, f := range tc.errOut {
-				if !strings.Contains(errOut, f) {
-					t.Errorf("stderr lacks %q:\n%s", f, errOut)
-				}
-			}
+			mustContain(t, "stdout", out, tc.out...)
+			mustContain(t, "stderr", errOut, tc.errOut...)
 			if tc.code == 2 && strings.Count(strings.TrimSpace(errOut), "\n") > 3 {
 				t.Errorf("a usage error should be a line or a few, got:\n%s", errOut)
 			}
@@ -433,11 +436,7 @@ func TestAdvise(t *testing.T) {
 	}
 	// The model ranks the copy-engine strategies first for a 224 MiB
 	// all-gather, and the baseline last.
-	for _, want := range []string{"advice    dma", "predicted by the built-in h200 profile: T_c3", "the default (baseline) is predicted at", "copy engines", "<- advice", "<- best", "baseline"} {
-		if !strings.Contains(out, want) {
-			t.Errorf("output lacks %q:\n%s", want, out)
-		}
-	}
+	mustContain(t, "output", out, "advice    dma", "predicted by the built-in h200 profile: T_c3", "the default (baseline) is predicted at", "copy engines", "<- advice", "<- best", "baseline")
 	code, out, _ = call(t, "advise", "--backend", "sim", "--json")
 	var rep adviseReport
 	if err := json.Unmarshal([]byte(out), &rep); code != 0 || err != nil || len(rep.Advice.Reasons) == 0 || len(rep.Advice.Predictions) == 0 || rep.Advice.Predictions[0].Uplift <= 0 {

@@ -63,9 +63,5 @@ func TestWriteTrialsPrintsTheFallback(t *testing.T) {
 		{Name: "baseline", TC3: 1500, Uplift: 1.2, Fallback: "sms, measured again in fresh rounds (U 1.10x), is slower than the baseline"},
 	}, 1)
 	out := b.String()
-	for _, want := range []string{"<- answer", "answer: baseline, the default: sms, measured again", "sms measured again in fresh rounds"} {
-		if !strings.Contains(out, want) {
-			t.Errorf("output lacks %q:\n%s", want, out)
-		}
-	}
+	mustContain(t, "output", out, "<- answer", "answer: baseline, the default: sms, measured again", "sms measured again in fresh rounds")
 }
