@@ -166,11 +166,7 @@ func (gr *group) shrink() {
 			centres = append(centres, math.NaN())
 			continue
 		}
-		var c float64
-		for _, rp := range rs {
-			c += logTime(rp)
-		}
-		c /= float64(len(rs))
+		c := logCentre(rs)
 		centres = append(centres, c)
 		for _, rp := range rs {
 			within += (logTime(rp) - c) * (logTime(rp) - c)
@@ -206,6 +202,15 @@ func (gr *group) shrink() {
 		}
 		gr.byRound[i] = out
 	}
+}
+
+// logCentre is the mean log time of repetitions (at least one).
+func logCentre(rs []backends.Rep) float64 {
+	var c float64
+	for _, rp := range rs {
+		c += logTime(rp)
+	}
+	return c / float64(len(rs))
 }
 
 // logTime is the log of a repetition's time (its wall time, else the
@@ -321,47 +326,30 @@ func newResampler(r Result, g, dg *scenarios.Graph) (*resampler, string) {
 func (gr *group) spreadPasses(passes [][]int) {
 	p := len(passes)
 	centres := make([]float64, p)
-	var w, grand float64
+	var w float64
 	for q, rounds := range passes {
+		var all []backends.Rep
 		var roundCentres []float64
-		var sum float64
-		k := 0
 		for _, i := range rounds {
-			if len(gr.byRound[i]) == 0 {
-				continue
+			if rs := gr.byRound[i]; len(rs) > 0 {
+				all = append(all, rs...)
+				roundCentres = append(roundCentres, logCentre(rs))
 			}
-			var c float64
-			for _, rp := range gr.byRound[i] {
-				c += logTime(rp)
-				sum += logTime(rp)
-				k++
-			}
-			roundCentres = append(roundCentres, c/float64(len(gr.byRound[i])))
 		}
-		if k == 0 {
+		if len(all) == 0 {
 			return // a mode without repetitions in a pass: leave the passes as they are
 		}
-		centres[q] = sum / float64(k)
-		grand += centres[q]
+		centres[q] = logCentre(all)
 		if n := len(roundCentres); n > 1 {
-			var m, v float64
-			for _, c := range roundCentres {
-				m += c
-			}
-			m /= float64(n)
-			for _, c := range roundCentres {
-				v += (c - m) * (c - m)
-			}
-			w += v / float64(n-1) / float64(n)
+			// The variance of the pass's centre from its rounds: their
+			// sample variance over n, which is meanVar's over n - 1.
+			_, v := meanVar(roundCentres)
+			w += v / float64(n-1)
 		}
 	}
-	grand /= float64(p)
 	w /= float64(p)
-	var sb float64
-	for _, c := range centres {
-		sb += (c - grand) * (c - grand)
-	}
-	sb /= float64(p - 1)
+	grand, sb := meanVar(centres)
+	sb *= float64(p) / float64(p-1) // the sample variance
 	if sb == 0 {
 		return
 	}
