@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"math"
 	"math/rand/v2"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -313,12 +314,12 @@ func TestMeasureKeepsRounds(t *testing.T) {
 	want := []int{0, 0, 0, 1, 1, 1, 2, 2, 3, 3}
 	for _, ro := range []map[backends.Mode][]int{r.RoundOf, r.DefaultRoundOf} {
 		for _, m := range []backends.Mode{backends.ModeCompute, backends.ModeComm} {
-			if got := ro[m]; !equalInts(got, want) {
+			if got := ro[m]; !slices.Equal(got, want) {
 				t.Errorf("%s rounds %v, want %v", m, got, want)
 			}
 		}
 	}
-	if got := r.RoundOf[backends.ModeConcurrent]; !equalInts(got, want) {
+	if got := r.RoundOf[backends.ModeConcurrent]; !slices.Equal(got, want) {
 		t.Errorf("concurrent rounds %v, want %v", got, want)
 	}
 	if r.CI == nil || r.CI.Rounds != 4 || !r.CI.U.Contains(r.Uplift) || !r.CI.TC3.Contains(r.TC3.Median) {
@@ -327,18 +328,6 @@ func TestMeasureKeepsRounds(t *testing.T) {
 	if r.Precision != nil {
 		t.Errorf("precision %+v without a target", r.Precision)
 	}
-}
-
-func equalInts(a, b []int) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := range a {
-		if a[i] != b[i] {
-			return false
-		}
-	}
-	return true
 }
 
 // TestPrecisionStops checks that the adaptive loop stops for each reason

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -232,7 +233,7 @@ func TestFind(t *testing.T) {
 					t.Errorf("suggestions %v, want none", ue.Suggestions)
 				}
 			default:
-				if len(ue.Suggestions) < len(tt.want) || !equalStrings(ue.Suggestions[:len(tt.want)], tt.want) {
+				if len(ue.Suggestions) < len(tt.want) || !slices.Equal(ue.Suggestions[:len(tt.want)], tt.want) {
 					t.Errorf("suggestions %v, want %v first", ue.Suggestions, tt.want)
 				}
 			}
@@ -254,18 +255,6 @@ func TestUnknownErrorMessage(t *testing.T) {
 			t.Errorf("Error() = %q, want %q", got, tt.want)
 		}
 	}
-}
-
-func equalStrings(a, b []string) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := range a {
-		if a[i] != b[i] {
-			return false
-		}
-	}
-	return true
 }
 
 // degreeInName matches a parallelism with a degree in a scenario name
