@@ -77,14 +77,8 @@ func TestRepsCarryCUPTISpans(t *testing.T) {
 			if _, err := b.Run(context.Background(), ex, &sink); err != nil {
 				t.Fatal(err)
 			}
-			var got []string
-			for _, s := range sink.SpanList {
-				if strings.HasPrefix(s.Track, "cupti") {
-					got = append(got, fmt.Sprintf("rep%d %d:%s %d-%d %s", s.Rep, s.Device, s.Track, s.Start, s.End, s.Name))
-				}
-			}
 			want := "rep0 1:cupti-s9 50-150 memcpy PtoP 2MiB; rep1 1:cupti-s9 50-150 memcpy PtoP 2MiB"
-			if g := strings.Join(got, "; "); g != want {
+			if g := collectedCUPTISpans(sink); g != want {
 				t.Errorf("got  %q\nwant %q", g, want)
 			}
 			if err := b.Close(); err != nil {
@@ -95,4 +89,16 @@ func TestRepsCarryCUPTISpans(t *testing.T) {
 			}
 		})
 	}
+}
+
+// collectedCUPTISpans lists the collector's CUPTI spans, one "repR D:track
+// start-end name" per span, joined by "; ".
+func collectedCUPTISpans(sink backends.Collector) string {
+	var got []string
+	for _, s := range sink.SpanList {
+		if strings.HasPrefix(s.Track, "cupti") {
+			got = append(got, fmt.Sprintf("rep%d %d:%s %d-%d %s", s.Rep, s.Device, s.Track, s.Start, s.End, s.Name))
+		}
+	}
+	return strings.Join(got, "; ")
 }

@@ -312,14 +312,8 @@ func TestGraphCUPTISpans(t *testing.T) {
 	if _, err := b.Run(context.Background(), ex, &sink); err != nil {
 		t.Fatal(err)
 	}
-	var got []string
-	for _, s := range sink.SpanList {
-		if strings.HasPrefix(s.Track, "cupti") {
-			got = append(got, fmt.Sprintf("rep%d %d:%s %d-%d %s", s.Rep, s.Device, s.Track, s.Start, s.End, s.Name))
-		}
-	}
 	want := "rep0 1:cupti-s9 50-150 memcpy PtoP 2MiB; rep1 1:cupti-s9 50-150 memcpy PtoP 2MiB"
-	if g := strings.Join(got, "; "); g != want {
+	if g := collectedCUPTISpans(sink); g != want {
 		t.Errorf("got  %q\nwant %q", g, want)
 	}
 }
