@@ -288,3 +288,53 @@ func TestSweepPasses(t *testing.T) {
 		t.Fatalf("deterministic sweep: %+v, %v: want one entry made in one pass", entries, err)
 	}
 }
+
+// cancelAfter is a backend that cancels the sweep's context once it has
+// made n concurrent runs (a user's Ctrl-C in the middle of a sweep).
+type cancelAfter struct {
+	*fakeBackend
+	n      int
+	cancel context.CancelFunc
+}
+
+func (c *cancelAfter) Run(ctx context.Context, ex backends.Experiment, sink backends.EventSink) (backends.RunResult, error) {
+	if err := ctx.Err(); err != nil {
+		return backends.RunResult{}, err // as a real backend stops
+	}
+	r, err := c.fakeBackend.Run(ctx, ex, sink)
+	if ex.Mode == backends.ModeConcurrent {
+		if c.n--; c.n == 0 {
+			c.cancel()
+		}
+	}
+	return r, err
+}
+
+// A sweep in passes cut short in its second pass keeps every entry
+// measured so far, merged from the passes it had, and hands each to the
+// callback once.
+func TestSweepPassesCutShortKeepsWhatWasMeasured(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	fb := &cancelAfter{fakeBackend: &fakeBackend{caps: backends.Capabilities{Limits: limits()}.With(scenarios.CapPriority)}, cancel: cancel}
+	grid, err := ParseGrid([]string{"baseline", "comm-first+prio"}, limits())
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Pass 1 measures both entries in 5 rounds each; cancel during the
+	// second pass's first entry.
+	fb.n = 2*5 + 1
+	var seen []SweepEntry
+	entries, err := Sweep(ctx, fb, []scenarios.Scenario{scenario()}, grid, Options{Reps: 10, Passes: 2}, nil, func(e SweepEntry) { seen = append(seen, e) })
+	if err == nil {
+		t.Fatal("a cancelled sweep returned no error")
+	}
+	if len(entries) != 2 || len(seen) != 2 {
+		t.Fatalf("%d entries returned, %d seen by the callback; want both entries once each", len(entries), len(seen))
+	}
+	for _, e := range entries {
+		if e.Result == nil || len(e.Result.Reps[backends.ModeConcurrent]) != 5 {
+			t.Errorf("%s: %+v, want pass 1's 5 repetitions kept", e.Strategy, e.Result)
+		}
+	}
+}
