@@ -5,7 +5,9 @@ import (
 	"hash/fnv"
 	"math"
 	"math/rand/v2"
+	"runtime"
 	"slices"
+	"sync"
 
 	"github.com/c3lab/c3lab/backends"
 	"github.com/c3lab/c3lab/profiler"
@@ -213,14 +215,18 @@ func Compare(old, new Input, opt Options) Report {
 	nOrder, nBy, nNotes := index(new, "new")
 	rep.Notes = append(oNotes, nNotes...)
 	var olds, news []sums
-	oneSided := 0
+	var paired []Key
 	for _, k := range oOrder {
-		n, ok := nBy[k]
-		if !ok {
+		if _, ok := nBy[k]; ok {
+			paired = append(paired, k)
+		} else {
 			rep.OnlyOld = append(rep.OnlyOld, k)
-			continue
 		}
-		p := comparePair(k, oBy[k], n, opt)
+	}
+	pairs := compareAll(paired, oBy, nBy, opt)
+	oneSided := 0
+	for i, k := range paired {
+		n, p := nBy[k], pairs[i]
 		oSum, nSum := concurrentSums(oBy[k].Result), concurrentSums(n.Result)
 		switch {
 		case len(oSum) > 0 && len(nSum) > 0:
@@ -240,6 +246,30 @@ func Compare(old, new Input, opt Options) Report {
 	rep.Summary = summarize(rep.Pairs, opt)
 	rep.Summary.Machine = summarizeMachine(rep.Pairs, olds, news, oneSided, opt.Machine)
 	return rep
+}
+
+// compareAll compares each key's pair, spread over the CPUs: the
+// bootstrap is most of compare's time, and each pair's draws come from its
+// own seed (seedOf), so the report is the same whatever the order.
+func compareAll(keys []Key, oBy, nBy map[Key]Entry, opt Options) []Pair {
+	out := make([]Pair, len(keys))
+	work := make(chan int)
+	var wg sync.WaitGroup
+	for range min(runtime.GOMAXPROCS(0), len(keys)) {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range work {
+				out[i] = comparePair(keys[i], oBy[keys[i]], nBy[keys[i]], opt)
+			}
+		}()
+	}
+	for i := range keys {
+		work <- i
+	}
+	close(work)
+	wg.Wait()
+	return out
 }
 
 // seedOf derives a pair's bootstrap seed from the options' and its key.

@@ -67,6 +67,9 @@ func Load(path string) (Input, error) {
 	if err != nil {
 		return Input{}, fmt.Errorf("reading results: %w", err)
 	}
+	if data, err = sweepfile.Inflate(data); err != nil {
+		return Input{}, fmt.Errorf("%s: %w", path, err)
+	}
 	var in Input
 	if bytes.HasPrefix(data, recordingMagic) {
 		in, err = loadRecording(path)

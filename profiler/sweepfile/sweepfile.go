@@ -5,6 +5,8 @@
 package sweepfile
 
 import (
+	"bytes"
+	"compress/gzip"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -88,6 +90,9 @@ func Read(r io.Reader) (File, error) {
 	if err != nil {
 		return File{}, err
 	}
+	if data, err = Inflate(data); err != nil {
+		return File{}, err
+	}
 	// The version first: a newer file may not decode as this one does.
 	var head struct {
 		Format *int   `json:"format"`
@@ -160,6 +165,29 @@ func UpgradeV2(f *File) {
 	}
 	f.Summary = profiler.SummarizeSweep(f.Results, f.Grid)
 	f.Best = profiler.BestPerScenario(f.Results)
+}
+
+// gzipMagic opens every gzip stream.
+const gzipMagic = "\x1f\x8b"
+
+// Inflate returns data as it is, or decompressed when it is gzip: sweep
+// files of a whole suite hold every repetition and compress about ten
+// times, so they may be kept as name.json.gz, and every reader takes
+// either.
+func Inflate(data []byte) ([]byte, error) {
+	if !bytes.HasPrefix(data, []byte(gzipMagic)) {
+		return data, nil
+	}
+	zr, err := gzip.NewReader(bytes.NewReader(data))
+	if err != nil {
+		return nil, fmt.Errorf("damaged gzip sweep file: %w", err)
+	}
+	defer zr.Close()
+	out, err := io.ReadAll(zr)
+	if err != nil {
+		return nil, fmt.Errorf("damaged gzip sweep file: %w", err)
+	}
+	return out, nil
 }
 
 // Load reads the sweep file at path; its errors name the file.

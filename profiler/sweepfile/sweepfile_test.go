@@ -2,6 +2,7 @@ package sweepfile
 
 import (
 	"bytes"
+	"compress/gzip"
 	"strings"
 	"testing"
 
@@ -35,6 +36,34 @@ func TestRoundTrip(t *testing.T) {
 		len(out.Results) != 1 || out.Results[0].Err != "boom" || len(out.Devices) != 1 || out.Devices[0].SMs != 8 {
 		t.Errorf("read back %+v, wrote %+v", out, in)
 	}
+}
+
+// A sweep file kept gzip-compressed reads as the plain one does.
+func TestReadGzip(t *testing.T) {
+	in := File{Backend: "sim", Reps: 2, Results: []profiler.SweepEntry{{Scenario: "s", Strategy: "baseline", Err: "boom"}}}
+	var plain bytes.Buffer
+	if err := Write(&plain, in); err != nil {
+		t.Fatal(err)
+	}
+	want, err := Read(bytes.NewReader(plain.Bytes()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := Read(strings.NewReader(gzipped(plain.String())))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.Backend != want.Backend || got.Reps != want.Reps || len(got.Results) != 1 || got.Results[0] != want.Results[0] {
+		t.Errorf("gzip read %+v, plain %+v", got, want)
+	}
+}
+
+func gzipped(s string) string {
+	var b bytes.Buffer
+	zw := gzip.NewWriter(&b)
+	zw.Write([]byte(s))
+	zw.Close()
+	return b.String()
 }
 
 // A committed sweep, written before the format had a version, reads as
@@ -102,6 +131,8 @@ func TestReadRefuses(t *testing.T) {
 		{"no tool", `{"results": []}`, []string{"not a c3lab sweep file"}},
 		{"not an object", `[1, 2]`, []string{"not a c3lab sweep file"}},
 		{"a damaged version 1", `{"tool": "c3lab sweep", "results": 7}`, []string{"damaged", "format 1"}},
+		{"a cut gzip file", gzipped(`{"format": 3, "tool": "c3lab sweep", "results": []}`)[:20], []string{"damaged gzip sweep file"}},
+		{"gzip of something else", gzipped(`{"tool": "c3lab run"}`), []string{"not a c3lab sweep file", `"c3lab run"`}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			_, err := Read(strings.NewReader(tc.data))
