@@ -139,6 +139,22 @@ for s in "${steps[@]}"; do
       sweep_1gpu sweep-passes-adaptive "$S1" 280
     fi
     ;;
+  suite-1gpu-adaptive)
+    # Issue 16's cost target, not yet measured: the whole one-GPU suite
+    # (12 scenarios x the default strategies, in passes) at the default
+    # precision must finish within 2x the fixed sweep of
+    # results/2026-12-01-h200x1-s3 (220 of 252 entries in 186-189 s, so
+    # about 215 s whole): cut at 435 s, one process, then the probe of
+    # copies next to GEMMs with its window throughput (ce_hbm_probe.py).
+    # Writes 3 files; the whole step takes about 9 minutes.
+    step "the one-GPU suite at the default precision"
+    S12=$(.gpu/c3lab scenarios | awk '/-1gpu/ {print $1}' | paste -sd,)
+    t0=$SECONDS
+    timeout -s INT 435 .gpu/c3lab sweep --backend cuda --scenarios "$S12" --out /tmp/suite-adaptive.json > "$OUT/suite-adaptive.txt" 2>&1
+    echo "suite-adaptive rc=$? took $((SECONDS - t0)) s" | tee -a "$OUT/suite-adaptive.txt"
+    gzip -c /tmp/suite-adaptive.json > "$OUT/suite-adaptive.json.gz"
+    timeout 100 python3 backends/cuda/reference/ce_hbm_probe.py --out "$OUT" --pairs ce-d2d,h2d,d2h
+    ;;
   sweep-adaptive-1gpu)
     # The same sweep at the default precision: what adaptive repetition costs.
     step "sweep (one GPU, default precision)"
