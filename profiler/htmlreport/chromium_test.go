@@ -82,8 +82,9 @@ func element(t *testing.T, dom, tag, id string) string {
 }
 
 var (
-	cellRe = regexp.MustCompile(`(?s)<g class="cell[^"]*" data-scenario="([^"]*)" data-strategy="([^"]*)" data-value="([^"]*)">.*?<text class="v"[^>]*>([^<]*)</text>`)
-	rowRe  = regexp.MustCompile(`<tr class="(faster|slower|same|unknown)"`)
+	cellRe  = regexp.MustCompile(`(?s)<g class="cell[^"]*" data-scenario="([^"]*)" data-strategy="([^"]*)" data-value="([^"]*)">.*?<text class="v"[^>]*>([^<]*)</text>`)
+	rowRe   = regexp.MustCompile(`<tr class="(faster|slower|same|unknown)"`)
+	readyRe = regexp.MustCompile(`data-ready-ms="(\d+)"`)
 )
 
 // TestReportInChromium renders a report of a committed H200 sweep and a
@@ -106,6 +107,13 @@ func TestReportInChromium(t *testing.T) {
 
 	if !strings.Contains(dom, `data-script="ready"`) {
 		t.Error("the page's script did not run through")
+	}
+	if m := readyRe.FindStringSubmatch(dom); m != nil {
+		ms, _ := strconv.Atoi(m[1])
+		t.Logf("the page was ready %d ms after navigation began", ms)
+		if ms > 1000 {
+			t.Errorf("the page took %d ms to be ready, over a second", ms)
+		}
 	}
 	for _, id := range []string{"heatmaps", "bars", "timelines", "why", "devices", "compare"} {
 		if !strings.Contains(dom, `<section id="`+id+`"`) {

@@ -78,4 +78,6 @@
   });
   // Tells a checker (the DOM test in headless Chromium) the script ran through.
   document.body.setAttribute("data-script", "ready");
+  // And how long the page took to parse and lay out up to here.
+  if (window.performance) document.body.setAttribute("data-ready-ms", String(Math.round(performance.now())));
 })();
