@@ -77,6 +77,8 @@ func runCompare(_ context.Context, args []string, s stdio) error {
 		if err == nil && *chart && len(shown.Pairs) > 0 {
 			fmt.Fprintln(s.out)
 			err = compare.WriteChart(s.out, shown, compare.DefaultWidth)
+		} else if err == nil {
+			writeCompareChart(s, shown)
 		}
 	}
 	if err != nil {

@@ -214,6 +214,7 @@ func runSweep(ctx context.Context, args []string, s stdio) error {
 		}
 	} else {
 		writeSummary(s, f)
+		writeSweepHeatmap(s, f)
 	}
 	if writeErr == nil && (!*asJSON || *out == "") {
 		fmt.Fprintf(s.errOut, "c3lab: wrote the results to %s\n", dest.path)
