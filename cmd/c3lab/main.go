@@ -55,6 +55,7 @@ func commands() []command {
 		{"calibrate", "fit the simulator's profile to sweeps, holding scenarios out, and write it", runCalibrate},
 		{"validate", "score a simulator profile against sweeps: the error table, in-sample and held out", runValidate},
 		{"compare", "compare two sweeps, recordings or result files: each change with its interval", runCompare},
+		{"import", "read PyTorch profiler (Kineto) traces: overlap, ideal vs realized, and a scenario of the step", runImport},
 		{"replay", "play a recording back: its results, or the lab fed by it", runReplay},
 		{"export", "measure a scenario and write its timeline as pprof, Perfetto or Chrome trace", runExport},
 		{"scenarios", "list the built-in scenarios with their class, or show one as YAML", runScenarios},
