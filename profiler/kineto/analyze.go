@@ -527,4 +527,3 @@ func median(v []float64) float64 {
 	}
 	return (s[n/2-1] + s[n/2]) / 2
 }
-

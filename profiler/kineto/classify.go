@@ -227,7 +227,7 @@ func collectiveFromText(s string) scenarios.Collective {
 // (its output), the buffer of an all-reduce and the send buffer of an
 // all-to-all (their input). 0 when the trace does not say.
 func commBytes(c scenarios.Collective, a *CommArgs) int64 {
-	if a == nil {
+	if a == nil || c == "" {
 		return 0
 	}
 	sz := torchTypeSize(a.DType)

@@ -366,8 +366,8 @@ type rawEvent struct {
 	Cat  string      `json:"cat"`
 	Name string      `json:"name"`
 	Tid  flexInt     `json:"tid"`
-	Ts   json.Number `json:"ts"`
-	Dur  json.Number `json:"dur"`
+	Ts   rawNum  `json:"ts"`
+	Dur  rawNum  `json:"dur"`
 	Args rawArgs     `json:"args"`
 }
 
@@ -418,9 +418,20 @@ func (f *flexInt) UnmarshalJSON(b []byte) error {
 	return nil
 }
 
+// rawNum keeps a number's text (a quoted one's too) for micros.
+type rawNum string
+
+func (n *rawNum) UnmarshalJSON(b []byte) error {
+	if len(b) > 1 && b[0] == '"' {
+		b = b[1 : len(b)-1]
+	}
+	*n = rawNum(b)
+	return nil
+}
+
 // micros converts a Chrome trace time in microseconds ("1700000000123.456")
 // to nanoseconds, exactly for decimal text.
-func micros(n json.Number) (int64, bool) {
+func micros(n rawNum) (int64, bool) {
 	s := string(n)
 	if s == "" {
 		return 0, false
@@ -466,8 +477,15 @@ func (p *parser) events() error {
 	for p.dec.More() {
 		off := p.dec.InputOffset()
 		var ev rawEvent
-		if err := p.dec.Decode(&ev); err != nil && !isTypeErr(err) {
-			return p.fail(fmt.Sprintf("cannot read event %d (it starts near byte %d)", p.t.Events+1, off), err)
+		if err := p.dec.Decode(&ev); err != nil {
+			var te *json.UnmarshalTypeError
+			if !errors.As(err, &te) {
+				return p.fail(fmt.Sprintf("cannot read event %d (it starts near byte %d)", p.t.Events+1, off), err)
+			}
+			if te.Field == "" {
+				return &Error{File: p.t.File, Offset: off, Gzip: p.t.Gzip, Msg: fmt.Sprintf("cannot read event %d", p.t.Events+1),
+					Err: fmt.Errorf("an event is a JSON object, not a %s", te.Value)}
+			}
 		}
 		p.t.Events++
 		if err := p.keep(&ev, off); err != nil {

@@ -131,7 +131,17 @@ func (r *Report) Scenario(opt ScenarioOptions) (sc scenarios.Scenario, left []Cl
 		return sc, left, fmt.Errorf("%s: %s has %d op instances; a scenario holds at most %d: pick a shorter --window or one --step", r.File, r.Selection, total, scenarios.MaxInstances)
 	}
 	sc = sc.WithLead()
+	if sc.Compute.Kind == "" || sc.Comm.Collective == "" {
+		missing := "compute op (a GEMM, a sized kernel, a copy within the GPU)"
+		if sc.Compute.Kind != "" {
+			missing = "communication op (an NCCL collective, a copy to or from the host)"
+		}
+		return sc, left, fmt.Errorf("%s: %s has no %s that c3lab can run, and a scenario runs compute next to communication", r.File, r.Selection, missing)
+	}
 	sc.Description = r.scenarioDescription(sc, left)
+	if err := scenarios.Validate(sc, scenarios.Limits{}); err != nil {
+		return sc, left, fmt.Errorf("%s: the scenario written from %s is not valid: %w", r.File, r.Selection, err)
+	}
 	return sc, left, nil
 }
 

@@ -6,6 +6,7 @@ import (
 	"io"
 	"math"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/c3lab/c3lab/profiler/report"
 )
@@ -45,7 +46,15 @@ func writeOne(b *strings.Builder, r *Report, width int) {
 		}
 	}
 	line(b, width, head)
-	row := func(k, v string) { line(b, width, fmt.Sprintf("  %-13s %s", k, v)) }
+	row := func(k, v string) {
+		for i, l := range wrap(v, width-16) {
+			if i == 0 {
+				line(b, width, fmt.Sprintf("  %-13s %s", k, l))
+			} else {
+				line(b, width, strings.Repeat(" ", 16)+l)
+			}
+		}
+	}
 	row("GPU activity", fmt.Sprintf("%s span · %s busy · %s idle · %d compute ops · %d comm ops",
 		report.Duration(float64(r.SpanNs)), report.Duration(float64(r.BusyNs)), report.Duration(float64(r.IdleNs)), r.ComputeOps, r.CommOps))
 	if len(r.Steps) > 0 && !strings.HasPrefix(r.Selection, "ProfilerStep#") {
@@ -62,10 +71,10 @@ func writeOne(b *strings.Builder, r *Report, width int) {
 		row("overlap", v)
 		row("exposed comm", fmt.Sprintf("%s of %s communication", report.Duration(float64(r.ExposedCommNs)), report.Duration(float64(r.CommNs))))
 	}
-	row("T_serial", fmt.Sprintf("%s  compute %s + comm %s; alone times from the trace for %d of %d ops",
+	row("T_serial", fmt.Sprintf("%s · compute %s + comm %s; alone times from the trace for %d of %d ops",
 		report.Duration(r.TSerialNs), report.Duration(r.TSerialComputeNs), report.Duration(r.TSerialCommNs), r.AloneFromTrace, r.ComputeOps+r.CommOps))
-	row("T_ideal", report.Duration(r.TIdealNs)+"  streams in order at those times; no waits between streams in the trace")
-	row("T_c3", report.Duration(r.TC3Ns)+"  the GPU's busy time")
+	row("T_ideal", report.Duration(r.TIdealNs)+" · streams in order at those times; no waits between streams in the trace")
+	row("T_c3", report.Duration(r.TC3Ns)+" · the GPU's busy time")
 	f := report.NA
 	if r.FractionOfIdeal != nil {
 		f = report.Percent(*r.FractionOfIdeal)
@@ -74,13 +83,21 @@ func writeOne(b *strings.Builder, r *Report, width int) {
 
 	line(b, width, "  kinds of ops, longest first (alone: no op of the other role beside it)")
 	cols := []string{"role", "n", "total", "alone", "overlapped", "slowdown"}
-	widths := []int{7, 6, 9, 16, 16, 8}
+	widths := []int{7, 5, 8, 15, 15, 8}
 	fixed := 4
 	for _, w := range widths {
 		fixed += w + 1
 	}
-	keyW := max(width-fixed, 16)
+	// Where the kinds' names do not fit beside the figures, each name
+	// takes a line of its own with its figures under it.
+	keyW, own := min(width-fixed, 56), false
+	if keyW < 26 {
+		keyW, own = 2, true
+	}
 	hdr := fmt.Sprintf("    %-*s", keyW, "kind")
+	if own {
+		hdr = "    " + strings.Repeat(" ", keyW)
+	}
 	for i, c := range cols {
 		hdr += fmt.Sprintf(" %*s", widths[i], c)
 	}
@@ -101,13 +118,17 @@ func writeOne(b *strings.Builder, r *Report, width int) {
 		vals := []string{string(c.Role), fmt.Sprint(c.Count), report.Duration(float64(c.TotalNs)),
 			medianN(c.AloneMedianNs, c.AloneN), medianN(c.OverlappedMedianNs, c.OverlappedN), sd}
 		s := fmt.Sprintf("    %-*s", keyW, fit(key, keyW))
+		if own {
+			line(b, width, "    "+key)
+			s = "    " + strings.Repeat(" ", keyW)
+		}
 		for i, v := range vals {
 			s += fmt.Sprintf(" %*s", widths[i], v)
 		}
 		line(b, width, s)
 	}
 	if r.Unmapped > 0 {
-		line(b, width, fmt.Sprintf("  ? no scenario op: %d activities, %s; by kind:", r.Unmapped, report.Duration(float64(r.UnmappedNs))))
+		line(b, width, fmt.Sprintf("  ? no scenario op for %d of them (%s); by kind:", r.Unmapped, report.Duration(float64(r.UnmappedNs))))
 		n := 0
 		for _, c := range r.Classes {
 			if c.Unmapped == "" {
@@ -118,7 +139,13 @@ func writeOne(b *strings.Builder, r *Report, width int) {
 				break
 			}
 			n++
-			line(b, width, fmt.Sprintf("    %s ×%d: %s", c.Key, c.Count, c.Unmapped))
+			for i, l := range wrap(fmt.Sprintf("%s ×%d: %s", c.Key, c.Count, c.Unmapped), width-6) {
+				if i == 0 {
+					line(b, width, "    "+l)
+				} else {
+					line(b, width, "      "+l)
+				}
+			}
 		}
 	}
 }
@@ -128,6 +155,29 @@ func medianN(v float64, n int) string {
 		return "—"
 	}
 	return fmt.Sprintf("%s (%d)", report.Duration(v), n)
+}
+
+// wrap breaks text into lines of at most width columns at spaces (a word
+// longer than that is cut by line).
+func wrap(text string, width int) []string {
+	width = max(width, 20)
+	var out []string
+	cur := ""
+	for _, w := range strings.Fields(text) {
+		switch {
+		case cur == "":
+			cur = w
+		case utf8.RuneCountInString(cur)+1+utf8.RuneCountInString(w) <= width:
+			cur += " " + w
+		default:
+			out = append(out, cur)
+			cur = w
+		}
+	}
+	if cur != "" || len(out) == 0 {
+		out = append(out, cur)
+	}
+	return out
 }
 
 // fit cuts s to n columns, marking the cut.
