@@ -95,5 +95,4 @@ func mustContain(t *testing.T, s string, subs ...string) {
 	}
 }
 
-
 func jsonNumber(s string) rawNum { return rawNum(s) }

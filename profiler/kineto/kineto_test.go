@@ -24,9 +24,9 @@ const (
 // checks every one of them.
 func TestKnownOverlap(t *testing.T) {
 	for _, tc := range []struct {
-		name                               string
-		evs                                []ev
-		overlap, hta                       float64 // -1: none
+		name                                string
+		evs                                 []ev
+		overlap, hta                        float64 // -1: none
 		exposed, tSerial, tIdeal, tc3, idle float64 // µs
 	}{
 		{

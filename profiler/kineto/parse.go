@@ -362,13 +362,13 @@ func isTypeErr(err error) bool {
 
 // rawEvent is one trace event as decoded; only the fields used are named.
 type rawEvent struct {
-	Ph   string      `json:"ph"`
-	Cat  string      `json:"cat"`
-	Name string      `json:"name"`
-	Tid  flexInt     `json:"tid"`
+	Ph   string  `json:"ph"`
+	Cat  string  `json:"cat"`
+	Name string  `json:"name"`
+	Tid  flexInt `json:"tid"`
 	Ts   rawNum  `json:"ts"`
 	Dur  rawNum  `json:"dur"`
-	Args rawArgs     `json:"args"`
+	Args rawArgs `json:"args"`
 }
 
 type rawArgs struct {
