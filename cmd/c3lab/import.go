@@ -10,6 +10,7 @@ import (
 
 	"github.com/c3lab/c3lab/profiler/kineto"
 	"github.com/c3lab/c3lab/profiler/report"
+	"github.com/c3lab/c3lab/recordings"
 	"github.com/c3lab/c3lab/scenarios"
 )
 
@@ -57,7 +58,7 @@ func (w *windowFlag) Set(s string) error {
 	return nil
 }
 
-func runImport(_ context.Context, args []string, s stdio) error {
+func runImport(ctx context.Context, args []string, s stdio) error {
 	fs := newFlags("import", "import TRACE... [--step N | --window FROM..TO] [--json]\n"+
 		"                    [--scenario OUT.yaml [--name NAME] [--rank R] [--force]]\n\n"+
 		"TRACE is a PyTorch profiler (Kineto) trace, JSON or gzip JSON, one per rank\n"+
@@ -75,6 +76,9 @@ func runImport(_ context.Context, args []string, s stdio) error {
 	name := fs.String("name", "", "with --scenario, the scenario's name; default from the trace file")
 	rank := fs.Int("rank", -1, "with --scenario, the rank whose trace it is written from; default the first trace")
 	force := fs.Bool("force", false, "with --scenario, overwrite the file if it exists")
+	var rf recordFlags
+	fs.StringVar(&rf.path, "record", "", "write the step as a recording of its scenario measured on the trace: c3lab replay (--lab) shows its timeline, c3lab compare pairs it with c3lab's runs")
+	fs.BoolVar(&rf.overwrite, "record-overwrite", false, "let --record replace an existing file")
 	files, err := parseWithArgs(fs, args)
 	if err != nil {
 		return err
@@ -86,18 +90,22 @@ func runImport(_ context.Context, args []string, s stdio) error {
 	if *step != "" && window.set {
 		return badInput("--step and --window both pick what to analyse; give one")
 	}
-	if *scenarioOut == "" {
-		for _, f := range []string{"name", "rank", "force"} {
+	if *scenarioOut == "" && rf.path == "" {
+		for _, f := range []string{"name", "rank"} {
 			if set[f] {
-				return noEffect(f, "without --scenario (it is about the scenario file); add --scenario OUT.yaml or drop it")
+				return noEffect(f, "without --scenario or --record (it is about the scenario written); add one or drop it")
 			}
 		}
 	}
+	if *scenarioOut == "" && set["force"] {
+		return noEffect("force", "without --scenario (it lets the scenario file be replaced); add --scenario OUT.yaml or drop it")
+	}
+	if err := rf.checkFlags(); err != nil {
+		return err
+	}
 	out := output{path: *scenarioOut, force: *force, flag: "--scenario", forceFlag: "--force", what: "the scenario"}
-	if *scenarioOut != "" {
-		if err := out.check(); err != nil {
-			return err
-		}
+	if err := checkOutputs(out, rf.output()); err != nil {
+		return err
 	}
 	sel := kineto.Select{Step: *step, From: window.from, To: window.to}
 	var reps []*kineto.Report
@@ -116,7 +124,7 @@ func runImport(_ context.Context, args []string, s stdio) error {
 		}
 		reps = append(reps, r)
 	}
-	if *scenarioOut != "" {
+	if *scenarioOut != "" || rf.path != "" {
 		src := reps[0]
 		if *rank >= 0 {
 			src = nil
@@ -130,8 +138,19 @@ func runImport(_ context.Context, args []string, s stdio) error {
 				return badInput("--rank %d: no trace given is of rank %d", *rank, *rank)
 			}
 		}
-		if err := writeImportedScenario(src, *name, out, s, *asJSON); err != nil {
-			return err
+		im, err := src.Import(kineto.ScenarioOptions{Name: *name})
+		if err != nil {
+			return badInput("%v", err)
+		}
+		if *scenarioOut != "" {
+			if err := writeImportedScenario(src, im, out, s, *asJSON); err != nil {
+				return err
+			}
+		}
+		if rf.path != "" {
+			if err := recordImported(ctx, src, im, &rf, s, *asJSON); err != nil {
+				return err
+			}
 		}
 	}
 	if *asJSON {
@@ -142,11 +161,8 @@ func runImport(_ context.Context, args []string, s stdio) error {
 
 // writeImportedScenario writes the rank's selection as a scenario, checked
 // the way c3lab reads scenario files (it must read back valid).
-func writeImportedScenario(r *kineto.Report, name string, out output, s stdio, quiet bool) error {
-	sc, left, err := r.Scenario(kineto.ScenarioOptions{Name: name})
-	if err != nil {
-		return badInput("%v", err)
-	}
+func writeImportedScenario(r *kineto.Report, im *kineto.Imported, out output, s stdio, quiet bool) error {
+	sc, left := im.Scenario, im.Left
 	if err := scenarios.Validate(sc, scenarios.Limits{}); err != nil {
 		return fmt.Errorf("the scenario written from %s does not validate: %w", r.File, err)
 	}
@@ -172,6 +188,31 @@ func writeImportedScenario(r *kineto.Report, name string, out output, s stdio, q
 		}
 		fmt.Fprintf(s.errOut, "wrote %s (%s, %d streams); left out %d activities (%s) c3lab has no op for; c3lab run --scenario %s\n",
 			out.path, sc.Name, len(sc.Streams), n, report.Duration(float64(t)), out.path)
+	}
+	return nil
+}
+
+// recordImported writes the step as a recording: its scenario, measured on
+// the trace (kineto.Imported.Result), with the timeline of the step.
+func recordImported(ctx context.Context, r *kineto.Report, im *kineto.Imported, rf *recordFlags, s stdio, quiet bool) error {
+	res, err := im.Result(ctx)
+	if err != nil {
+		return fmt.Errorf("measuring the step on the trace: %w", err)
+	}
+	h := recordings.Header{Version: version, Backend: kineto.BackendName, Devices: recordings.DevicesFromInfo(res.Devices)}
+	rec, err := recordings.Create(rf.path, h, recordings.Options{Overwrite: rf.overwrite})
+	if err != nil {
+		return fmt.Errorf("starting the recording: %w", err)
+	}
+	rec.Marker(fmt.Sprintf("imported from %s, rank %d, %s; the GPU's idle gaps are taken out of the timeline", r.File, r.Rank, r.Selection))
+	rec.Scenario(res.Scenario)
+	rec.Strategy(res.Strategy)
+	rec.Result(res)
+	if err := closeRecorder(rec, s.errOut); err != nil {
+		return err
+	}
+	if !quiet {
+		fmt.Fprintf(s.errOut, "recorded %s (%s measured on the trace); c3lab replay %s --lab shows it\n", rf.path, res.Scenario.Name, rf.path)
 	}
 	return nil
 }

@@ -99,3 +99,36 @@ func TestImportRefusals(t *testing.T) {
 		}
 	}
 }
+
+// TestImportRecordReplayCompare: the step recorded on the trace replays
+// like any recording and pairs, in compare, with c3lab's run of the
+// scenario written from it.
+func TestImportRecordReplayCompare(t *testing.T) {
+	dir := t.TempDir()
+	rec, yaml, run := filepath.Join(dir, "step.c3rec"), filepath.Join(dir, "step.yaml"), filepath.Join(dir, "run.json")
+	code, _, errOut := call(t, "import", importFixtures+"synthetic-tp2-rank0.json", "--step", "3", "--record", rec, "--scenario", yaml)
+	if code != exitOK {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	mustContain(t, "stderr", errOut, "recorded "+rec, "replay "+rec+" --lab")
+	code, out, errOut := call(t, "replay", rec, "--text")
+	if code != exitOK {
+		t.Fatalf("replay: exit %d: %s", code, errOut)
+	}
+	mustContain(t, "replay", out, "kineto-trace", "import-synthetic-tp2-rank0-step3", "1.69 ms", "33.4", "imported from")
+	code, out, errOut = call(t, "run", "--scenario", yaml, "--backend", "sim", "--reps", "2", "--json")
+	if code != exitOK {
+		t.Fatalf("run: exit %d: %s", code, errOut)
+	}
+	if err := os.WriteFile(run, []byte(out), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	code, out, errOut = call(t, "compare", rec, run)
+	if code != exitOK {
+		t.Fatalf("compare: exit %d: %s", code, errOut)
+	}
+	mustContain(t, "compare", out, "import-synthetic-tp2-rank0-step3", "baseline", "1 pair(s)")
+	if code, _, errOut := call(t, "import", importFixtures+"synthetic-tp2-rank0.json", "--record", rec); code != exitUsage || !strings.Contains(errOut, "--record-overwrite") {
+		t.Errorf("re-record: exit %d: %s", code, errOut)
+	}
+}

@@ -26,6 +26,37 @@ type ScenarioOptions struct {
 // has no op for are left out; left lists them, by kind, with the time
 // they took.
 func (r *Report) Scenario(opt ScenarioOptions) (sc scenarios.Scenario, left []ClassStat, err error) {
+	im, err := r.Import(opt)
+	if im == nil {
+		return scenarios.Scenario{}, nil, err
+	}
+	return im.Scenario, im.Left, err
+}
+
+// Imported is a scenario written from a report, and which op instance of
+// it each selected activity became.
+type Imported struct {
+	Scenario scenarios.Scenario
+	// Left lists the kinds of activities left out, with their counts and
+	// time.
+	Left []ClassStat
+	// Op and Instance give, per activity (Report.Items order), the op it
+	// became and its instance; "" for one left out.
+	Op       []string
+	Instance []int
+
+	report *Report
+}
+
+// Import is Scenario with the map from activities to op instances.
+func (r *Report) Import(opt ScenarioOptions) (*Imported, error) {
+	im := &Imported{report: r, Op: make([]string, len(r.items)), Instance: make([]int, len(r.items))}
+	sc, left, err := r.build(opt, im)
+	im.Scenario, im.Left = sc, left
+	return im, err
+}
+
+func (r *Report) build(opt ScenarioOptions, im *Imported) (sc scenarios.Scenario, left []ClassStat, err error) {
 	gpus := opt.GPUs
 	if gpus == 0 {
 		gpus = r.WorldSize
@@ -72,7 +103,7 @@ func (r *Report) Scenario(opt ScenarioOptions) (sc scenarios.Scenario, left []Cl
 		role scenarios.Role
 	}
 	prev := map[int]prevOp{}
-	for _, it := range r.items {
+	for idx, it := range r.items {
 		op, why := streamOp(it, gpus)
 		if why != "" {
 			leave(it, why)
@@ -94,6 +125,7 @@ func (r *Report) Scenario(opt ScenarioOptions) (sc scenarios.Scenario, left []Cl
 			last := &s.spec.Ops[s.last]
 			if sameWork(*last, op) {
 				last.Count = last.CountOrOne() + 1
+				im.Op[idx], im.Instance[idx] = last.Name, last.Count-1
 				continue
 			}
 		}
@@ -104,6 +136,7 @@ func (r *Report) Scenario(opt ScenarioOptions) (sc scenarios.Scenario, left []Cl
 		}
 		s.spec.Ops = append(s.spec.Ops, op)
 		s.last = len(s.spec.Ops) - 1
+		im.Op[idx], im.Instance[idx] = op.Name, 0
 		prev[it.Op.Stream] = prevOp{name: op.Name, role: it.Role}
 	}
 	for _, k := range leftKeys {

@@ -144,3 +144,56 @@ func TestRoundTripOnTheSimulator(t *testing.T) {
 		t.Errorf("sim T_serial %v vs trace %v", res.TSerial, r.TSerialNs)
 	}
 }
+
+// TestStepResult: the imported step measured on the trace itself is a
+// profiler.Result whose figures come from the trace: T_c3 the busy time
+// of its ops, T_serial their alone times summed, spans on the scenario's
+// streams with the idle gaps taken out.
+func TestStepResult(t *testing.T) {
+	tr, err := ReadFile(fixture(t, "synthetic-tp2-rank0.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := mustAnalyze(t, tr, Select{Step: "3"})
+	im, err := r.Import(ScenarioOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := im.Result(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	var busy []interval
+	var serial float64
+	for i, it := range r.Items() {
+		if im.Op[i] == "" {
+			continue
+		}
+		busy = append(busy, interval{it.Op.Start, it.Op.End()})
+		serial += it.TAlone
+	}
+	if want := float64(length(union(busy))); res.TC3.Median != want {
+		t.Errorf("T_c3 %v, want the ops' busy time %v", res.TC3.Median, want)
+	}
+	if !near(res.TSerial, serial, 1) {
+		t.Errorf("T_serial %v, want %v", res.TSerial, serial)
+	}
+	if res.Backend != BackendName || len(res.Ops) != 6 || res.FractionOfIdeal == nil {
+		t.Errorf("result %s, %d ops, F %v", res.Backend, len(res.Ops), res.FractionOfIdeal)
+	}
+	if len(res.Timeline) != 7 {
+		t.Fatalf("%d spans, want 7 (8 activities but the memset)", len(res.Timeline))
+	}
+	var end int64
+	tracks := map[string]bool{}
+	for _, s := range res.Timeline {
+		end = max(end, s.End)
+		tracks[s.Track] = true
+		if s.Start < 0 || s.End < s.Start {
+			t.Errorf("span %+v", s)
+		}
+	}
+	if float64(end) != res.TC3.Median || len(tracks) != 3 {
+		t.Errorf("timeline ends at %d (T_c3 %v) on %d tracks", end, res.TC3.Median, len(tracks))
+	}
+}
