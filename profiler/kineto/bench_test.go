@@ -82,7 +82,7 @@ func peakHeap(f func()) (peak, before uint64) {
 			if ms.HeapInuse > max {
 				max = ms.HeapInuse
 			}
-			time.Sleep(20 * time.Millisecond)
+			time.Sleep(200 * time.Millisecond)
 		}
 	})
 	f()
