@@ -13,7 +13,7 @@ import (
 // *kineto.Error (never panic), and whatever it reads must analyse and
 // render without panicking, and write a scenario or say why not.
 func FuzzRead(f *testing.F) {
-	for _, name := range []string{"synthetic-tp2-rank0.json"} {
+	for _, name := range []string{"synthetic-tp2-rank0.json", "h200-offload.json.gz"} {
 		data, err := os.ReadFile(fixture(f, name))
 		if err != nil {
 			f.Fatal(err)
