@@ -56,6 +56,7 @@ func commands() []command {
 		{"validate", "score a simulator profile against sweeps: the error table, in-sample and held out", runValidate},
 		{"compare", "compare two sweeps, recordings or result files: each change with its interval", runCompare},
 		{"report", "write one self-contained HTML page of sweeps, results and recordings", runHTMLReport},
+		{"import", "read PyTorch profiler (Kineto) traces: overlap, ideal vs realized, and a scenario of the step", runImport},
 		{"replay", "play a recording back: its results, or the lab fed by it", runReplay},
 		{"export", "measure a scenario and write its timeline as pprof, Perfetto or Chrome trace", runExport},
 		{"scenarios", "list the built-in scenarios with their class, or show one as YAML", runScenarios},
