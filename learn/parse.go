@@ -7,6 +7,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strings"
 
@@ -244,8 +245,13 @@ func (d *decoder) syntax(err error) {
 	if i := strings.IndexByte(msg, '\n'); i >= 0 {
 		msg = msg[:i]
 	}
+	msg = positionPrefix.ReplaceAllString(msg, "")
 	d.add(line, col, "", "invalid YAML: "+msg+"; a lesson file is 'field: value' lines, long text as 'field: |' with the text indented below")
 }
+
+// positionPrefix is goccy's "[line:col] " at the start of a message,
+// which the problem's own position replaces.
+var positionPrefix = regexp.MustCompile(`^\[\d+:\d+\] `)
 
 func syntaxToken(err error) *token.Token {
 	type tokener interface{ GetToken() *token.Token }
