@@ -106,6 +106,10 @@ func newLearn(ctx context.Context, cfg LearnConfig) LearnModel {
 	in.CharLimit = 12
 	in.SetWidth(14)
 	in.SetVirtualCursor(true)
+	// A steady cursor: nothing redraws the screen while the learner thinks.
+	ist := in.Styles()
+	ist.Cursor.Blink = false
+	in.SetStyles(ist)
 	m := LearnModel{
 		ctx: ctx, backend: cfg.Backend, lessons: cfg.Lessons, prog: cfg.Progress,
 		save: cfg.Save, h200: cfg.H200, styles: DefaultStyles(true), input: in,
