@@ -2,6 +2,7 @@ package tui
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 	"time"
@@ -83,6 +84,7 @@ type LearnModel struct {
 	// seq is the latest run; results of older ones are dropped. cancel
 	// stops the one in flight.
 	seq    int
+	gate   *runGate
 	runCtx context.Context
 	cancel context.CancelFunc
 	from   *profiler.Result
@@ -112,7 +114,7 @@ func newLearn(ctx context.Context, cfg LearnConfig) LearnModel {
 	in.SetStyles(ist)
 	m := LearnModel{
 		ctx: ctx, backend: cfg.Backend, lessons: cfg.Lessons, prog: cfg.Progress,
-		save: cfg.Save, h200: cfg.H200, styles: DefaultStyles(true), input: in,
+		save: cfg.Save, h200: cfg.H200, styles: DefaultStyles(true), input: in, gate: &runGate{},
 		width: 80, height: 24, status: cfg.Note,
 	}
 	if m.prog.Lessons == nil {
@@ -197,15 +199,19 @@ func (m *LearnModel) run() tea.Cmd {
 	ctx, cancel := context.WithCancel(m.ctx)
 	m.runCtx, m.cancel = ctx, cancel
 	if from != nil {
-		return learnMeasure(ctx, m.backend, m.lesson().Scenario, *from, m.seq, 0)
+		return learnMeasure(ctx, m.gate, m.backend, m.lesson().Scenario, *from, m.seq, 0)
 	}
-	return learnMeasure(ctx, m.backend, m.lesson().Scenario, to, m.seq, 1)
+	return learnMeasure(ctx, m.gate, m.backend, m.lesson().Scenario, to, m.seq, 1)
 }
 
 // learnMeasure measures sc under st off the UI loop, at the lab's
 // precision.
-func learnMeasure(ctx context.Context, b backends.Backend, sc scenarios.Scenario, st scenarios.Strategy, seq, which int) tea.Cmd {
+func learnMeasure(ctx context.Context, g *runGate, b backends.Backend, sc scenarios.Scenario, st scenarios.Strategy, seq, which int) tea.Cmd {
 	return func() tea.Msg {
+		if !g.enter() {
+			return learnResultMsg{seq: seq, which: which, err: context.Canceled}
+		}
+		defer g.leave()
 		r, err := profiler.Measure(ctx, b, sc, st, labOptions(nil, nil, labTimeCap))
 		return learnResultMsg{seq: seq, which: which, result: r, err: err}
 	}
@@ -267,7 +273,7 @@ func (m LearnModel) result(msg learnResultMsg) (tea.Model, tea.Cmd) {
 	if msg.which == 0 {
 		m.from = &r
 		_, to, _ := m.strategies()
-		return m, learnMeasure(m.runCtx, m.backend, m.lesson().Scenario, to, m.seq, 1)
+		return m, learnMeasure(m.runCtx, m.gate, m.backend, m.lesson().Scenario, to, m.seq, 1)
 	}
 	m.to = &r
 	if m.cancel != nil {
@@ -514,8 +520,9 @@ func (m LearnModel) keyLine() string {
 	return strings.Join(parts, st.Dim.Render(" · "))
 }
 
-// RunLearn runs the lessons until the learner quits, and waits for a
-// measurement still in flight to stop.
+// RunLearn runs the lessons until the learner quits, then stops a
+// measurement still in flight and waits for it (up to 30 s), so the
+// caller may close the backend.
 func RunLearn(ctx context.Context, cfg LearnConfig) error {
 	if cfg.Backend == nil {
 		return fmt.Errorf("tui: no backend")
@@ -526,7 +533,12 @@ func RunLearn(ctx context.Context, cfg LearnConfig) error {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	m := newLearn(ctx, cfg)
-	if _, err := tea.NewProgram(m, tea.WithContext(ctx)).Run(); err != nil && ctx.Err() == nil {
+	_, err := tea.NewProgram(m, tea.WithContext(ctx)).Run()
+	cancel()
+	if !m.gate.closeAndWait(30 * time.Second) {
+		return fmt.Errorf("a lesson's measurement did not stop within 30 s")
+	}
+	if err != nil && !errors.Is(err, tea.ErrProgramKilled) && ctx.Err() == nil {
 		return fmt.Errorf("the lessons' screen: %w", err)
 	}
 	return nil

@@ -2,6 +2,7 @@ package tui
 
 import (
 	"fmt"
+	"math"
 	"slices"
 	"strings"
 
@@ -153,13 +154,26 @@ func (m LearnModel) answerLines(w, tw int) []string {
 	return out
 }
 
-// runLine is one strategy's run in a comparison box.
+// firstFitting is the first of lines that fits w cells, else the last
+// cut to w: the longest form of a line the room allows.
+func firstFitting(w int, lines ...string) string {
+	for _, l := range lines {
+		if ansiWidth(l) <= w {
+			return l
+		}
+	}
+	return fit(lines[len(lines)-1], w)
+}
+
+// runLine is one strategy's run in a comparison box, as much of it as
+// fits w.
 func runLine(st Styles, name string, r *profiler.Result, w int) string {
 	f := "—"
 	if r.FractionOfIdeal != nil {
 		f = fmt.Sprintf("%.1f %%", *r.FractionOfIdeal*100)
 	}
-	return fit(st.Label.Render(fit(name, 16))+" U "+st.Value.Render(fmt.Sprintf("%.2fx", r.Uplift))+"  F "+f+"  T_c3 "+report.Duration(r.TC3.Median), w)
+	head := st.Label.Render(fit(name, 16)) + " U " + st.Value.Render(fmt.Sprintf("%.2fx", r.Uplift)) + "  F " + f
+	return firstFitting(w, head+"  T_c3 "+report.Duration(r.TC3.Median), head)
 }
 
 // compareLines draws the learner's runs and the committed H200 runs side
@@ -177,7 +191,9 @@ func (m LearnModel) compareLines(w int) []string {
 		here = append(here, runLine(st, l.From.Label(), m.from, inner))
 	}
 	here = append(here, runLine(st, l.To.Label(), m.to, inner))
-	here = append(here, st.Dim.Render(fit("T_serial "+report.Duration(m.to.TSerial)+" · T_ideal "+report.Duration(m.to.TIdeal)+fmt.Sprintf(" · S_ideal %.2fx", m.to.IdealSpeedup), inner)))
+	for _, l := range wrapWords("T_serial "+report.Duration(m.to.TSerial)+" · T_ideal "+report.Duration(m.to.TIdeal)+fmt.Sprintf(" · S_ideal %.2fx", m.to.IdealSpeedup), inner) {
+		here = append(here, st.Dim.Render(l))
+	}
 	var there, sources []string
 	for _, name := range l.H200.Strategies {
 		x, ok := m.h200.Run(l.H200.Scenario, name, l.H200.Source)
@@ -185,11 +201,13 @@ func (m LearnModel) compareLines(w int) []string {
 			there = append(there, st.Dim.Render(fit(name+": not in this build's committed runs", inner)))
 			continue
 		}
-		u := fmt.Sprintf("%.2fx", x.Result.Uplift)
-		if x.Result.CI != nil && x.Result.CI.U.Lo == x.Result.CI.U.Lo {
-			u += st.Dim.Render(fmt.Sprintf(" [%.2f, %.2f]", x.Result.CI.U.Lo, x.Result.CI.U.Hi))
+		head := st.Label.Render(fit(name, 16)) + " U " + st.Value.Render(fmt.Sprintf("%.2fx", x.Result.Uplift))
+		ci := ""
+		if iv := x.Result.CI; iv != nil && !math.IsNaN(iv.U.Lo) && !math.IsNaN(iv.U.Hi) {
+			ci = st.Dim.Render(fmt.Sprintf(" [%.2f, %.2f]", iv.U.Lo, iv.U.Hi))
 		}
-		there = append(there, fit(st.Label.Render(fit(name, 16))+" U "+st.Value.Render(u)+"  T_c3 "+report.Duration(x.Result.TC3.Median), inner))
+		tc3 := "  T_c3 " + report.Duration(x.Result.TC3.Median)
+		there = append(there, firstFitting(inner, head+ci+tc3, head+tc3, head))
 		if !slices.Contains(sources, x.Source) {
 			sources = append(sources, x.Source)
 		}

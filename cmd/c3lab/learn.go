@@ -83,7 +83,9 @@ func runLearn(ctx context.Context, args []string, s stdio) error {
 		return err
 	}
 	defer b.Close()
-	lessons, err := loadLessons(files, b.Capabilities().Limits, refs)
+	// Lessons are about an H200 and checked on its limits; what this
+	// backend cannot run says so when the learner runs it.
+	lessons, err := loadLessons(files, sim.New(sim.DefaultProfile()).Capabilities().Limits, refs)
 	if err != nil {
 		return err
 	}
