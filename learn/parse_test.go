@@ -143,3 +143,33 @@ func FuzzParse(f *testing.F) {
 		}
 	})
 }
+
+// TestInlineStreamScenario reads a lesson whose scenario is written out
+// as streams of ops, next to a committed H200 run of a named scenario.
+func TestInlineStreamScenario(t *testing.T) {
+	text := strings.Replace(lessonText, "scenario: llama3-70b-tp-qkv-ag-224m-2gpu\n", `scenario_yaml: |
+  name: my-ag-gemm-decomp2
+  gpus: 2
+  streams:
+    - name: tp
+      ops:
+        - {name: ag, kind: all-gather, bytes: 64MiB}
+    - name: compute
+      ops:
+        - {name: qkv, kind: gemm, m: 8192, n: 5120, k: 8192, dtype: bf16, after: [ag], decompose: 2}
+`, 1)
+	text = strings.Replace(text, "h200:\n", "h200:\n  scenario: llama3-70b-tp-qkv-ag-224m-2gpu\n", 1)
+	l, err := Parse([]byte(text), "x", "x.yaml", simLimits(), committed(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if l.Scenario.Name != "my-ag-gemm-decomp2" || len(l.Scenario.Streams) != 2 || l.H200.Scenario != "llama3-70b-tp-qkv-ag-224m-2gpu" {
+		t.Errorf("read %+v", l)
+	}
+	// Without a committed scenario named, the reference is the inline one,
+	// which no H200 ran.
+	text = strings.Replace(text, "  scenario: llama3-70b-tp-qkv-ag-224m-2gpu\n", "", 1)
+	if _, err := Parse([]byte(text), "x", "x.yaml", simLimits(), committed(t)); err == nil || !strings.Contains(err.Error(), "no run of my-ag-gemm-decomp2") {
+		t.Errorf("an uncommitted reference passed: %v", err)
+	}
+}
