@@ -12,9 +12,9 @@ import (
 	"github.com/charmbracelet/x/ansi"
 
 	"github.com/c3lab/c3lab/backends"
-	"github.com/c3lab/c3lab/learn"
 	"github.com/c3lab/c3lab/profiler"
 	"github.com/c3lab/c3lab/scenarios"
+	"github.com/c3lab/c3lab/scenarios/learn"
 )
 
 // LearnConfig is what the lessons need to start.

@@ -11,8 +11,8 @@ import (
 	"github.com/charmbracelet/x/exp/golden"
 
 	"github.com/c3lab/c3lab/backends/sim"
-	"github.com/c3lab/c3lab/learn"
 	"github.com/c3lab/c3lab/profiler"
+	"github.com/c3lab/c3lab/scenarios/learn"
 )
 
 // learnFixture is the lessons' model on the simulated H200, with the

@@ -8,9 +8,9 @@ import (
 
 	"github.com/charmbracelet/x/ansi"
 
-	"github.com/c3lab/c3lab/learn"
 	"github.com/c3lab/c3lab/profiler"
 	"github.com/c3lab/c3lab/profiler/report"
+	"github.com/c3lab/c3lab/scenarios/learn"
 )
 
 // sideBySideWidth is the narrowest screen that shows the learner's runs

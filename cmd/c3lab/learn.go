@@ -11,8 +11,8 @@ import (
 
 	"github.com/c3lab/c3lab/backends"
 	"github.com/c3lab/c3lab/backends/sim"
-	"github.com/c3lab/c3lab/learn"
 	"github.com/c3lab/c3lab/scenarios"
+	"github.com/c3lab/c3lab/scenarios/learn"
 	"github.com/c3lab/c3lab/tui"
 )
 
@@ -37,7 +37,7 @@ func runLearn(ctx context.Context, args []string, s stdio) error {
 		reset   = fs.Bool("reset", false, "forget your progress: all of it, or lesson N's alone when N follows (--reset 3)")
 	)
 	backend.register(fs)
-	fs.Var(&files, "file", "teach this lesson file (YAML, like learn/lessons/*.yaml) instead of the built-in lessons; repeat for several")
+	fs.Var(&files, "file", "teach this lesson file (YAML, like scenarios/learn/lessons/*.yaml) instead of the built-in lessons; repeat for several")
 	if err := parseFlagsAllowingArgs(fs, args); err != nil {
 		return err
 	}

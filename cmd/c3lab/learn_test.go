@@ -6,7 +6,7 @@ import (
 	"path/filepath"
 	"testing"
 
-	"github.com/c3lab/c3lab/learn"
+	"github.com/c3lab/c3lab/scenarios/learn"
 )
 
 // TestLearnCommand checks the commands around the lessons: the list in
