@@ -130,7 +130,11 @@ func TestGatherGatePublish(t *testing.T) {
 		})
 	}
 	wg.Wait()
-	if s := Skew(releases); s > 50*time.Millisecond {
+	// Let go together: within a millisecond on one host, though the
+	// last rank armed 100 ms after the others (a loaded CI machine may
+	// not schedule a spinning goroutine at once; the multi-process test
+	// reports the real figure).
+	if s := Skew(releases); s > time.Millisecond {
 		t.Errorf("ranks let go %v apart; the gate waits for the last and lets all go at once", s)
 	}
 	// Two gathers of one name: each round keeps its own data.

@@ -217,12 +217,13 @@ func (c *Client) Get(ctx context.Context, key string) ([]byte, error) {
 }
 
 // Barrier waits until every rank has reached the barrier name, and
-// returns when this rank was let go (its own clock).
+// returns when the server let the ranks go, on the server's clock.
 func (c *Client) Barrier(ctx context.Context, name string) (time.Time, error) {
-	if _, err := c.call(ctx, message{Op: opBarrier, Key: name}); err != nil {
+	r, err := c.call(ctx, message{Op: opBarrier, Key: name})
+	if err != nil {
 		return time.Time{}, err
 	}
-	return time.Now(), nil
+	return time.Unix(0, r.Time), nil
 }
 
 // Close says goodbye (the server then takes the connection's end for
