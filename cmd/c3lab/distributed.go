@@ -49,6 +49,10 @@ var distOutputs = map[string][]rankFiles{
 	},
 }
 
+// envJoinTimeout bounds the wait for every rank to join (and a rank's
+// attempts to reach rank 0); store.DefaultJoin when unset.
+const envJoinTimeout = "C3LAB_JOIN_TIMEOUT"
+
 // distOptions tune the multi-process path; tests shorten them.
 type distOptions struct {
 	getenv func(string) string
@@ -78,6 +82,13 @@ func runDistributed(ctx context.Context, name string, run func(context.Context, 
 	}
 	if !env.Distributed() || wantsHelp(args) {
 		return run(ctx, args, s)
+	}
+	if v := o.getenv(envJoinTimeout); v != "" {
+		d, err := time.ParseDuration(v)
+		if err != nil || d <= 0 {
+			return badInput("%s is %q; want a duration such as 90s or 5m", envJoinTimeout, v)
+		}
+		o.store.Join = d
 	}
 	r := &rankRun{name: name, env: env, args: args, s: s, o: o, started: time.Now()}
 	return r.do(ctx, run)

@@ -31,6 +31,7 @@ type Server struct {
 	failed   *FailedError
 	closing  bool
 	allBye   chan struct{} // closed when every rank has said goodbye
+	failedCh chan struct{} // closed when the group fails
 	stop     chan struct{}
 	wg       sync.WaitGroup
 
@@ -78,7 +79,7 @@ func Listen(addr string, world int, opt Options) (*Server, error) {
 		ln: ln, world: world, opt: opt.withDefaults(),
 		kv: map[string][]byte{}, waiters: map[string][]reply{}, barriers: map[string][]reply{},
 		ranks: map[int]*peer{}, conns: map[*peer]bool{},
-		allBye: make(chan struct{}), stop: make(chan struct{}),
+		allBye: make(chan struct{}), failedCh: make(chan struct{}), stop: make(chan struct{}),
 	}
 	s.wg.Add(2)
 	go s.accept()
@@ -107,7 +108,8 @@ func (s *Server) Err() error {
 }
 
 // Close waits up to grace for every rank to say goodbye (so none is cut
-// off while it finishes), then closes every connection and the port.
+// off while it finishes; not at all once the group failed), then closes
+// every connection and the port.
 func (s *Server) Close(grace time.Duration) error {
 	var err error
 	s.closeOnce.Do(func() { err = s.close(grace) })
@@ -115,9 +117,13 @@ func (s *Server) Close(grace time.Duration) error {
 }
 
 func (s *Server) close(grace time.Duration) error {
-	select {
-	case <-s.allBye:
-	case <-time.After(grace):
+	if s.Err() == nil {
+		// A failed group has nobody left to wait for.
+		select {
+		case <-s.allBye:
+		case <-s.failedCh:
+		case <-time.After(grace):
+		}
 	}
 	s.mu.Lock()
 	s.closing = true
@@ -204,6 +210,7 @@ func (s *Server) failLocked(e *FailedError) {
 		return
 	}
 	s.failed = e
+	close(s.failedCh)
 	for p := range s.conns {
 		go p.send(abort(e, 0))
 	}

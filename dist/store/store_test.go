@@ -141,6 +141,18 @@ func waitFailed(t *testing.T, c *Client, within time.Duration) error {
 	}
 }
 
+// A failed group is closed at once: nobody is left to say goodbye.
+func TestCloseAfterFailureDoesNotWait(t *testing.T) {
+	s, cs := group(t, 2, fast)
+	cs[1].c.Close()
+	waitFailed(t, cs[0], time.Second)
+	start := time.Now()
+	s.Close(5 * time.Second)
+	if d := time.Since(start); d > time.Second {
+		t.Errorf("Close waited %v", d)
+	}
+}
+
 func TestLostRanks(t *testing.T) {
 	for _, tc := range []struct {
 		name string
