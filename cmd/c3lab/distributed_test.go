@@ -48,7 +48,9 @@ func TestNoLauncherRunsTheCommandAsIs(t *testing.T) {
 // one line, before the command runs.
 func TestBadLauncherEnvironment(t *testing.T) {
 	o := defaultDistOptions()
-	o.getenv = func(k string) string { return map[string]string{"RANK": "3", "WORLD_SIZE": "2", "MASTER_ADDR": "h", "MASTER_PORT": "1"}[k] }
+	o.getenv = func(k string) string {
+		return map[string]string{"RANK": "3", "WORLD_SIZE": "2", "MASTER_ADDR": "h", "MASTER_PORT": "1"}[k]
+	}
 	err := runDistributed(context.Background(), "run", func(context.Context, []string, stdio) error {
 		t.Error("the command ran")
 		return nil
