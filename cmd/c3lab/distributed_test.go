@@ -62,9 +62,20 @@ func TestBadLauncherEnvironment(t *testing.T) {
 	o.getenv = func(k string) string {
 		return map[string]string{"RANK": "0", "WORLD_SIZE": "2", "MASTER_ADDR": "h", "MASTER_PORT": "1", envJoinTimeout: "soon"}[k]
 	}
-	err = runDistributed(context.Background(), "run", nil, nil, stdio{}, o)
+	err = runDistributed(context.Background(), "run", nil, []string{"--backend", "sim"}, stdio{}, o)
 	if !errors.As(err, &ue) || !strings.Contains(err.Error(), `C3LAB_JOIN_TIMEOUT is "soon"`) {
 		t.Errorf("%v", err)
+	}
+	// Two ranks on one node would both drive every GPU: refused unless
+	// they run the simulator.
+	for _, args := range [][]string{nil, {"--backend", "cuda"}, {"--backend=auto"}} {
+		o.getenv = func(k string) string {
+			return map[string]string{"RANK": "0", "WORLD_SIZE": "2", "LOCAL_WORLD_SIZE": "2", "MASTER_ADDR": "h", "MASTER_PORT": "1"}[k]
+		}
+		err = runDistributed(context.Background(), "run", nil, args, stdio{}, o)
+		if !errors.As(err, &ue) || !strings.Contains(err.Error(), "torchrun runs 2 ranks on this node, and the cuda backend drives every GPU of a node from one process") {
+			t.Errorf("%q: %v", args, err)
+		}
 	}
 }
 
