@@ -61,6 +61,11 @@ const fakeOtherMPI = `
 #define VERSION "Some MPI 1.0"
 ` + fakeMPIFuncs
 
+// The fakes of MPICH's ABI are loaded by path: a real Open MPI installed
+// on the machine (CI installs one) has libmpi.so.40, which the search by
+// soname tries first. The fake Open MPI is found by soname, the loader
+// searching LD_LIBRARY_PATH before the system's folders.
+//
 // Each ABI's handles reach the library as that ABI spells MPI_COMM_WORLD
 // and MPI_BYTE, the root's bytes reach the other ranks, and a library of
 // an unknown ABI is refused before any call.
@@ -81,11 +86,11 @@ func TestMPIBootstrapABIs(t *testing.T) {
 		{"open mpi rank 0, by soname", ompi, []string{"FAKE_MPI_RANK=0", "FAKE_MPI_SIZE=2", "WANT_ABI=Open MPI", "WANT_VERSION=Open MPI v4.1.4, package: Debian OpenMPI"}, all()},
 		{"open mpi rank 1 gets the root's bytes", ompi, []string{"FAKE_MPI_RANK=1", "FAKE_MPI_SIZE=2", "WANT_ABI=Open MPI", "WANT_BYTE=R"}, all()},
 		{"mpich by path", mpich, []string{"FAKE_MPI_RANK=1", "FAKE_MPI_SIZE=4", "WANT_ABI=MPICH", "WANT_BYTE=R", "MPI_PATH=" + filepath.Join(mpich, "libmpi.so.12")}, all()},
-		{"already initialized", mpich, []string{"FAKE_MPI_INITIALIZED=1", "FAKE_MPI_RANK=0", "FAKE_MPI_SIZE=2", "WANT_ABI=MPICH"},
+		{"already initialized", mpich, []string{"MPI_PATH=" + filepath.Join(mpich, "libmpi.so.12"), "FAKE_MPI_INITIALIZED=1", "FAKE_MPI_RANK=0", "FAKE_MPI_SIZE=2", "WANT_ABI=MPICH"},
 			[]string{"MPI_Initialized", "MPI_Comm_rank world=1", "MPI_Comm_size world=1", "MPI_Bcast n=128 byte=1 root=0 world=1", "MPI_Barrier world=1", "MPI_Finalize"}},
 		{"a failed bcast says so", ompi, []string{"FAKE_MPI_RANK=0", "FAKE_MPI_SIZE=2", "FAKE_MPI_BCAST_RC=5", "WANT_ABI=Open MPI", "WANT_ERROR=MPI_Bcast failed: MPI error 5: fake MPI error 5"},
 			[]string{"MPI_Initialized", "MPI_Init argc=NULL", "MPI_Comm_rank world=1", "MPI_Comm_size world=1", "MPI_Bcast n=128 byte=1 root=0 world=1"}},
-		{"an unknown ABI is refused", other, []string{"WANT_ERROR=neither Open MPI's ABI (no ompi_mpi_comm_world) nor MPICH's (its version string is \"Some MPI 1.0\")"}, nil},
+		{"an unknown ABI is refused", other, []string{"MPI_PATH=" + filepath.Join(other, "libmpi.so.12"), "WANT_ERROR=neither Open MPI's ABI (no ompi_mpi_comm_world) nor MPICH's (its version string is \"Some MPI 1.0\")"}, nil},
 		{"no library", t.TempDir(), []string{"MPI_PATH=/nonexistent/libmpi.so.40", "WANT_ERROR=/nonexistent/libmpi.so.40 could not be loaded (needed for the bootstrap of ranks started by mpirun)"}, nil},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

@@ -209,6 +209,11 @@ func (r *rankRun) do(ctx context.Context, run func(context.Context, []string, st
 		return err
 	}
 	all, err := g.Gather(ctx, "report", b)
+	if err == nil {
+		// Every rank leaves together: one lost before the end fails the
+		// job on every rank, whichever had finished.
+		err = g.Barrier(ctx, "done")
+	}
 	if err != nil {
 		return r.rankErr(fmt.Errorf("stopped: %w", err))
 	}

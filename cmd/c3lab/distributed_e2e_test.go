@@ -261,7 +261,7 @@ func lostRankStopsTheOthers(t *testing.T, bin string) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			// The whole suite: far longer than the test waits.
-			ps := startRanks(t, bin, 3, nil, "sweep", "--backend", "sim", "--reps", "2", "--out", "s.json")
+			ps := startRanks(t, bin, 3, nil, "sweep", "--backend", "sim", "--out", "s.json")
 			waitFor(t, ps[0], "sweep ", 60*time.Second) // rank 0 is past the start gate and measuring
 			victim := ps[1]
 			if err := victim.cmd.Process.Signal(tc.sig); err != nil {

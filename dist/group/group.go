@@ -250,6 +250,12 @@ func waitUntil(ctx context.Context, t time.Time) (time.Time, error) {
 	}
 }
 
+// Barrier waits until every rank has reached the barrier name.
+func (g *Group) Barrier(ctx context.Context, name string) error {
+	_, err := g.client.Barrier(ctx, "barrier/"+name)
+	return err
+}
+
 // Skew is the spread of the ranks' release times (Unix ns): the latest
 // minus the earliest. Ranks on one host share its clock; across hosts the
 // clocks' own offset adds to it.

@@ -137,6 +137,26 @@ func TestGatherGatePublish(t *testing.T) {
 	if s := Skew(releases); s > time.Millisecond {
 		t.Errorf("ranks let go %v apart; the gate waits for the last and lets all go at once", s)
 	}
+	// A plain barrier holds the early ranks until the last arrives.
+	var arrived sync.WaitGroup
+	last := make(chan struct{})
+	for r, g := range gs {
+		arrived.Go(func() {
+			if r == 0 {
+				time.Sleep(50 * time.Millisecond)
+				close(last) // arriving now
+			}
+			if err := g.Barrier(ctx, "done"); err != nil {
+				t.Error(err)
+			}
+			select {
+			case <-last:
+			default:
+				t.Errorf("rank %d passed the barrier before rank 0 arrived", r)
+			}
+		})
+	}
+	arrived.Wait()
 	// Two gathers of one name: each round keeps its own data.
 	for round := range 2 {
 		got := make([][][]byte, world)
