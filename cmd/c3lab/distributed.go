@@ -53,6 +53,10 @@ var distOutputs = map[string][]rankFiles{
 // attempts to reach rank 0); store.DefaultJoin when unset.
 const envJoinTimeout = "C3LAB_JOIN_TIMEOUT"
 
+// envRankTimeout is how long a rank may say nothing before it is taken
+// for hung; store.DefaultSilence when unset.
+const envRankTimeout = "C3LAB_RANK_TIMEOUT"
+
 // distOptions tune the multi-process path; tests shorten them.
 type distOptions struct {
 	getenv func(string) string
@@ -87,12 +91,17 @@ func runDistributed(ctx context.Context, name string, run func(context.Context, 
 		// Every rank would drive every GPU of the node.
 		return badInput("%s runs %d ranks on this node, and the cuda backend drives every GPU of a node from one process: run one rank per node (srun --ntasks-per-node=1, mpirun --map-by ppr:1:node) or add --backend sim (backends/MULTINODE.md says what one process per GPU still needs)", env.Launcher, env.LocalWorldSize)
 	}
-	if v := o.getenv(envJoinTimeout); v != "" {
-		d, err := time.ParseDuration(v)
-		if err != nil || d <= 0 {
-			return badInput("%s is %q; want a duration such as 90s or 5m", envJoinTimeout, v)
+	for _, v := range []struct {
+		name string
+		to   *time.Duration
+	}{{envJoinTimeout, &o.store.Join}, {envRankTimeout, &o.store.Silence}} {
+		if s := o.getenv(v.name); s != "" {
+			d, err := time.ParseDuration(s)
+			if err != nil || d <= 0 {
+				return badInput("%s is %q; want a duration such as 90s or 5m", v.name, s)
+			}
+			*v.to = d
 		}
-		o.store.Join = d
 	}
 	r := &rankRun{name: name, env: env, args: args, s: s, o: o, started: time.Now()}
 	return r.do(ctx, run)

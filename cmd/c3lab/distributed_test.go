@@ -66,6 +66,13 @@ func TestBadLauncherEnvironment(t *testing.T) {
 	if !errors.As(err, &ue) || !strings.Contains(err.Error(), `C3LAB_JOIN_TIMEOUT is "soon"`) {
 		t.Errorf("%v", err)
 	}
+	o.getenv = func(k string) string {
+		return map[string]string{"RANK": "0", "WORLD_SIZE": "2", "MASTER_ADDR": "h", "MASTER_PORT": "1", envRankTimeout: "-1s"}[k]
+	}
+	err = runDistributed(context.Background(), "run", nil, []string{"--backend", "sim"}, stdio{}, o)
+	if !errors.As(err, &ue) || !strings.Contains(err.Error(), `C3LAB_RANK_TIMEOUT is "-1s"`) {
+		t.Errorf("%v", err)
+	}
 	// Two ranks on one node would both drive every GPU: refused unless
 	// they run the simulator.
 	for _, args := range [][]string{nil, {"--backend", "cuda"}, {"--backend=auto"}} {
