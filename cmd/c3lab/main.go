@@ -50,9 +50,9 @@ func commands() []command {
 	return []command{
 		{"lab", "open the interactive lab (the default when no command is given)", runLab},
 		{"learn", "guided lessons on C3: predict a figure, flip a knob, run, compare with the H200", runLearn},
-		{"run", "run one scenario under one strategy and print the C3 metrics", runRun},
+		{"run", "run one scenario under one strategy and print the C3 metrics", distributed("run", runRun)},
 		{"advise", "suggest a strategy for a scenario, with reasons; --tune measures the candidates", runAdvise},
-		{"sweep", "run scenarios under a grid of strategies and write the results", runSweep},
+		{"sweep", "run scenarios under a grid of strategies and write the results", distributed("sweep", runSweep)},
 		{"calibrate", "fit the simulator's profile to sweeps, holding scenarios out, and write it", runCalibrate},
 		{"validate", "score a simulator profile against sweeps: the error table, in-sample and held out", runValidate},
 		{"compare", "compare two sweeps, recordings or result files: each change with its interval", runCompare},
