@@ -13,10 +13,10 @@ import (
 	"strings"
 	"time"
 
-	"github.com/c3lab/c3lab/dist/group"
-	"github.com/c3lab/c3lab/dist/launch"
-	"github.com/c3lab/c3lab/dist/mpiboot"
-	"github.com/c3lab/c3lab/dist/store"
+	"github.com/c3lab/c3lab/backends/dist/group"
+	"github.com/c3lab/c3lab/backends/dist/launch"
+	"github.com/c3lab/c3lab/backends/dist/mpiboot"
+	"github.com/c3lab/c3lab/backends/dist/store"
 	"github.com/c3lab/c3lab/recordings/outfile"
 )
 

@@ -11,8 +11,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/c3lab/c3lab/dist/launch"
-	"github.com/c3lab/c3lab/dist/store"
+	"github.com/c3lab/c3lab/backends/dist/launch"
+	"github.com/c3lab/c3lab/backends/dist/store"
 )
 
 var fast = store.Options{Heartbeat: 20 * time.Millisecond, Silence: 300 * time.Millisecond, Join: 3 * time.Second}

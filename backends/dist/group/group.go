@@ -21,8 +21,8 @@ import (
 	"sync"
 	"time"
 
-	"github.com/c3lab/c3lab/dist/launch"
-	"github.com/c3lab/c3lab/dist/store"
+	"github.com/c3lab/c3lab/backends/dist/launch"
+	"github.com/c3lab/c3lab/backends/dist/store"
 )
 
 // Broadcaster sends a fixed-size block of bytes from rank 0 to every rank:
