@@ -101,6 +101,9 @@ func sweepHeader(path string) (Details, error) {
 	if err != nil {
 		return Details{}, err
 	}
+	if data, err = sweepfile.Inflate(data); err != nil {
+		return Details{}, err
+	}
 	var f struct {
 		C3lab   sweepfile.Build       `json:"c3lab"`
 		Date    string                `json:"date"`

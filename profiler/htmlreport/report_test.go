@@ -218,3 +218,17 @@ func TestNoInputs(t *testing.T) {
 		t.Fatal("no error for no inputs")
 	}
 }
+
+// A sweep kept gzip-compressed reports as the plain file does: its results
+// and what it says of where it ran.
+func TestGzipSweep(t *testing.T) {
+	const gz = "../../backends/cuda/results/2026-12-01-h200x1-s3/sweep-full-1.json.gz"
+	ins := load(t, gz)
+	d := ins[0].Details
+	if d.Driver == "" || len(d.Devices) != 1 || d.Devices[0].Name != "NVIDIA H200" {
+		t.Fatalf("details %+v: want the driver and the one H200", d)
+	}
+	if page := render(t, ins, Options{}); !strings.Contains(page, "llama3-8b-act-reload-h2d-gemm-decomp4-1gpu") {
+		t.Error("the page lacks the sweep's scenarios")
+	}
+}
