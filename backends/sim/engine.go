@@ -110,6 +110,9 @@ type job struct {
 	// l2Sensitive jobs rely on L2 reuse: their HBM traffic grows by the
 	// profile's L2Interference while another op runs.
 	l2Sensitive bool
+	// hbmIdeal is, for a GEMM, the HBM bytes per work unit if A, B and C
+	// moved once: its own demand on HBM as the host-copy stall sees it.
+	hbmIdeal float64
 
 	// Results.
 	started  bool
@@ -363,9 +366,33 @@ func (e *engine) rates() []flow {
 			}
 		}
 	}
+	// Each job's HBM traffic at its private maximum, before interference:
+	// how much the others stream through L2 and HBM beside it. Sums run
+	// over e.live, in its order, so they do not depend on map order.
+	own := make([]float64, len(e.live))
+	var total, largest float64
+	for i, j := range e.live {
+		if e.active(j) {
+			own[i] = e.privMax(j, 0) * j.hbm
+			total += own[i]
+			largest = math.Max(largest, own[i])
+		}
+	}
+	// L2 interference raises an L2-sensitive job's HBM traffic while the
+	// others stream through L2, in proportion to their traffic up to
+	// Profile.InterferenceKnee (in full whenever another job runs when the
+	// knee is 0).
+	l2Factor := map[*job]float64{}
+	if activeJobs > 1 && e.p.L2Interference > 0 {
+		for i, j := range e.live {
+			if e.active(j) && j.l2Sensitive {
+				l2Factor[j] = 1 + e.p.L2Interference*e.p.interferenceExposure((total-own[i])/e.p.HBMBandwidth)
+			}
+		}
+	}
 	hbmUse := func(j *job) float64 {
-		if j.l2Sensitive && activeJobs > 1 {
-			return j.hbm * (1 + e.p.L2Interference)
+		if f, ok := l2Factor[j]; ok {
+			return j.hbm * f
 		}
 		return j.hbm
 	}
@@ -391,10 +418,15 @@ func (e *engine) rates() []flow {
 		}
 		flows = append(flows, flow{j: j, max: e.privMax(j, others), bound: bound})
 	}
+	// Bank and row conflicts cost HBM a share of its bandwidth while two
+	// ops stream through it, in proportion to what all but the largest
+	// stream, up to the knee; and host copies on the copy engines stall it
+	// as they stall a kernel that uses all of it (hostCopyStall).
 	hbmCap := e.p.HBMBandwidth
 	if hbmUsers > 1 {
-		hbmCap *= 1 - e.p.HBMContention
+		hbmCap *= 1 - e.p.HBMContention*e.p.interferenceExposure((total-largest)/e.p.HBMBandwidth)
 	}
+	hbmCap /= 1 + e.hostCopyStallOf(nil)
 	type res struct {
 		name backends.Resource
 		cap  float64
@@ -519,6 +551,9 @@ func (e *engine) privMax(j *job, others float64) float64 {
 	if w := e.hostWriteShare(j); w > 0 {
 		r /= 1 + e.p.HostWriteStall*w
 	}
+	if s := e.hostCopyStall(j); s > 0 {
+		r /= 1 + s
+	}
 	if j.maxRate > 0 {
 		r = math.Min(r, j.maxRate)
 	}
@@ -543,6 +578,52 @@ func (e *engine) hostWriteShare(j *job) float64 {
 		}
 	}
 	return w
+}
+
+// hostCopyStall is how much the copy engines' host copies moving data now
+// slow kernel j: Profile.CopyEngineH2DStall while one writes into HBM from
+// the host, CopyEngineD2HStall while one reads HBM for the host, each times
+// j's own demand on HBM as a share of its bandwidth (a compute-bound GEMM
+// hardly notices, a memory-bound one does). Measured on one H200: a 54 GB/s
+// h2d copy slowed GEMMs that need HBM by 14-21 %, d2h by 2-3.5 %
+// (results/2026-12-01-h200x1-s3, ce_hbm_probe.py).
+func (e *engine) hostCopyStall(j *job) float64 {
+	if j.copy {
+		return 0
+	}
+	s := e.hostCopyStallOf(j)
+	if s == 0 {
+		return 0
+	}
+	per := j.hbm
+	if j.hbmIdeal > 0 {
+		per = j.hbmIdeal
+	}
+	return s * math.Min(1, float64(j.resident)*j.ctaRate*per/e.p.HBMBandwidth)
+}
+
+// hostCopyStallOf is the stall of the copy engines' host copies moving
+// data now other than except (nil: all), for a user of all of HBM's
+// bandwidth: what they cost HBM itself.
+func (e *engine) hostCopyStallOf(except *job) float64 {
+	if e.p.CopyEngineH2DStall == 0 && e.p.CopyEngineD2HStall == 0 {
+		return 0
+	}
+	var h2d, d2h bool
+	for _, k := range e.live {
+		if k != except && k.copy && e.active(k) {
+			h2d = h2d || k.fromHost > 0
+			d2h = d2h || k.toHost > 0
+		}
+	}
+	var s float64
+	if h2d {
+		s += e.p.CopyEngineH2DStall
+	}
+	if d2h {
+		s += e.p.CopyEngineD2HStall
+	}
+	return s
 }
 
 // tensorBusy reports whether a tensor-bound kernel (a GEMM) is running.

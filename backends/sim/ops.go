@@ -174,6 +174,7 @@ func computeJob(p Profile, c scenarios.ComputeOp, st scenarios.Strategy, dom []i
 			j.ctaRate, j.privRes = memRate, backends.ResSMs
 		}
 		j.l2Sensitive = g.traffic > g.ideal
+		j.hbmIdeal = g.ideal / tiles * perUnit
 		return j, flopsPerUnit, nil
 	case scenarios.Stream:
 		// An elementwise kernel of many short CTAs (streamWaves waves on the
@@ -286,6 +287,7 @@ func tiledGEMMJob(p Profile, c scenarios.ComputeOp, st scenarios.Strategy, l GEM
 		j.privRes = backends.ResSMs
 	}
 	j.l2Sensitive = g.traffic > g.ideal
+	j.hbmIdeal = g.ideal / slots
 	return j, c.FLOPs() / slots, nil
 }
 

@@ -17,6 +17,8 @@
 package sim
 
 import (
+	"math"
+
 	"github.com/c3lab/c3lab/backends"
 	"github.com/c3lab/c3lab/scenarios"
 )
@@ -100,6 +102,12 @@ type Profile struct {
 	// L2Interference raises a GEMM's HBM traffic by this share while
 	// another op streams through L2 and evicts its tiles. Fitted.
 	L2Interference float64
+	// InterferenceKnee is the other ops' share of HBM bandwidth at which
+	// L2Interference applies in full; below it, in proportion (a host copy
+	// at 1 % of HBM barely evicts a GEMM's tiles: one H200 measured a
+	// memory-bound GEMM 3.5 % slower next to a 54 GB/s d2h copy). 0 keeps
+	// the model before it: in full whenever another op runs. Fitted.
+	InterferenceKnee float64
 
 	// LinkBandwidth is one GPU's NVLink bandwidth per direction
 	// (datasheet: 18 links x 26.56 GB/s = 478 GB/s; NVSwitch gives every GPU
@@ -253,6 +261,17 @@ type Profile struct {
 	// 8.4-10.9x for a 119 µs decode GEMM, the copy itself not slowed; an
 	// h2d copy kernel cost them 1.03-1.26x and 1.7-2.1x. Fitted.
 	HostWriteStall float64
+	// CopyEngineH2DStall and CopyEngineD2HStall slow every kernel while the
+	// copy engines move host data into HBM (h2d) or out of it (d2h): its
+	// CTA rate is divided by 1 + the stall x its own HBM demand as a share
+	// of HBMBandwidth. Writes from PCIe cost HBM far more than their bytes.
+	// Measured on one H200 (results/2026-12-01-h200x1-s3, ce_hbm_probe.py):
+	// next to a 54 GB/s copy, a bf16 GEMM of 241 flop/B slowed 1.140 (h2d)
+	// and 1.017 (d2h), one of 16 flop/B 1.208 and 1.035, one of 2731
+	// flop/B 1.009 and 1.002. The sweeps alone do not identify them (a fit
+	// left them anywhere in 0..1.1 within 2 % of its best loss).
+	CopyEngineH2DStall float64
+	CopyEngineD2HStall float64
 
 	// LaunchGap is what an event of another stream costs: in a pair the
 	// second op becomes runnable LaunchGap after the first (the gated
@@ -349,6 +368,10 @@ func H200() Profile {
 		HBMContention:  0.20,
 		L2Bytes:        60e6,
 		L2Interference: 0.5,
+		// Model: in full once the others take a quarter of HBM.
+		// The older form (in full whenever another op runs);
+		// profiles/h200-measured.yaml starts the fit at 0.25.
+		InterferenceKnee: 0,
 
 		LinkBandwidth: f.LinkBandwidth,
 		LinkEfficiencySM: map[scenarios.Collective]float64{
@@ -418,6 +441,11 @@ func H200() Profile {
 		HostCopyKernelDuplexBandwidth: 63.9e9,
 		HostCopyKernelSetup:           5.3e-6,
 		HostWriteStall:                1,
+		// Measured (CopyEngineH2DStall's doc) after this profile was
+		// tuned; profiles/h200-measured.yaml adds them, and the fitted
+		// profile starts from it.
+		CopyEngineH2DStall: 0,
+		CopyEngineD2HStall: 0,
 
 		LaunchGap: 2e-6,
 
@@ -438,6 +466,16 @@ func (p Profile) gemmEfficiency(d scenarios.DType) float64 {
 		return e
 	}
 	return p.GEMMEfficiency[scenarios.BF16]
+}
+
+// interferenceExposure is how much of L2Interference applies when the other ops
+// take share of HBM bandwidth: in proportion up to InterferenceKnee, in
+// full past it, and in full always when the knee is 0 (the older model).
+func (p Profile) interferenceExposure(share float64) float64 {
+	if p.InterferenceKnee <= 0 {
+		return 1
+	}
+	return math.Min(1, math.Max(0, share)/p.InterferenceKnee)
 }
 
 // copyHBMWeight is CopyHBMWeight, 1 when unset.

@@ -97,6 +97,8 @@ func H200Provenance() map[string]Provenance {
 		"HBMContention":  {Source: SourceFitted, Stage: StageInterference, Range: r(0, 0.5)},
 		"L2Bytes":        {Source: SourceDatasheet, Range: r(0, 1e10)},
 		"L2Interference": {Source: SourceFitted, Stage: StageInterference, Range: r(0, 2)},
+		"InterferenceKnee": {Source: SourceFitted, Stage: StageInterference, Range: r(0, 1),
+			Note: "the others' HBM share at which L2Interference applies in full; 0 = always in full"},
 
 		"LinkBandwidth":        {Source: SourceDatasheet, Range: r(1e9, 1e13)},
 		"LinkEfficiencySM":     {Source: SourceFitted, Stage: StageIsolated, Range: r(0.05, 1), Note: "slope of isolated SM collectives against size"},
@@ -139,6 +141,10 @@ func H200Provenance() map[string]Provenance {
 		"HostCopyKernelSetup":           {Source: SourceMeasured, Range: r(0, 1e-3)},
 		"HostWriteStall": {Source: SourceFitted, Stage: StageInterference, Range: r(0, 30),
 			Note: "a d2h copy kernel's posted writes to host memory slow the kernels beside it"},
+		"CopyEngineH2DStall": {Source: SourceMeasured, Range: r(0, 2),
+			Note: "GEMMs of 16, 241 and 2731 flop/B next to a 54 GB/s copy-engine h2d (results/2026-12-01-h200x1-s3, ce_hbm_probe.py); the sweeps do not identify it"},
+		"CopyEngineD2HStall": {Source: SourceMeasured, Range: r(0, 2),
+			Note: "the same GEMMs next to a copy-engine d2h"},
 
 		"LaunchGap": {Source: SourceFitted, Stage: StageInterference, Range: r(1e-6, 20e-6),
 			Note: "never 0: the second stream waits on an event behind the start gate"},
