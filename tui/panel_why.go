@@ -379,7 +379,7 @@ type adviceView struct {
 func adviceLines(st Styles, r *profiler.Result, w int, caps backends.Capabilities, v adviceView) []string {
 	label := st.Label.Render(fit("advice", 9))
 	if v.state == adviceRanking {
-		return []string{fitWidth(label+st.Dim.Render("ranking… (the model predicts every sensible strategy)"), w)}
+		return []string{fitWidth(label+st.Dim.Render("ranking… (predicting every sensible strategy)"), w)}
 	}
 	a, why := v.advice, ""
 	switch {
