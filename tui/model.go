@@ -14,7 +14,6 @@ import (
 	tea "charm.land/bubbletea/v2"
 
 	"github.com/c3lab/c3lab/backends"
-	"github.com/c3lab/c3lab/heuristics"
 	"github.com/c3lab/c3lab/profiler"
 	"github.com/c3lab/c3lab/profiler/report"
 	nvtel "github.com/c3lab/c3lab/profiler/telemetry"
@@ -58,6 +57,12 @@ type Config struct {
 	// Run returns the error, before the lab starts, when it cannot be
 	// opened. Run flushes and closes every recording before it returns.
 	RecordPath string
+	// Advisor, when set, advises with a model (the calibrated simulator,
+	// as c3lab advise does) in the why panel and on the advice key; the
+	// lab ranks the active scenario (and the result's) in the background,
+	// one at a time, and keeps each answer per scenario definition. nil
+	// leaves the rules of thumb (heuristics.Advise).
+	Advisor Advisor
 	// Machine, when set, is the GPUs' record (NVML) every measurement
 	// reads: their state around each run, flagged when the isolated and
 	// concurrent runs drifted apart (the status line warns), and the
@@ -141,6 +146,8 @@ type lab struct {
 	// on this backend ("" when it may); it stays beside the result until
 	// the next request.
 	knobNote string
+	// adv is the model's advice per scenario (Config.Advisor).
+	adv advising
 }
 
 // Model is the lab's bubbletea model, the root of its components. Build
@@ -181,6 +188,16 @@ func New(cfg Config) Model {
 }
 
 func newModel(ctx context.Context, cfg Config) Model {
+	m := buildModel(ctx, cfg)
+	m.adv.advisor = cfg.Advisor
+	m.adv.ctx, m.adv.stop = context.WithCancel(ctx)
+	m.adv.cache = map[string]adviceEntry{}
+	m.adv.first = m.adviseNext()
+	return m
+}
+
+// buildModel is the model for cfg before the advice starts.
+func buildModel(ctx context.Context, cfg Config) Model {
 	m := Model{lab: lab{
 		ctx:    ctx,
 		gate:   &runGate{},
@@ -272,7 +289,7 @@ func newModel(ctx context.Context, cfg Config) Model {
 
 // Init starts the first measurement and asks the terminal's background.
 func (m Model) Init() tea.Cmd {
-	cmds := []tea.Cmd{tea.RequestBackgroundColor}
+	cmds := []tea.Cmd{tea.RequestBackgroundColor, m.adv.first}
 	if m.running {
 		cmds = append(cmds, m.measure(), m.header.spin.Tick)
 	}
@@ -324,6 +341,9 @@ func (m *Model) start() tea.Cmd {
 func (m Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 	m, cmd := m.update(msg)
 	m.settle()
+	if next := m.adviseNext(); next != nil {
+		cmd = tea.Batch(cmd, next)
+	}
 	return m, cmd
 }
 
@@ -339,6 +359,9 @@ func (m Model) update(msg tea.Msg) (Model, tea.Cmd) {
 
 	case resultMsg:
 		return m.onResult(msg)
+
+	case adviceMsg:
+		return m.onAdvice(msg), nil
 
 	case recOpenedMsg, recClosedMsg, recTickMsg:
 		return m.onRecording(msg)
@@ -614,6 +637,7 @@ func (m Model) labKey(msg tea.KeyPressMsg) (Model, tea.Cmd) {
 		if m.cancel != nil {
 			m.cancel()
 		}
+		m.adv.end()
 		m.modes.closeAll()
 		return m, tea.Quit
 	case key.Matches(msg, k.Help):
@@ -658,9 +682,7 @@ func (m Model) labKey(msg tea.KeyPressMsg) (Model, tea.Cmd) {
 		m.status = status{statusInfo, "live: measuring back to back"}
 		return m, m.request()
 	case key.Matches(msg, k.Advice):
-		a := heuristics.Advise(m.suite[m.active], m.caps)
-		m.strategy = a.Strategy
-		m.status = status{statusInfo, "applied the advice: " + a.Strategy.String()}
+		m.applyAdvice()
 		m.rec.cur.Marker("key " + msg.String() + ": " + m.status.text)
 		return m, m.request()
 	case key.Matches(msg, k.Rerun):

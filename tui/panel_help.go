@@ -69,7 +69,7 @@ func helpGroups(k KeyMap, s scenarios.Strategy, c backends.Capabilities, backend
 			{k.ZoomReset, "reset the zoom: the whole repetition", "", true},
 		}},
 		{"general", []helpEntry{
-			{k.Advice, "apply the heuristics' advice (see the why panel)", "", true},
+			{k.Advice, "apply the advice: the model's, else the rules'", "", true},
 			{k.Live, "live: measure back to back, baselines reused", "", true},
 			{k.Sweep, "sweep: partitions x collective setups as a heatmap", "", true},
 			{k.Compose, "compose a scenario from this one; save it as YAML", "", true},

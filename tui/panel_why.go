@@ -1,6 +1,8 @@
 package tui
 
 import (
+	"fmt"
+	"math"
 	"strings"
 
 	tea "charm.land/bubbletea/v2"
@@ -72,6 +74,11 @@ func whyTitle() string { return "Why · what bounded each op in the concurrent r
 // scenario written as streams, per role for a one-pair result; then the
 // isolated runs' main bounds, one line per op, and the advice.
 func whyLines(st Styles, r *profiler.Result, w int, backend string, caps backends.Capabilities) []string {
+	return whyLinesAdvised(st, r, w, backend, caps, adviceView{})
+}
+
+// whyLinesAdvised is whyLines with the advice v (adviceLines).
+func whyLinesAdvised(st Styles, r *profiler.Result, w int, backend string, caps backends.Capabilities, v adviceView) []string {
 	if r == nil {
 		return []string{st.Dim.Render("no measurement yet")}
 	}
@@ -80,7 +87,7 @@ func whyLines(st Styles, r *profiler.Result, w int, backend string, caps backend
 	if len(c3) == 0 && len(r.Explain) == 0 && len(r.Ops) == 0 {
 		// No explanation, but the advice holds on any backend.
 		out = append(out, st.Dim.Render("the "+backend+" backend does not say what bounded its runs"))
-		return append(out, adviceLines(st, r, w, caps)...)
+		return append(out, adviceLines(st, r, w, caps, v)...)
 	}
 	if len(r.Ops) > 0 {
 		out = append(out, graphOpLines(st, r, c3, w)...)
@@ -119,7 +126,7 @@ func whyLines(st Styles, r *profiler.Result, w int, backend string, caps backend
 			out = append(out, st.Label.Render(fit("alone", 6))+st.Dim.Render(fit(string(e.Op), 9))+strings.Join(parts, " · "))
 		}
 	}
-	return append(out, adviceLines(st, r, w, caps)...)
+	return append(out, adviceLines(st, r, w, caps, v)...)
 }
 
 // graphFigures are a result's graph figures, in ns and ratios: the
@@ -341,23 +348,81 @@ func boundLines(st Styles, opStyle lipgloss.Style, bounds []backends.Bound, tota
 	return out
 }
 
-// adviceLines is the heuristics' suggestion for the result's scenario and
-// its first reasons, wrapped to the panel.
-func adviceLines(st Styles, r *profiler.Result, w int, caps backends.Capabilities) []string {
-	a := heuristics.Advise(r.Scenario, caps)
-	head := st.Label.Render(fit("advice", 9)) + st.Value.Render(a.Strategy.String())
+// adviceState is how far the model's advice on a scenario is.
+type adviceState int
+
+const (
+	// adviceRules: no model advises here; the rules of thumb do.
+	adviceRules adviceState = iota
+	// adviceRanking: the model is ranking the strategies.
+	adviceRanking
+	// adviceReady: the model's advice is in.
+	adviceReady
+	// adviceFailed: the model could not advise (err says why).
+	adviceFailed
+)
+
+// adviceView is what the why panel knows of the model's advice on the
+// result's scenario.
+type adviceView struct {
+	state  adviceState
+	advice heuristics.Advice
+	err    error
+}
+
+// adviceLines is the advice on the result's scenario, fitted to the
+// panel's width w: the model's (adviceReady: its strategy, predicted U
+// and T_c3, its lead over the runner-up, the model, and its first other
+// reasons), "ranking…" while the model runs, else the rules' with one
+// line saying why the model's is missing (none when no model advises
+// here).
+func adviceLines(st Styles, r *profiler.Result, w int, caps backends.Capabilities, v adviceView) []string {
+	label := st.Label.Render(fit("advice", 9))
+	if v.state == adviceRanking {
+		return []string{fitWidth(label+st.Dim.Render("ranking… (predicting every sensible strategy)"), w)}
+	}
+	a, why := v.advice, ""
+	switch {
+	case v.state == adviceFailed:
+		a, why = heuristics.Advise(r.Scenario, caps), "rules of thumb: the model failed: "+errLine(v.err)
+	case v.state == adviceReady && len(a.Predictions) == 0 && len(a.Reasons) > 0:
+		// The model ran no candidate: its first reason says so.
+		why, a.Reasons = "rules of thumb: "+a.Reasons[0], a.Reasons[1:]
+	case v.state != adviceReady:
+		a = heuristics.Advise(r.Scenario, caps)
+	}
+	name := a.Strategy.String()
+	if a.Advised != "" && a.Advised != name {
+		name += " (" + a.Advised + ")"
+	}
+	head := label + st.Value.Render(name)
 	if a.Strategy.Normalize() == r.Strategy.Normalize() {
 		head += st.Dim.Render(" (in force)")
 	} else {
 		head += st.Dim.Render(" (a applies it)")
 	}
-	out := []string{head}
-	for i, reason := range a.Reasons {
+	out := []string{fitWidth(head, w)}
+	const indent = "         "
+	if why != "" {
+		out = append(out, fitWidth(st.Warn.Render(indent+why), w))
+	}
+	reasons := a.Reasons
+	if len(a.Predictions) > 0 {
+		out = append(out, predictedLine(st, a, w-len(indent), indent))
+		// The predicted figures are on the line above.
+		reasons = nil
+		for _, rs := range a.Reasons {
+			if !strings.HasPrefix(rs, "predicted by ") {
+				reasons = append(reasons, rs)
+			}
+		}
+	}
+	for i, reason := range reasons {
 		if i == 2 {
 			break
 		}
 		for j, line := range strings.Split(ansi.Wrap(reason, max(w-11, 20), " "), "\n") {
-			prefix := "         "
+			prefix := indent
 			if j == 0 {
 				prefix = "       · "
 			}
@@ -365,6 +430,49 @@ func adviceLines(st Styles, r *profiler.Result, w int, caps backends.Capabilitie
 		}
 	}
 	return out
+}
+
+// predictedLine is the model's figures for its advice, indented, in w
+// cells after the indent: "predicted U 2.07x · T_c3 659 µs · 12.3 %
+// ahead of dma-prio · by the built-in h200 profile", the later parts
+// left off where they do not fit.
+func predictedLine(st Styles, a heuristics.Advice, w int, indent string) string {
+	adv := a.Predictions[0]
+	parts := []string{
+		st.Label.Render("predicted U ") + st.Value.Render(report.Uplift(adv.Uplift)),
+		st.Label.Render("T_c3 ") + st.Value.Render(report.Duration(adv.TC3)),
+	}
+	if len(a.Predictions) > 1 {
+		if lead := runnerUpLead(adv, a.Predictions[1]); lead != "" {
+			parts = append(parts, st.Dim.Render(lead))
+		}
+	}
+	if a.Model != "" {
+		parts = append(parts, st.Dim.Render("by "+a.Model))
+	}
+	sep := st.Dim.Render(" · ")
+	line := parts[0]
+	for _, p := range parts[1:] {
+		if ansiWidth(line+sep+p) > w {
+			break
+		}
+		line += sep + p
+	}
+	return indent + fitWidth(line, max(w, 1))
+}
+
+// runnerUpLead says how the advice stands against the runner-up: "tied
+// with NAME" within 0.05 % of its T_c3, else "12.3 % ahead of NAME" (how
+// much longer the runner-up's predicted T_c3 is).
+func runnerUpLead(adv, next heuristics.Prediction) string {
+	if adv.TC3 <= 0 || next.TC3 <= 0 || next.Err != "" {
+		return ""
+	}
+	lead := next.TC3/adv.TC3 - 1
+	if math.Abs(lead) < 5e-4 {
+		return "tied with " + next.Name
+	}
+	return fmt.Sprintf("%.1f %% ahead of %s", 100*lead, next.Name)
 }
 
 // whyPanel says what bounded each op of the result, and the advice.
@@ -378,5 +486,5 @@ func (p *whyPanel) View(m *Model) []string {
 	if p.w <= 0 || p.h <= 0 {
 		return nil
 	}
-	return p.frame(m.styles, whyTitle(), whyLines(m.styles, m.result, p.w-2, m.name, m.caps))
+	return p.frame(m.styles, whyTitle(), whyLinesAdvised(m.styles, m.result, p.w-2, m.name, m.caps, m.adviceView()))
 }

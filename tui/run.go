@@ -50,6 +50,7 @@ func Run(ctx context.Context, cfg Config) error {
 		}()
 	}
 	final, err := p.Run()
+	m.adv.end()
 	if fm, ok := final.(Model); ok && fm.cancel != nil {
 		fm.cancel()
 	} else if m.cancel != nil {

@@ -55,7 +55,8 @@ func runLab(ctx context.Context, args []string, s stdio) error {
 		return usageError{err}
 	}
 	recs := &labRecordings{flags: ef.record, b: b}
-	cfg := tui.Config{Backend: b, Suite: suite, Start: sc.Name, Strategy: st, Keys: &keys, Recorder: recs.open, RecordPath: ef.record.path, Note: left, ListNote: listNote}
+	cfg := tui.Config{Backend: b, Suite: suite, Start: sc.Name, Strategy: st, Keys: &keys, Recorder: recs.open, RecordPath: ef.record.path, Note: left, ListNote: listNote,
+		Advisor: labAdvisor(ef.backend, b.Capabilities())}
 	// One NVML sampler feeds both the live engine view and the machine
 	// record (each measurement's drift check and the engines' use during
 	// its timed repetitions): two samplers reading GPM at once crashed
