@@ -103,10 +103,12 @@ type Profile struct {
 	// another op streams through L2 and evicts its tiles. Fitted.
 	L2Interference float64
 	// InterferenceKnee is the other ops' share of HBM bandwidth at which
-	// L2Interference applies in full; below it, in proportion (a host copy
-	// at 1 % of HBM barely evicts a GEMM's tiles: one H200 measured a
-	// memory-bound GEMM 3.5 % slower next to a 54 GB/s d2h copy). 0 keeps
-	// the model before it: in full whenever another op runs. Fitted.
+	// L2Interference and HBMContention apply in full; below it, in
+	// proportion (a host copy at 1 % of HBM barely evicts a GEMM's tiles:
+	// one H200 measured a memory-bound GEMM 3.5 % slower next to a 54 GB/s
+	// d2h copy). 0 keeps the model before it: in full whenever another op
+	// runs. Model (0 in the built-in); fitted from
+	// profiles/h200-measured.yaml.
 	InterferenceKnee float64
 
 	// LinkBandwidth is one GPU's NVLink bandwidth per direction

@@ -97,8 +97,8 @@ func H200Provenance() map[string]Provenance {
 		"HBMContention":  {Source: SourceFitted, Stage: StageInterference, Range: r(0, 0.5)},
 		"L2Bytes":        {Source: SourceDatasheet, Range: r(0, 1e10)},
 		"L2Interference": {Source: SourceFitted, Stage: StageInterference, Range: r(0, 2)},
-		"InterferenceKnee": {Source: SourceFitted, Stage: StageInterference, Range: r(0, 1),
-			Note: "the others' HBM share at which L2Interference applies in full; 0 = always in full"},
+		"InterferenceKnee": {Source: SourceModel, Range: r(0, 1),
+			Note: "the others' HBM share at which L2Interference and HBMContention apply in full; 0 = always in full (the built-in); profiles/h200-measured.yaml fits it"},
 
 		"LinkBandwidth":        {Source: SourceDatasheet, Range: r(1e9, 1e13)},
 		"LinkEfficiencySM":     {Source: SourceFitted, Stage: StageIsolated, Range: r(0.05, 1), Note: "slope of isolated SM collectives against size"},
