@@ -139,6 +139,15 @@ for s in "${steps[@]}"; do
       sweep_1gpu sweep-passes-adaptive "$S1" 280
     fi
     ;;
+  kineto-2gpu)
+    # Issue 21's two-GPU sample traces (needs 2 GPUs): a TP MLP block and an
+    # FSDP step under torchrun, one trace per rank, for c3lab import's
+    # testdata (profiler/kineto/testdata) and its within-10 % check.
+    step "two-GPU torch.profiler traces"
+    NCCL_NVLS_ENABLE=0 timeout 300 python3 -m torch.distributed.run --nproc-per-node 2 \
+      backends/cuda/reference/kineto_samples_2gpu.py --out "$OUT/kineto-2gpu"
+    ls -la "$OUT/kineto-2gpu"
+    ;;
   suite-1gpu-adaptive)
     # Issue 16's cost target, not yet measured: the whole one-GPU suite
     # (12 scenarios x the default strategies, in passes) at the default
