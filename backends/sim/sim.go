@@ -272,6 +272,8 @@ func boundDetail(p Profile, j *job, r backends.Resource, pl *plan) string {
 		switch {
 		case j.after != nil:
 			return "launch and synchronization overhead once the step before it is done"
+		case j.setup > 0 && j.op == backends.OpCompute:
+			return "the kernel's prologue before its first tiles, holding its SMs"
 		case j.setup > 0 && j.coll.IsHostCopy():
 			return "the copy kernel's launch and start, holding its SMs"
 		case j.setup > 0:
