@@ -61,7 +61,11 @@ func sweepHeatmap(f sweepfile.File, w int, color bool) []string {
 // writeSweepHeatmap ends a sweep's summary with its heatmap.
 func writeSweepHeatmap(s stdio, f sweepfile.File) {
 	w, color := plotStyle(s)
-	lines := sweepHeatmap(f, w, color)
+	writePlot(s, sweepHeatmap(f, w, color))
+}
+
+// writePlot writes a plot's lines after a blank line; nothing for none.
+func writePlot(s stdio, lines []string) {
 	if len(lines) == 0 {
 		return
 	}
@@ -89,12 +93,5 @@ func compareChart(r compare.Report, w int, color bool) []string {
 // writeCompareChart ends a comparison with its change chart.
 func writeCompareChart(s stdio, r compare.Report) {
 	w, color := plotStyle(s)
-	lines := compareChart(r, w, color)
-	if len(lines) == 0 {
-		return
-	}
-	fmt.Fprintln(s.out)
-	for _, l := range lines {
-		fmt.Fprintln(s.out, l)
-	}
+	writePlot(s, compareChart(r, w, color))
 }

@@ -189,6 +189,16 @@ func chooseRuns(ins []Input, grids []grid, opt Options) ([]*run, error) {
 	if most <= 0 {
 		most = DefaultMaxTimelines
 	}
+	eachBestAndDefault(grids, add)
+	if len(out) > most {
+		out = out[:most]
+	}
+	return out, nil
+}
+
+// eachBestAndDefault gives add, scenario by scenario, each grid's best
+// run and its default runs.
+func eachBestAndDefault(grids []grid, add func(*run)) {
 	for _, g := range grids {
 		best := bestOf(g)
 		for _, sc := range g.scenarios {
@@ -202,10 +212,6 @@ func chooseRuns(ins []Input, grids []grid, opt Options) ([]*run, error) {
 			}
 		}
 	}
-	if len(out) > most {
-		out = out[:most]
-	}
-	return out, nil
 }
 
 // whyRuns are the runs the why tables explain: those chosen for
@@ -217,19 +223,7 @@ func whyRuns(grids []grid, chosen []*run) []*run {
 			out = append(out, c)
 		}
 	}
-	for _, g := range grids {
-		best := bestOf(g)
-		for _, sc := range g.scenarios {
-			if b, ok := best[sc]; ok {
-				add(g.cell[[2]string{sc, b.Strategy}])
-			}
-			for _, s := range g.strategies {
-				if c := g.cell[[2]string{sc, s}]; c != nil && isDefault(c) {
-					add(c)
-				}
-			}
-		}
-	}
+	eachBestAndDefault(grids, add)
 	return out
 }
 
