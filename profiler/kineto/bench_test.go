@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"runtime"
 	"strconv"
 	"sync"
@@ -82,7 +83,7 @@ func peakHeap(f func()) (peak, before uint64) {
 			if ms.HeapInuse > max {
 				max = ms.HeapInuse
 			}
-			time.Sleep(200 * time.Millisecond)
+			time.Sleep(50 * time.Millisecond)
 		}
 	})
 	f()
@@ -93,32 +94,60 @@ func peakHeap(f func()) (peak, before uint64) {
 
 // BenchmarkReadLargeTrace reads and analyses a generated trace
 // (C3LAB_BENCH_TRACE_MB, default 200 MB) and reports MB/s and the peak
-// heap in MB. go test -run x -bench LargeTrace -benchtime 1x ./profiler/kineto
+// heap in MB, for the reader and (as the "before") the legacy
+// encoding/json reader of legacy_test.go. The trace is generated once
+// per run into a temporary file, outside the timed loop, so MB/s is the
+// reader's:
+//
+//	go test -run x -bench LargeTrace -benchtime 1x -count 5 ./profiler/kineto
 func BenchmarkReadLargeTrace(b *testing.B) {
 	mb := int64(200)
 	if v, err := strconv.ParseInt(os.Getenv("C3LAB_BENCH_TRACE_MB"), 10, 64); err == nil && v > 0 {
 		mb = v
 	}
-	size := mb << 20
-	b.SetBytes(size)
-	var peak, before uint64
-	var ops int
-	for b.Loop() {
-		p, bf := peakHeap(func() {
-			t, err := Read(newGenTrace(size), "generated.json")
-			if err != nil {
-				b.Fatal(err)
-			}
-			r, err := Analyze(t, Select{})
-			if err != nil {
-				b.Fatal(err)
-			}
-			ops = r.ComputeOps + r.CommOps
-		})
-		peak, before = max(peak, p), bf
+	path := filepath.Join(b.TempDir(), "generated.json")
+	f, err := os.Create(path)
+	if err != nil {
+		b.Fatal(err)
 	}
-	b.ReportMetric(float64(peak-min(before, peak))/(1<<20), "peak-heap-MB")
-	b.ReportMetric(float64(ops), "gpu-ops")
+	size, err := io.Copy(f, newGenTrace(mb<<20))
+	if err == nil {
+		err = f.Close()
+	}
+	if err != nil {
+		b.Fatal(err)
+	}
+	for _, rd := range []struct {
+		name string
+		read func(io.Reader, string) (*Trace, error)
+	}{{"reader=scan", Read}, {"reader=legacy", readLegacy}} {
+		b.Run(rd.name, func(b *testing.B) {
+			b.SetBytes(size)
+			var peak, before uint64
+			var ops int
+			for b.Loop() {
+				p, bf := peakHeap(func() {
+					f, err := os.Open(path)
+					if err != nil {
+						b.Fatal(err)
+					}
+					defer f.Close()
+					t, err := rd.read(f, path)
+					if err != nil {
+						b.Fatal(err)
+					}
+					r, err := Analyze(t, Select{})
+					if err != nil {
+						b.Fatal(err)
+					}
+					ops = r.ComputeOps + r.CommOps
+				})
+				peak, before = max(peak, p), bf
+			}
+			b.ReportMetric(float64(peak-min(before, peak))/(1<<20), "peak-heap-MB")
+			b.ReportMetric(float64(ops), "gpu-ops")
+		})
+	}
 }
 
 // TestGeneratedTraceIsValid keeps the benchmark's generator honest: a
