@@ -485,3 +485,37 @@ func TestFastPathsMatchEncodingJSON(t *testing.T) {
 		}
 	}
 }
+
+// FuzzReadMatchesLegacy: on any text, the reader and the legacy one both
+// fail (the reader with one *Error line) or read the same Trace.
+func FuzzReadMatchesLegacy(f *testing.F) {
+	data, err := os.ReadFile(fixture(f, "synthetic-tp2-rank0.json"))
+	if err != nil {
+		f.Fatal(err)
+	}
+	f.Add(data[:min(len(data), 4000)])
+	for _, s := range []string{
+		`{"traceEvents":[null,{"PH":"X","Cat":"kernel","name":"k\u00e9","ts":"-1.5","dur":2e3,"args":{"grid":[1,2.0],"STREAM":"s 3","correlation":1e2}}],"distributedInfo":{"rank":1}}`,
+		`[{"ph":"X","cat":"cpu_op","name":"aten::mm","ts":1,"dur":1,"args":{"External id":"3","Input Dims":[[2,3],[3,4]],"Input type":["float","float"]}}]`,
+		`{"traceEvents":[{"ph":"X","cat":"kernel","name":"k","ts":1,"dur":1,"args":{"Collective name":"allreduce","In msg nelems":"12","Group size":2}}]} `,
+	} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		want, werr := readLegacy(bytes.NewReader(data), "f.json")
+		got, gerr := Read(bytes.NewReader(data), "f.json")
+		if (werr == nil) != (gerr == nil) {
+			t.Fatalf("error %v, the legacy reader's %v", gerr, werr)
+		}
+		if gerr != nil {
+			var ke *Error
+			if !errors.As(gerr, &ke) || strings.Contains(gerr.Error(), "\n") {
+				t.Fatalf("error %q is not one *kineto.Error line", gerr)
+			}
+			return
+		}
+		if !reflect.DeepEqual(got, want) {
+			t.Fatalf("the traces differ:\n got %+v\nwant %+v", summary(got), summary(want))
+		}
+	})
+}

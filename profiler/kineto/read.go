@@ -10,6 +10,7 @@ import (
 	"math"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/klauspost/compress/gzip"
 )
@@ -579,7 +580,8 @@ func (p *reader) event() error {
 		return &notObject{kind}
 	}
 	ev := &p.ev
-	return p.object(func(key []byte) error {
+	var val func(key []byte) error
+	val = func(key []byte) error {
 		switch string(key) {
 		case "ph":
 			return p.field(&ev.ph, strKind)
@@ -604,9 +606,82 @@ func (p *reader) event() error {
 			}
 			return p.object(p.arg)
 		}
+		if k := foldKey(key, eventKeys); k != "" {
+			return val([]byte(k))
+		}
 		_, _, _, err := s.value()
 		return err
-	})
+	}
+	return p.object(val)
+}
+
+// eventKeys and argKeys give the key read for its upper-case fold, or
+// "": encoding/json (the reader before this one) matched keys ignoring
+// case, and so does this one.
+func eventKeys(up string) string {
+	switch up {
+	case "PH", "CAT", "NAME", "TID", "TS", "DUR", "ARGS":
+		return strings.ToLower(up)
+	}
+	return ""
+}
+
+func argKeys(up string) string {
+	switch up {
+	case "STREAM", "DEVICE", "CORRELATION", "BYTES", "GRID", "BLOCK", "DTYPE":
+		return strings.ToLower(up)
+	case "EXTERNAL ID":
+		return "External id"
+	case "INPUT DIMS":
+		return "Input Dims"
+	case "INPUT TYPE":
+		return "Input type"
+	case "COLLECTIVE NAME":
+		return "Collective name"
+	case "IN MSG NELEMS":
+		return "In msg nelems"
+	case "OUT MSG NELEMS":
+		return "Out msg nelems"
+	case "GROUP SIZE":
+		return "Group size"
+	case "PROCESS GROUP NAME":
+		return "Process Group Name"
+	}
+	return ""
+}
+
+// foldKey returns the key of keys (a fold table above) that key equals
+// but for case, as bytes.EqualFold has it, or "".
+func foldKey(key []byte, keys func(up string) string) string {
+	if len(key) > 3*18 {
+		return ""
+	}
+	var arr [3 * 18]byte
+	up := arr[:0]
+	for i := 0; i < len(key); {
+		c := key[i]
+		if c < utf8.RuneSelf {
+			if 'a' <= c && c <= 'z' {
+				c -= 'a' - 'A'
+			}
+			up = append(up, c)
+			i++
+			continue
+		}
+		// The only non-ASCII letters that fold to ASCII ones: the
+		// Kelvin sign and the long s.
+		r, n := utf8.DecodeRune(key[i:])
+		switch r {
+		case '\u212a':
+			up = append(up, 'K')
+		case '\u017f':
+			up = append(up, 'S')
+		default:
+			return ""
+		}
+		i += n
+	}
+	return keys(string(up))
 }
 
 // arg reads the value of one key of an event's args.
@@ -643,6 +718,9 @@ func (p *reader) arg(key []byte) error {
 		return p.field(&ev.gsize, anyKind)
 	case "Process Group Name":
 		return p.field(&ev.group, strKind)
+	}
+	if k := foldKey(key, argKeys); k != "" {
+		return p.arg([]byte(k))
 	}
 	_, _, _, err := p.s.value()
 	return err
