@@ -177,16 +177,30 @@ func (e *Error) hint() string {
 func (e *Error) Unwrap() error { return e.Err }
 
 // ReadFile reads the trace at path, gzip or plain.
-func ReadFile(path string) (*Trace, error) {
+func ReadFile(path string) (*Trace, error) { return ReadFileProgress(path, nil) }
+
+// Progress is told how many bytes of a trace file have been read, of its
+// size.
+type Progress func(read, size int64)
+
+// ReadFileProgress is ReadFile, calling progress (when not nil) as it
+// reads: every few MB and at the end of the file.
+func ReadFileProgress(path string, progress Progress) (*Trace, error) {
 	f, err := os.Open(path)
 	if err != nil {
 		return nil, fmt.Errorf("trace: %w", err)
 	}
 	defer f.Close()
-	if st, err := f.Stat(); err == nil && !st.Mode().IsRegular() {
+	st, err := f.Stat()
+	if err == nil && !st.Mode().IsRegular() {
 		return nil, fmt.Errorf("trace: %s is not a regular file", path)
 	}
-	return Read(f, path)
+	var each func(int64)
+	if progress != nil && err == nil {
+		size := st.Size()
+		each = func(n int64) { progress(n, size) }
+	}
+	return readProgress(f, path, each)
 }
 
 // rawNum is a number's text (a quoted one's without its quotes), for
