@@ -414,6 +414,7 @@ func TestReaderMatchesLegacy(t *testing.T) {
 		`{"traceEvents":[null,{"ph":5,"cat":"kernel"},{"ph":"X","cat":"kernel","name":"k\u00e9\n","ts":-1.5,"dur":"2e3","tid":"7","args":{"grid":[1,2.0,"x"],"block":null,"stream":null,"device":"dev 3","correlation":1e2}}]}`,
 		`{"traceEvents":[{"ph":"X","cat":"kernel","name":"k","ts":1,"dur":1,"args":{"Collective name":"allreduce","In msg nelems":"12","Out msg nelems":12.0,"dtype":"Float","Group size":2,"Process Group Name":"0"}}]}`,
 		`{"traceEvents":[{"ph":"X","cat":"kernel","name":"k","ts":1,"dur":1,"args":[]}],"deviceProperties":[{"id":0,"name":"H200"},{"id":"1"}]}`,
+		`{"traceEvents":[{"PH":"X","Cat":"kernel","NAME":"k","Ts":1,"dUR":1,"args":{"\u017ftream":7,"EXTERNAL ID":2,"correlation":1,"\u212a":1}}]}`,
 		`{}`, `[]`, `[1,2`, `"x"`, `{"traceEvents": {}}`, `{"traceEvents": []} x`, `{"traceEvents": []} {}`,
 		`{"traceEvents": [{}, ]}`, `{"traceEvents": [{} {}]}`, `{"a":1,}`, ` [ ] `, "[\"\\x\"]", `[{"name":"\ud800"}]`,
 		"\x1f\x8b\x00\x00",

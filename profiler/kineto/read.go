@@ -606,7 +606,7 @@ func (p *reader) event() error {
 			}
 			return p.object(p.arg)
 		}
-		if k := foldKey(key, eventKeys); k != "" {
+		if k := foldKey(key, eventKeys, 4); k != "" {
 			return val([]byte(k))
 		}
 		_, _, _, err := s.value()
@@ -618,18 +618,18 @@ func (p *reader) event() error {
 // eventKeys and argKeys give the key read for its upper-case fold, or
 // "": encoding/json (the reader before this one) matched keys ignoring
 // case, and so does this one.
-func eventKeys(up string) string {
-	switch up {
+func eventKeys(up []byte) string {
+	switch string(up) {
 	case "PH", "CAT", "NAME", "TID", "TS", "DUR", "ARGS":
-		return strings.ToLower(up)
+		return strings.ToLower(string(up))
 	}
 	return ""
 }
 
-func argKeys(up string) string {
-	switch up {
+func argKeys(up []byte) string {
+	switch string(up) {
 	case "STREAM", "DEVICE", "CORRELATION", "BYTES", "GRID", "BLOCK", "DTYPE":
-		return strings.ToLower(up)
+		return strings.ToLower(string(up))
 	case "EXTERNAL ID":
 		return "External id"
 	case "INPUT DIMS":
@@ -650,15 +650,19 @@ func argKeys(up string) string {
 	return ""
 }
 
-// foldKey returns the key of keys (a fold table above) that key equals
-// but for case, as bytes.EqualFold has it, or "".
-func foldKey(key []byte, keys func(up string) string) string {
-	if len(key) > 3*18 {
+// foldKey returns the key of keys (eventKeys or argKeys, whose longest
+// is maxLen bytes) that key equals but for case, as bytes.EqualFold has
+// it, or "".
+func foldKey(key []byte, keys func(up []byte) string, maxLen int) string {
+	if len(key) > 3*maxLen {
 		return ""
 	}
 	var arr [3 * 18]byte
 	up := arr[:0]
 	for i := 0; i < len(key); {
+		if len(up) == maxLen {
+			return ""
+		}
 		c := key[i]
 		if c < utf8.RuneSelf {
 			if 'a' <= c && c <= 'z' {
@@ -681,7 +685,7 @@ func foldKey(key []byte, keys func(up string) string) string {
 		}
 		i += n
 	}
-	return keys(string(up))
+	return keys(up)
 }
 
 // arg reads the value of one key of an event's args.
@@ -719,7 +723,7 @@ func (p *reader) arg(key []byte) error {
 	case "Process Group Name":
 		return p.field(&ev.group, strKind)
 	}
-	if k := foldKey(key, argKeys); k != "" {
+	if k := foldKey(key, argKeys, 18); k != "" {
 		return p.arg([]byte(k))
 	}
 	_, _, _, err := p.s.value()
