@@ -450,15 +450,15 @@ func summary(t *Trace) string {
 // TestFastPathsMatchEncodingJSON: the reader's shortcuts for Input Dims,
 // Input type and time fields give what encoding/json and micros give.
 func TestFastPathsMatchEncodingJSON(t *testing.T) {
+	p := reader{names: map[string]string{}}
 	for _, raw := range []string{
 		`[[4096,8192],[8192,4096]]`, ` [ [1, 2] , [] , [3] ] `, `[]`, `null`, `[[]]`, `[[1,2],null]`, `[[[1]],[2]]`,
 		`[[1.5]]`, `[["a]"]]`, `[[-3, 9223372036854775807]]`, `[[1,],[2]]`, `{"a":1}`, `[1,[2]]`, `[[1]`, `[[1],]`,
 	} {
-		if got, want := dims([]byte(raw)), parseDims([]byte(raw)); !reflect.DeepEqual(got, want) {
+		if got, want := p.dims([]byte(raw)), parseDims([]byte(raw)); !reflect.DeepEqual(got, want) {
 			t.Errorf("dims(%s) = %#v, parseDims %#v", raw, got, want)
 		}
 	}
-	p := reader{names: map[string]string{}}
 	for _, raw := range []string{
 		`["c10::BFloat16","float"]`, `[]`, ` [ "a" , "" ] `, `null`, `["a\"b"]`, `["é"]`, `[1,"a"]`, `["a",]`, `["a" "b"]`, `"a"`,
 	} {

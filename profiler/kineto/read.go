@@ -78,6 +78,12 @@ type reader struct {
 	phKeys map[string]string
 	sawEv  bool
 	ev     event
+	// scratch for Input Dims and Input type, reused from one op to the next
+	flat    []int64
+	starts  []int
+	dimsOut [][]int64
+	types   []string
+	foldBuf [18]byte
 }
 
 // field is the raw text of one value of an event (quotes included), by
@@ -579,40 +585,41 @@ func (p *reader) event() error {
 		}
 		return &notObject{kind}
 	}
-	ev := &p.ev
-	var val func(key []byte) error
-	val = func(key []byte) error {
-		switch string(key) {
-		case "ph":
-			return p.field(&ev.ph, strKind)
-		case "cat":
-			return p.field(&ev.cat, strKind)
-		case "name":
-			return p.field(&ev.name, strKind)
-		case "tid":
-			return p.field(&ev.tid, anyKind)
-		case "ts":
-			return p.field(&ev.ts, anyKind)
-		case "dur":
-			return p.field(&ev.dur, anyKind)
-		case "args":
-			c, ok := s.ws()
-			if !ok {
-				return s.endErr()
-			}
-			if c != '{' {
-				_, _, _, err := s.value()
-				return err
-			}
-			return p.object(p.arg)
+	return p.object(false)
+}
+
+// eventKey reads the value of one key of an event.
+func (p *reader) eventKey(key []byte) error {
+	s, ev := p.s, &p.ev
+	switch string(key) {
+	case "ph":
+		return p.field(&ev.ph, strKind)
+	case "cat":
+		return p.field(&ev.cat, strKind)
+	case "name":
+		return p.field(&ev.name, strKind)
+	case "tid":
+		return p.field(&ev.tid, anyKind)
+	case "ts":
+		return p.field(&ev.ts, anyKind)
+	case "dur":
+		return p.field(&ev.dur, anyKind)
+	case "args":
+		c, ok := s.ws()
+		if !ok {
+			return s.endErr()
 		}
-		if k := foldKey(key, eventKeys, 4); k != "" {
-			return val([]byte(k))
+		if c != '{' {
+			_, _, _, err := s.value()
+			return err
 		}
-		_, _, _, err := s.value()
-		return err
+		return p.object(true)
 	}
-	return p.object(val)
+	if k := eventKeys(p.fold(key, 4)); k != "" {
+		return p.eventKey([]byte(k))
+	}
+	_, _, _, err := s.value()
+	return err
 }
 
 // eventKeys and argKeys give the key read for its upper-case fold, or
@@ -650,18 +657,17 @@ func argKeys(up []byte) string {
 	return ""
 }
 
-// foldKey returns the key of keys (eventKeys or argKeys, whose longest
-// is maxLen bytes) that key equals but for case, as bytes.EqualFold has
-// it, or "".
-func foldKey(key []byte, keys func(up []byte) string, maxLen int) string {
+// fold returns key in upper case as bytes.EqualFold folds it, in a
+// buffer of p's, or nil when it is longer than maxLen (the longest key
+// looked up) or holds a letter that folds to no ASCII one.
+func (p *reader) fold(key []byte, maxLen int) []byte {
 	if len(key) > 3*maxLen {
-		return ""
+		return nil
 	}
-	var arr [3 * 18]byte
-	up := arr[:0]
+	up := p.foldBuf[:0]
 	for i := 0; i < len(key); {
 		if len(up) == maxLen {
-			return ""
+			return nil
 		}
 		c := key[i]
 		if c < utf8.RuneSelf {
@@ -681,11 +687,11 @@ func foldKey(key []byte, keys func(up []byte) string, maxLen int) string {
 		case '\u017f':
 			up = append(up, 'S')
 		default:
-			return ""
+			return nil
 		}
 		i += n
 	}
-	return keys(up)
+	return up
 }
 
 // arg reads the value of one key of an event's args.
@@ -723,16 +729,16 @@ func (p *reader) arg(key []byte) error {
 	case "Process Group Name":
 		return p.field(&ev.group, strKind)
 	}
-	if k := foldKey(key, argKeys, 18); k != "" {
+	if k := argKeys(p.fold(key, 18)); k != "" {
 		return p.arg([]byte(k))
 	}
 	_, _, _, err := p.s.value()
 	return err
 }
 
-// object reads an object whose '{' is next, calling val with each key
-// (unescaped) to read its value.
-func (p *reader) object(val func(key []byte) error) error {
+// object reads an event (or, with args, an event's args) whose '{' is
+// next, reading the value of each key with eventKey (or arg).
+func (p *reader) object(args bool) error {
 	s := p.s
 	s.pos++
 	c, ok := s.ws()
@@ -755,7 +761,12 @@ func (p *reader) object(val func(key []byte) error) error {
 		if err := s.expect(':', "after object key"); err != nil {
 			return err
 		}
-		if err := val(key); err != nil {
+		if args {
+			err = p.arg(key)
+		} else {
+			err = p.eventKey(key)
+		}
+		if err != nil {
 			return err
 		}
 		if c, ok = s.ws(); !ok {
@@ -839,7 +850,7 @@ func (p *reader) keep(off int64) error {
 			if raw := p.raw(ev.types); raw != nil {
 				types = p.strs(raw)
 			}
-			d := dims(rawDims)
+			d := p.dims(rawDims)
 			c.GEMM = gemmFromOp(c.Name, d, types)
 			c.InputBytes = inputBytes(d, types)
 		}
@@ -885,15 +896,15 @@ func (p *reader) commArgs() *CommArgs {
 // dims is parseDims for the common text, lists of integers in a list
 // ([[4096, 8192], [8192, 4096], []]), without encoding/json; anything
 // else goes to parseDims.
-func dims(raw []byte) [][]int64 {
+// The slices it returns are reused by the next call.
+func (p *reader) dims(raw []byte) [][]int64 {
 	b := trimWS(raw)
 	if len(b) < 2 || b[0] != '[' || b[len(b)-1] != ']' {
 		return parseDims(raw)
 	}
 	b = trimWS(b[1 : len(b)-1])
-	var out [][]int64
-	flat := make([]int64, 0, 8)
-	var starts []int
+	flat, starts := p.flat[:0], p.starts[:0]
+	defer func() { p.flat, p.starts = flat, starts }()
 	for len(b) > 0 {
 		if b[0] != '[' {
 			return parseDims(raw)
@@ -931,7 +942,11 @@ func dims(raw []byte) [][]int64 {
 			}
 		}
 	}
-	out = make([][]int64, len(starts))
+	out := p.dimsOut[:0]
+	for range starts {
+		out = append(out, nil)
+	}
+	p.dimsOut = out
 	for i, s := range starts {
 		e := len(flat)
 		if i+1 < len(starts) {
@@ -947,7 +962,8 @@ func dims(raw []byte) [][]int64 {
 func (p *reader) strs(raw []byte) []string {
 	b := trimWS(raw)
 	if len(b) >= 2 && b[0] == '[' && b[len(b)-1] == ']' {
-		var out []string
+		out := p.types[:0]
+		defer func() { p.types = out }()
 		b = trimWS(b[1 : len(b)-1])
 		for len(b) > 0 {
 			if b[0] != '"' {
