@@ -757,10 +757,12 @@ func (p *reader) object(args bool) error {
 		if err != nil {
 			return err
 		}
-		key := p.text(field{from - 1, to + 1, '"', plain})
 		if err := s.expect(':', "after object key"); err != nil {
 			return err
 		}
+		// The key's bytes are taken after the colon is read: reading it
+		// may refill the window, which moves what it holds.
+		key := p.text(field{from - 1, to + 1, '"', plain})
 		if args {
 			err = p.arg(key)
 		} else {

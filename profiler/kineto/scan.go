@@ -46,7 +46,8 @@ func newScanner(r io.Reader, size int) *scanner {
 func (s *scanner) off() int64 { return s.base + int64(s.pos) }
 
 // span returns the bytes between two stream offsets, which must be at
-// or after mark.
+// or after mark. The slice holds until the scanner reads on: a refill
+// moves the window's bytes, so take it again after reading.
 func (s *scanner) span(from, to int64) []byte { return s.buf[from-s.base : to-s.base] }
 
 // fill reads more text into the window, keeping the bytes from mark (or
