@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
 	"strings"
 	"time"
 
@@ -110,7 +111,13 @@ func runImport(ctx context.Context, args []string, s stdio) error {
 	sel := kineto.Select{Step: *step, From: window.from, To: window.to}
 	var reps []*kineto.Report
 	for _, f := range files {
-		t, err := kineto.ReadFile(f)
+		var progress kineto.Progress
+		done := func() {}
+		if st, err := os.Stat(f); err == nil && st.Size() >= importProgressFrom && s.terminal && !*asJSON {
+			progress, done = importProgress(s, f, time.Now)
+		}
+		t, err := kineto.ReadFileProgress(f, progress)
+		done()
 		if err != nil {
 			var ke *kineto.Error
 			if errors.As(err, &ke) {

@@ -1,15 +1,21 @@
 package kineto
 
 import (
+	"bytes"
+	stdgzip "compress/gzip"
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"runtime"
 	"strconv"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"testing"
 	"time"
+
+	"github.com/klauspost/compress/gzip"
 )
 
 // genTrace is a Kineto-style trace generated as it is read, so that a
@@ -82,7 +88,7 @@ func peakHeap(f func()) (peak, before uint64) {
 			if ms.HeapInuse > max {
 				max = ms.HeapInuse
 			}
-			time.Sleep(200 * time.Millisecond)
+			time.Sleep(50 * time.Millisecond)
 		}
 	})
 	f()
@@ -93,32 +99,64 @@ func peakHeap(f func()) (peak, before uint64) {
 
 // BenchmarkReadLargeTrace reads and analyses a generated trace
 // (C3LAB_BENCH_TRACE_MB, default 200 MB) and reports MB/s and the peak
-// heap in MB. go test -run x -bench LargeTrace -benchtime 1x ./profiler/kineto
+// heap in MB, for the reader and (as the "before") the legacy
+// encoding/json reader of legacy_test.go. The trace is generated once
+// per run into a temporary file, outside the timed loop, so MB/s is the
+// reader's:
+//
+//	go test -run x -bench LargeTrace -benchtime 1x -count 5 ./profiler/kineto
 func BenchmarkReadLargeTrace(b *testing.B) {
 	mb := int64(200)
 	if v, err := strconv.ParseInt(os.Getenv("C3LAB_BENCH_TRACE_MB"), 10, 64); err == nil && v > 0 {
 		mb = v
 	}
-	size := mb << 20
-	b.SetBytes(size)
-	var peak, before uint64
-	var ops int
-	for b.Loop() {
-		p, bf := peakHeap(func() {
-			t, err := Read(newGenTrace(size), "generated.json")
-			if err != nil {
-				b.Fatal(err)
-			}
-			r, err := Analyze(t, Select{})
-			if err != nil {
-				b.Fatal(err)
-			}
-			ops = r.ComputeOps + r.CommOps
-		})
-		peak, before = max(peak, p), bf
+	path := filepath.Join(b.TempDir(), "generated.json")
+	f, err := os.Create(path)
+	if err != nil {
+		b.Fatal(err)
 	}
-	b.ReportMetric(float64(peak-min(before, peak))/(1<<20), "peak-heap-MB")
-	b.ReportMetric(float64(ops), "gpu-ops")
+	size, err := io.Copy(f, newGenTrace(mb<<20))
+	if err == nil {
+		err = f.Close()
+	}
+	if err != nil {
+		b.Fatal(err)
+	}
+	for _, rd := range []struct {
+		name string
+		read func(io.Reader, string) (*Trace, error)
+	}{{"reader=scan", Read}, {"reader=legacy", readLegacy}} {
+		b.Run(rd.name, func(b *testing.B) {
+			b.SetBytes(size)
+			var peak, before uint64
+			var ops int
+			cpu0 := cpuTime()
+			for b.Loop() {
+				p, bf := peakHeap(func() {
+					f, err := os.Open(path)
+					if err != nil {
+						b.Fatal(err)
+					}
+					defer f.Close()
+					t, err := rd.read(f, path)
+					if err != nil {
+						b.Fatal(err)
+					}
+					r, err := Analyze(t, Select{})
+					if err != nil {
+						b.Fatal(err)
+					}
+					ops = r.ComputeOps + r.CommOps
+				})
+				peak, before = max(peak, p), bf
+			}
+			b.ReportMetric(float64(peak-min(before, peak))/(1<<20), "peak-heap-MB")
+			b.ReportMetric(float64(ops), "gpu-ops")
+			// On a loaded machine the process's CPU time varies less than
+			// the wall time.
+			b.ReportMetric((cpuTime()-cpu0).Seconds()/float64(b.N), "cpu-s/op")
+		})
+	}
 }
 
 // TestGeneratedTraceIsValid keeps the benchmark's generator honest: a
@@ -132,4 +170,48 @@ func TestGeneratedTraceIsValid(t *testing.T) {
 	if r.ComputeOps == 0 || r.CommOps == 0 || r.ComputeOps < 7*r.CommOps || r.Unmapped != 0 {
 		t.Errorf("%d compute, %d comm, %d unmapped", r.ComputeOps, r.CommOps, r.Unmapped)
 	}
+}
+
+// BenchmarkGunzip is why Read takes klauspost/compress's gzip reader
+// rather than the standard library's: both decompress the same generated
+// trace (32 MB of JSON) to nothing; MB/s counts the decompressed bytes.
+func BenchmarkGunzip(b *testing.B) {
+	var z bytes.Buffer
+	zw := stdgzip.NewWriter(&z)
+	n, err := io.Copy(zw, newGenTrace(32<<20))
+	if err == nil {
+		err = zw.Close()
+	}
+	if err != nil {
+		b.Fatal(err)
+	}
+	for _, lib := range []struct {
+		name string
+		open func(io.Reader) (io.Reader, error)
+	}{
+		{"lib=klauspost", func(r io.Reader) (io.Reader, error) { return gzip.NewReader(r) }},
+		{"lib=std", func(r io.Reader) (io.Reader, error) { return stdgzip.NewReader(r) }},
+	} {
+		b.Run(lib.name, func(b *testing.B) {
+			b.SetBytes(n)
+			for b.Loop() {
+				zr, err := lib.open(bytes.NewReader(z.Bytes()))
+				if err != nil {
+					b.Fatal(err)
+				}
+				if m, err := io.Copy(io.Discard, zr); err != nil || m != n {
+					b.Fatalf("%d of %d bytes: %v", m, n, err)
+				}
+			}
+		})
+	}
+}
+
+// cpuTime is the CPU time (user and system) the process has used.
+func cpuTime() time.Duration {
+	var ru syscall.Rusage
+	if syscall.Getrusage(syscall.RUSAGE_SELF, &ru) != nil {
+		return 0
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
