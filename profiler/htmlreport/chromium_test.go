@@ -195,3 +195,29 @@ func TestReportInChromium(t *testing.T) {
 		t.Errorf("compare: %d rows, %d pairs", got, len(rep.Pairs))
 	}
 }
+
+// The report of the whole suite swept on 2 x H200 (36 scenarios x 7
+// strategies) is ready in headless Chromium within a second of navigation,
+// without network, with one heatmap cell per scenario and strategy.
+func TestFullSuiteReportReadyInChromium(t *testing.T) {
+	chromium := chromiumPath(t)
+	const full = "../../backends/cuda/results/2026-11-30-h200x2-gated/sweep.json"
+	page := render(t, load(t, full), Options{})
+	file := filepath.Join(t.TempDir(), "report.html")
+	if err := os.WriteFile(file, []byte(page), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	dom := dumpDOM(t, chromium, file)
+	m := readyRe.FindStringSubmatch(dom)
+	if m == nil || !strings.Contains(dom, `data-script="ready"`) {
+		t.Fatal("the page's script did not run through")
+	}
+	ms, _ := strconv.Atoi(m[1])
+	t.Logf("the full-suite page (%d KiB) was ready %d ms after navigation began", len(page)>>10, ms)
+	if ms > 1000 {
+		t.Errorf("the full-suite page took %d ms to be ready, over a second", ms)
+	}
+	if n := len(cellRe.FindAllString(element(t, dom, "svg", "in1-u"), -1)); n != 36*7 {
+		t.Errorf("U heatmap: %d cells, want 36 x 7", n)
+	}
+}
