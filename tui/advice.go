@@ -99,10 +99,13 @@ func (m *Model) wanted() []scenarios.Scenario {
 }
 
 // adviseNext starts ranking the first wanted scenario the advisor has not
-// answered on, unless a ranking is running (its answer starts the next).
+// answered on, unless a ranking is running (its answer starts the next),
+// or the lab is measuring on real GPUs: the ranking runs the simulator on
+// the CPU, which would compete with the measurement's launches, so it
+// waits for the measurement's end (Update calls this again then).
 func (m *Model) adviseNext() tea.Cmd {
 	a := &m.adv
-	if a.advisor == nil || a.busy || m.quitting {
+	if a.advisor == nil || a.busy || m.quitting || (m.running && !m.caps.Deterministic) {
 		return nil
 	}
 	for _, sc := range m.wanted() {

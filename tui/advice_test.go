@@ -385,3 +385,28 @@ func TestWhyAdviceGolden(t *testing.T) {
 		}
 	}
 }
+
+// TestAdviceWaitsForGPUMeasurement: on a backend whose runs vary (real
+// GPUs), the lab does not rank (the simulator, on the CPU) while a
+// measurement runs, so as not to compete with its launches; it ranks once
+// the measurement is over. On a deterministic backend it ranks at once.
+func TestAdviceWaitsForGPUMeasurement(t *testing.T) {
+	for _, deterministic := range []bool{false, true} {
+		ta := &testAdvisor{}
+		f := newFake()
+		f.caps.Deterministic = deterministic
+		suite := testSuite()
+		m := New(Config{Backend: f, Suite: suite, Advisor: ta.advise})
+		m.cancel()
+		m.adv.busy, m.adv.first = false, nil // as if the first ranking had not started
+		m.running = true
+		if cmd := m.adviseNext(); (cmd != nil) != deterministic {
+			t.Errorf("deterministic %v: a ranking starts during the measurement: %v", deterministic, cmd != nil)
+		}
+		m.adv.busy = false
+		m.running = false
+		if cmd := m.adviseNext(); cmd == nil {
+			t.Errorf("deterministic %v: no ranking once the measurement is over", deterministic)
+		}
+	}
+}
