@@ -55,39 +55,24 @@ func runLearn(ctx context.Context, args []string, s stdio) error {
 	if err != nil {
 		return err
 	}
-	if *list || *reset {
-		// Nothing runs: the lessons are checked on the simulated H200.
-		lim := sim.New(sim.DefaultProfile()).Capabilities().Limits
-		lessons, err := loadLessons(files, lim, refs)
-		if err != nil {
-			return err
-		}
-		if *reset {
-			return resetProgress(s.out, path, lessons, fs.Args())
-		}
-		prog, err := learn.LoadProgress(path)
-		if err != nil {
-			return err
-		}
-		return listLessons(s.out, lessons, prog, lim, *asJSON)
+	// Lessons are about an H200 and checked on its limits, whatever the
+	// backend; what this backend cannot run says so when the learner runs
+	// it. They are checked before anything else, so a broken lesson file
+	// or lesson name says so even off a terminal.
+	lim := sim.New(sim.DefaultProfile()).Capabilities().Limits
+	lessons, err := loadLessons(files, lim, refs)
+	if err != nil {
+		return err
 	}
-	if !s.terminal {
-		return badInput("the lessons need a terminal; c3lab learn --list shows them and your progress")
+	if *reset {
+		return resetProgress(s.out, path, lessons, fs.Args())
 	}
 	prog, err := learn.LoadProgress(path)
 	if err != nil {
 		return err
 	}
-	b, note, err := backend.open()
-	if err != nil {
-		return err
-	}
-	defer b.Close()
-	// Lessons are about an H200 and checked on its limits; what this
-	// backend cannot run says so when the learner runs it.
-	lessons, err := loadLessons(files, sim.New(sim.DefaultProfile()).Capabilities().Limits, refs)
-	if err != nil {
-		return err
+	if *list {
+		return listLessons(s.out, lessons, prog, lim, *asJSON)
 	}
 	start := prog.Next(lessons)
 	if *lesson != "" {
@@ -95,6 +80,14 @@ func runLearn(ctx context.Context, args []string, s stdio) error {
 			return usageError{err}
 		}
 	}
+	if !s.terminal {
+		return badInput("the lessons need a terminal; c3lab learn --list shows them and your progress")
+	}
+	b, note, err := backend.open()
+	if err != nil {
+		return err
+	}
+	defer b.Close()
 	note = strings.TrimPrefix(note+"; "+lessonsLeftOut(b, lessons), "; ")
 	save := func(p learn.Progress) error { return learn.SaveProgress(path, p) }
 	return tui.RunLearn(ctx, tui.LearnConfig{Backend: b, Lessons: lessons, Progress: prog, Save: save, H200: refs, Start: start, Note: note})

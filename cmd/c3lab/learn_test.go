@@ -79,6 +79,9 @@ func TestLearnCommand(t *testing.T) {
 		{[]string{"learn", "--reset", "99"}, "no lesson 99"},
 		{[]string{"learn", "extra"}, "unexpected argument"},
 		{[]string{"learn"}, "need a terminal"},
+		// A broken file or lesson name says so before the terminal does.
+		{[]string{"learn", "--file", bad}, "bad.yaml:2:9"},
+		{[]string{"learn", "--lesson", "99"}, "no lesson 99"},
 	} {
 		code, _, errOut := call(t, tc.args...)
 		if code != exitUsage {
