@@ -191,3 +191,10 @@ func TestRankSummary(t *testing.T) {
 		t.Errorf("rankFailures(nil) = %q", f)
 	}
 }
+
+// withRanks is h after a request two of three ranks reported.
+func withRanks(h headerState) headerState {
+	r := &profiler.Result{}
+	h.ranks = rankSummary([]RankResult{{Rank: 0, Released: 1000, Result: r}, {Rank: 1, Released: 13_000, Result: r}, {Rank: 2, Err: "device lost", Released: 5000}}, 3)
+	return h
+}

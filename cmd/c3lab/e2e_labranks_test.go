@@ -135,3 +135,17 @@ func TestE2ELabRanks(t *testing.T) {
 		})
 	}
 }
+
+// TestLabRanksNoTerminal: rank 0's lab without a terminal refuses in one
+// line, and rank 1, told the lab ended, leaves with status 0.
+func TestLabRanksNoTerminal(t *testing.T) {
+	bin := distBinary(t)
+	ps := startRanks(t, bin, 2, nil, "lab", "--backend", "sim")
+	waitAll(t, ps, 30*time.Second)
+	if c := ps[0].code(); c != 2 || !strings.Contains(ps[0].errOut.String(), "the lab needs a terminal") {
+		t.Errorf("rank 0 exited %d: %s", c, ps[0].errOut)
+	}
+	if c := ps[1].code(); c != 0 {
+		t.Errorf("rank 1 exited %d: %s", c, ps[1].errOut)
+	}
+}

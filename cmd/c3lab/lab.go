@@ -31,6 +31,10 @@ func runLab(ctx context.Context, args []string, s stdio) error {
 	if j != nil && j.g.Rank() != 0 {
 		return followLab(ctx, &ef, j.g, s)
 	}
+	if j != nil {
+		// However the lab ends, even before it opens, the others leave.
+		defer j.end()
+	}
 	if !s.terminal {
 		return badInput("the lab needs a terminal; for a text report use c3lab run (or c3lab run --json)")
 	}
@@ -85,7 +89,7 @@ func runLab(ctx context.Context, args []string, s stdio) error {
 	}
 	err = tui.Run(ctx, cfg)
 	if j != nil {
-		err = errors.Join(err, endLab(j.g))
+		err = errors.Join(err, j.end())
 	}
 	return errors.Join(err, recs.report(s.errOut))
 }

@@ -31,6 +31,16 @@ import (
 type job struct {
 	g      *group.Group
 	parent context.Context
+	ended  bool // rank 0 told the others the lab ended
+}
+
+// end tells the other ranks, once, that rank 0's lab ended.
+func (j *job) end() error {
+	if j.ended {
+		return nil
+	}
+	j.ended = true
+	return endLab(j.g)
 }
 
 type jobKey struct{}
