@@ -100,6 +100,7 @@ func goldenBars(st Styles, w int) map[string]string {
 		"header_failed":            headerLine(st, failed(hs), w),
 		"header_recording":         headerLine(st, recordingTo(withTook(hs, 812*time.Millisecond), st), w),
 		"header_recording_running": headerLine(st, recordingTo(running(hs), st), w),
+		"header_ranks":             headerLine(st, withRanks(recordingTo(withTook(hs, 812*time.Millisecond), st)), w),
 		"status_info":              statusLine(st, status{statusInfo, "comm engine: dma (copy engines, no SMs) · measuring…"}, w, "?"),
 		"status_warn":              statusLine(st, status{statusWarn, "p: the replay backend cannot set stream priorities"}, w, "?"),
 		"status_error":             statusLine(st, status{statusError, "concurrent run of ag-gemm-balanced on fake: device lost\nsecond line"}, w, "?"),

@@ -24,6 +24,9 @@ type resultMsg struct {
 	// it ran: the utilization panel shows the NVML samples of that window.
 	started time.Time
 	took    time.Duration
+	// ranks are every rank's outcome, rank 0's first, when the lab runs
+	// on rank 0 of a multi-process job (Config.Ranks).
+	ranks []RankResult
 }
 
 // runGate counts measurements (and recordings being opened) in flight so

@@ -69,6 +69,11 @@ type Config struct {
 	// engines' use during the timed repetitions (the utilization panel
 	// shows it). nil records neither: the simulator, no driver.
 	Machine profiler.Machine
+	// Ranks, when set, makes this lab rank 0 of a multi-process job: each
+	// measurement is sent to every other rank, which measures its share at
+	// one start gate, and the header says how many reported and their
+	// start skew. A lost rank is named in the status line and ends the lab.
+	Ranks Ranks
 }
 
 // liveTickMsg starts the next live iteration if seq is still current.
@@ -148,6 +153,13 @@ type lab struct {
 	knobNote string
 	// adv is the model's advice per scenario (Config.Advisor).
 	adv advising
+
+	// ranks are the other ranks of a multi-process job (Config.Ranks);
+	// rankLine is the header's word on their last request (its forms,
+	// most detailed first); lost is why the job ended, once a rank is lost.
+	ranks    Ranks
+	rankLine []string
+	lost     error
 }
 
 // Model is the lab's bubbletea model, the root of its components. Build
@@ -219,6 +231,7 @@ func buildModel(ctx context.Context, cfg Config) Model {
 	}
 	m.backend = cfg.Backend
 	m.machine = cfg.Machine
+	m.ranks = cfg.Ranks
 	m.caps = cfg.Backend.Capabilities()
 	m.name = cfg.Backend.Name()
 	devs := cfg.Backend.Devices()
@@ -306,6 +319,9 @@ func (m Model) measure() tea.Cmd {
 		b := m.result.Baseline()
 		base = &b
 	}
+	if m.ranks != nil {
+		return rankMeasureCmd(m.runCtx, m.gate, m.ranks, m.backend, m.machine, m.active, m.suite[m.active], m.strategy, m.seq, base)
+	}
 	return measureCmd(m.runCtx, m.gate, m.backend, m.machine, m.active, m.suite[m.active], m.strategy, m.seq, base)
 }
 
@@ -359,6 +375,12 @@ func (m Model) update(msg tea.Msg) (Model, tea.Cmd) {
 
 	case resultMsg:
 		return m.onResult(msg)
+
+	case ranksLostMsg:
+		return m.onRankLost(msg)
+
+	case ranksQuitMsg:
+		return m.quit()
 
 	case adviceMsg:
 		return m.onAdvice(msg), nil
@@ -479,13 +501,17 @@ func (m Model) onResult(msg resultMsg) (Model, tea.Cmd) {
 	if m.cancel != nil {
 		m.cancel()
 	}
-	if m.quitting {
+	if m.quitting || m.lost != nil {
 		return m, nil
 	}
 	if msg.seq != m.seq {
 		return m, m.start()
 	}
 	m.failed = msg.err != nil
+	if msg.ranks != nil {
+		m.rankLine = rankSummary(msg.ranks, m.ranks.Size())
+		m.ranks.Record(m.rec.cur, msg.ranks[1:])
+	}
 	if msg.err != nil {
 		m.status = status{statusError, errLine(msg.err)}
 		m.rec.cur.Error(m.status.text)
@@ -496,6 +522,9 @@ func (m Model) onResult(msg resultMsg) (Model, tea.Cmd) {
 	m.rec.cur.Result(msg.result)
 	m.setResult(msg.result)
 	m.status = resultStatus(msg.result, m.knobNote)
+	if failed := rankFailures(msg.ranks); failed != "" {
+		m.status = status{statusWarn, failed + " · rank 0: " + m.status.text}
+	}
 	if m.liveRun() {
 		m.status.text = "live · " + m.status.text
 		// At most livePace apart, so a fast backend does not spin the UI.
@@ -503,6 +532,36 @@ func (m Model) onResult(msg resultMsg) (Model, tea.Cmd) {
 		return m, tea.Tick(max(livePace-msg.took, time.Millisecond), func(time.Time) tea.Msg { return liveTickMsg{seq} })
 	}
 	return m, nil
+}
+
+// quit ends the lab: the measurement in flight is cancelled, the advice
+// and the modes end.
+func (m Model) quit() (Model, tea.Cmd) {
+	m.quitting = true
+	if m.cancel != nil {
+		m.cancel()
+	}
+	m.adv.end()
+	m.modes.closeAll()
+	return m, tea.Quit
+}
+
+// onRankLost says which rank was lost, stops measuring, and ends the lab
+// after lostLinger (the job cannot go on without the rank).
+func (m Model) onRankLost(msg ranksLostMsg) (Model, tea.Cmd) {
+	if m.lost != nil || m.quitting {
+		return m, nil
+	}
+	m.lost = msg.err
+	if m.lost == nil {
+		m.lost = errors.New("a rank was lost")
+	}
+	m.status = status{statusError, errLine(m.lost) + " · the lab ends"}
+	m.rec.cur.Error(m.status.text)
+	if m.cancel != nil {
+		m.cancel()
+	}
+	return m, tea.Tick(lostLinger, func(time.Time) tea.Msg { return ranksQuitMsg{} })
 }
 
 // resultStatus is the status line of a new result: the scenario, the
@@ -633,13 +692,7 @@ func (m Model) labKey(msg tea.KeyPressMsg) (Model, tea.Cmd) {
 	}
 	switch {
 	case key.Matches(msg, k.Quit):
-		m.quitting = true
-		if m.cancel != nil {
-			m.cancel()
-		}
-		m.adv.end()
-		m.modes.closeAll()
-		return m, tea.Quit
+		return m.quit()
 	case key.Matches(msg, k.Help):
 		m.push(newHelpMode(k))
 	case key.Matches(msg, k.GPU):

@@ -79,6 +79,7 @@ type headerState struct {
 	took     time.Duration // host time the last measurement took; 0 before the first
 	failed   bool          // the last measurement failed
 	rec      []string      // the recording indicator's forms (recForms); none when off
+	ranks    []string      // the ranks' word on the last request (rankSummary); none in one process
 }
 
 // headerLine renders the top bar at width w: backend and devices, scenario
@@ -104,9 +105,12 @@ func headerLine(st Styles, h headerState, w int) string {
 	default:
 		rights = []string{""}
 	}
-	if len(h.rec) > 0 {
+	for _, extra := range [][]string{h.rec, h.ranks} {
+		if len(extra) == 0 {
+			continue
+		}
 		var both []string
-		for _, r := range h.rec {
+		for _, r := range extra {
 			for _, s := range rights {
 				both = append(both, strings.TrimSuffix(r+"  "+s, "  "))
 			}
@@ -171,6 +175,6 @@ func (h *headerBar) View(m *Model) []string {
 	spin.Style = m.styles.Spinner
 	return []string{headerLine(m.styles, headerState{
 		backend: m.name, devices: deviceSummary(m.devs, gpus), short: deviceShort(m.devs, gpus), scenario: name, strategy: m.strategy,
-		running: m.running, spinner: spin.View(), took: m.took, failed: m.failed, rec: m.recIndicator(),
+		running: m.running, spinner: spin.View(), took: m.took, failed: m.failed, rec: m.recIndicator(), ranks: m.rankIndicator(),
 	}, h.w)}
 }

@@ -49,6 +49,11 @@ func Run(ctx context.Context, cfg Config) error {
 			}
 		}()
 	}
+	if cfg.Ranks != nil {
+		done := make(chan struct{})
+		defer close(done)
+		go watchRanks(cfg.Ranks, p, done)
+	}
 	final, err := p.Run()
 	m.adv.end()
 	if fm, ok := final.(Model); ok && fm.cancel != nil {

@@ -40,6 +40,9 @@ type rankFiles struct {
 
 // distOutputs lists, per command, its output-file flags.
 var distOutputs = map[string][]rankFiles{
+	// The lab: rank 0 records every rank's results, rank R's to
+	// NAME.rankR.EXT (labranks.go); the paths are checked before it opens.
+	"lab": {{flag: "record", force: "record-overwrite"}},
 	"run": {{flag: "record", force: "record-overwrite"}},
 	"sweep": {
 		{flag: "out", force: "force", defaultPath: func(now time.Time) string {
@@ -208,7 +211,9 @@ func (r *rankRun) do(ctx context.Context, run func(context.Context, []string, st
 	if r.env.Rank == 0 {
 		sub.in, sub.errOut, sub.terminal = r.s.in, r.s.errOut, r.s.terminal
 	}
-	runErr := r.runUnderGroup(ctx, run, args, sub)
+	// The command finds the group in its context (the lab on rank 0
+	// sends its requests through it; the others follow them).
+	runErr := r.runUnderGroup(withJob(ctx, &job{g: g, parent: ctx}), run, args, sub)
 	if gerr := g.Err(); gerr != nil {
 		return r.rankErr(fmt.Errorf("stopped: %w", gerr))
 	}

@@ -27,6 +27,14 @@ func runLab(ctx context.Context, args []string, s stdio) error {
 	if err := ef.record.check(); err != nil {
 		return err
 	}
+	j := jobFrom(ctx)
+	if j != nil && j.g.Rank() != 0 {
+		return followLab(ctx, &ef, j.g, s)
+	}
+	if j != nil {
+		// However the lab ends, even before it opens, the others leave.
+		defer j.end()
+	}
 	if !s.terminal {
 		return badInput("the lab needs a terminal; for a text report use c3lab run (or c3lab run --json)")
 	}
@@ -55,8 +63,16 @@ func runLab(ctx context.Context, args []string, s stdio) error {
 		return usageError{err}
 	}
 	recs := &labRecordings{flags: ef.record, b: b}
+	var ranks tui.Ranks
+	if j != nil {
+		// Rank 0 of a job: the lab runs under the context before the
+		// group's, so that a lost rank is named before the lab ends.
+		ctx = j.parent
+		recs.world = j.g.Size()
+		ranks = &labRanks{g: j.g, recs: recs}
+	}
 	cfg := tui.Config{Backend: b, Suite: suite, Start: sc.Name, Strategy: st, Keys: &keys, Recorder: recs.open, RecordPath: ef.record.path, Note: left, ListNote: listNote,
-		Advisor: labAdvisor(ef.backend, b.Capabilities())}
+		Advisor: labAdvisor(ef.backend, b.Capabilities()), Ranks: ranks}
 	// One NVML sampler feeds both the live engine view and the machine
 	// record (each measurement's drift check and the engines' use during
 	// its timed repetitions): two samplers reading GPM at once crashed
@@ -72,6 +88,9 @@ func runLab(ctx context.Context, args []string, s stdio) error {
 		cfg.Telemetry = live
 	}
 	err = tui.Run(ctx, cfg)
+	if j != nil {
+		err = errors.Join(err, j.end())
+	}
 	return errors.Join(err, recs.report(s.errOut))
 }
 

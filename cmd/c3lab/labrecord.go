@@ -17,8 +17,15 @@ type labRecordings struct {
 	flags recordFlags // --record and --record-overwrite
 	b     backends.Backend
 
+	// world is the job's number of ranks under a launcher (rank 0
+	// records every rank's results, rank R's next to its own file), 0 in
+	// one process.
+	world int
+
 	mu   sync.Mutex
 	made []*recordings.Recorder
+	// companions are, per recording, the other ranks' (rank 1 first).
+	companions map[*recordings.Recorder][]*recordings.Recorder
 }
 
 // open starts a recording at path with a header for the lab's backend
@@ -35,8 +42,15 @@ func (l *labRecordings) open(path string, gpus int) (*recordings.Recorder, error
 	if err != nil {
 		return nil, err
 	}
+	if l.world > 1 {
+		if err := l.openCompanions(rec, rf, gpus); err != nil {
+			rec.Close()
+			return nil, err
+		}
+	}
 	l.mu.Lock()
 	l.made = append(l.made, rec)
+	l.made = append(l.made, l.companions[rec]...)
 	l.mu.Unlock()
 	return rec, nil
 }

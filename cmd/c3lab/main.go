@@ -48,7 +48,7 @@ type stdio struct {
 
 func commands() []command {
 	return []command{
-		{"lab", "open the interactive lab (the default when no command is given)", runLab},
+		{"lab", "open the interactive lab (the default when no command is given)", distributed("lab", runLab)},
 		{"learn", "guided lessons on C3: predict a figure, flip a knob, run, compare with the H200", runLearn},
 		{"run", "run one scenario under one strategy and print the C3 metrics", distributed("run", runRun)},
 		{"advise", "suggest a strategy for a scenario, with reasons; --tune measures the candidates", runAdvise},
