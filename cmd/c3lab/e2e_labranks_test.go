@@ -136,6 +136,54 @@ func TestE2ELabRanks(t *testing.T) {
 	}
 }
 
+// TestE2ELabRankZeroLost: when rank 0, the lab's own process, dies, rank 1
+// (headless) sees it within seconds, says which rank it lost and exits 1:
+// no rank is left behind.
+func TestE2ELabRankZeroLost(t *testing.T) {
+	bin, _ := e2eBinary(t)
+	dir := t.TempDir()
+	j := startLabJob(t, bin, dir, "C3LAB_RANK_TIMEOUT=1s")
+	pid := labProcess(t, bin, j.record)
+	if err := syscall.Kill(pid, syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-j.rank1.done:
+	case <-time.After(15 * time.Second):
+		t.Fatalf("rank 1 still runs 15 s after rank 0 was killed: %s", j.rank1.errOut)
+	}
+	if c := j.rank1.cmd.ProcessState.ExitCode(); c != 1 {
+		t.Errorf("rank 1 exited %d after losing rank 0; want 1", c)
+	}
+	e := j.rank1.errOut.String()
+	if !strings.Contains(e, "rank 0") {
+		t.Errorf("rank 1 does not say it lost rank 0: %s", e)
+	}
+	t.Logf("rank 1: %s", strings.TrimSpace(e))
+}
+
+// labProcess is the pid of the process running bin with record among its
+// arguments (rank 0's lab, not the shell that started it).
+func labProcess(t *testing.T, bin, record string) int {
+	t.Helper()
+	procs, _ := filepath.Glob("/proc/[0-9]*/cmdline")
+	for _, p := range procs {
+		b, err := os.ReadFile(p)
+		if err != nil {
+			continue
+		}
+		args := strings.Split(strings.TrimRight(string(b), "\x00"), "\x00")
+		if args[0] == bin && slices.Contains(args, record) {
+			pid, err := strconv.Atoi(filepath.Base(filepath.Dir(p)))
+			if err == nil {
+				return pid
+			}
+		}
+	}
+	t.Fatalf("no process of %s with %s among its arguments", bin, record)
+	return 0
+}
+
 // TestLabRanksNoTerminal: rank 0's lab without a terminal refuses in one
 // line, and rank 1, told the lab ended, leaves with status 0.
 func TestLabRanksNoTerminal(t *testing.T) {
