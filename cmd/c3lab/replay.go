@@ -186,7 +186,10 @@ func runReplay(ctx context.Context, args []string, s stdio) error {
 	if err != nil {
 		return usageError{err}
 	}
-	cfg := tui.Config{Backend: b, Suite: b.Scenarios(), Start: first.Scenario.Name, Strategy: first.Strategy, Keys: &keys}
+	// The why panel advises as the lab does: the built-in model's ranking
+	// (c3lab advise without flags), computed here on the CPU.
+	cfg := tui.Config{Backend: b, Suite: b.Scenarios(), Start: first.Scenario.Name, Strategy: first.Strategy, Keys: &keys,
+		Advisor: labAdvisor(backendFlag{}, b.Capabilities())}
 	if !*explore {
 		cfg.Playback = playbackOf(b)
 	}
