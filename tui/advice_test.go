@@ -60,7 +60,10 @@ func fakeModelAdvice(ctx context.Context, sc scenarios.Scenario) (heuristics.Adv
 // msgsOf runs cmd and every command of its batches, each in its own
 // goroutine, and returns the messages those done within ten seconds sent
 // (a spinner tick takes a moment; a recording's tick never comes).
-func msgsOf(cmd tea.Cmd) []tea.Msg {
+func msgsOf(cmd tea.Cmd) []tea.Msg { return msgsWithin(cmd, 10*time.Second) }
+
+// msgsWithin is msgsOf with wait as each command's limit.
+func msgsWithin(cmd tea.Cmd, wait time.Duration) []tea.Msg {
 	if cmd == nil {
 		return nil
 	}
@@ -69,7 +72,7 @@ func msgsOf(cmd tea.Cmd) []tea.Msg {
 	var msg tea.Msg
 	select {
 	case msg = <-done:
-	case <-time.After(10 * time.Second):
+	case <-time.After(wait):
 		return nil
 	}
 	batch, ok := msg.(tea.BatchMsg)
@@ -81,7 +84,7 @@ func msgsOf(cmd tea.Cmd) []tea.Msg {
 	var wg sync.WaitGroup
 	for _, c := range batch {
 		wg.Go(func() {
-			got := msgsOf(c)
+			got := msgsWithin(c, wait)
 			mu.Lock()
 			out = append(out, got...)
 			mu.Unlock()

@@ -74,29 +74,12 @@ func (f *fakeRanks) requests() []RankRequest {
 	return append([]RankRequest(nil), f.reqs...)
 }
 
-// runCmds runs cmd (a batch is run part by part, at once) and returns the
-// messages of the parts that end within a second: the lab's commands out.
+// runCmds runs cmd (a batch part by part, at once) and returns the
+// messages of the parts that end within a second: the lab's commands out;
+// a tick or a wait is not one of the lab's answers.
 func runCmds(t *testing.T, cmd tea.Cmd) []tea.Msg {
 	t.Helper()
-	if cmd == nil {
-		return nil
-	}
-	ch := make(chan tea.Msg, 1)
-	go func() { ch <- cmd() }()
-	var msg tea.Msg
-	select {
-	case msg = <-ch:
-	case <-time.After(time.Second):
-		return nil // a tick or a wait: not one of the lab's answers
-	}
-	if b, ok := msg.(tea.BatchMsg); ok {
-		var out []tea.Msg
-		for _, c := range b {
-			out = append(out, runCmds(t, c)...)
-		}
-		return out
-	}
-	return []tea.Msg{msg}
+	return msgsWithin(cmd, time.Second)
 }
 
 // resultOf is the measurement among msgs (failing when there is none).
