@@ -3,6 +3,7 @@ package profiler
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"math"
 	"math/rand/v2"
 	"slices"
@@ -390,6 +391,49 @@ func TestPrecisionStops(t *testing.T) {
 			}
 			if got := len(r.RoundOf[backends.ModeConcurrent]); tc.stop != StopDeterministic && got < out.Rounds {
 				t.Errorf("%d concurrent repetitions for %d rounds", got, out.Rounds)
+			}
+		})
+	}
+}
+
+// TestPrecisionRelativeCap checks the cap relative to the fixed rounds:
+// a target that is never met adds rounds until the next one would end
+// past factor x the fixed rounds' time, and no further.
+func TestPrecisionRelativeCap(t *testing.T) {
+	for _, tc := range []struct {
+		factor     float64
+		wantRounds int // every call takes one step; a round is 3 calls
+	}{
+		{2, 2 * DefaultRounds},
+		{3, 3 * DefaultRounds},
+		{1.5, DefaultRounds + DefaultRounds/2},
+	} {
+		t.Run(fmt.Sprint(tc.factor), func(t *testing.T) {
+			caps := backends.Capabilities{Limits: limits()}
+			step := 100 * time.Millisecond
+			fb := &driftBackend{fakeBackend: fakeBackend{caps: caps}, rng: rand.New(rand.NewPCG(1, 1)), noise: 0.3, perRound: 3, step: step}
+			p, err := ParsePrecision("U:0.01%")
+			if err != nil {
+				t.Fatal(err)
+			}
+			opt := Options{Reps: 20, Precision: p, TimeCap: time.Hour, TimeCapFactor: tc.factor, now: func() time.Time { return fb.now }}
+			r, err := Measure(context.Background(), fb, scenario(), scenarios.Strategy{}, opt)
+			if err != nil {
+				t.Fatal(err)
+			}
+			out := r.Precision
+			if out == nil || out.Stop != StopTimeCap || out.Reached {
+				t.Fatalf("outcome %+v, want stopped by the time cap", out)
+			}
+			fixed := time.Duration(3*DefaultRounds) * step
+			if want := time.Duration(tc.factor * float64(fixed)); out.Cap != want {
+				t.Errorf("cap %v, want %v (%gx the fixed rounds' %v)", out.Cap, want, tc.factor, fixed)
+			}
+			if out.Elapsed > out.Cap {
+				t.Errorf("took %v, past the cap %v", out.Elapsed, out.Cap)
+			}
+			if out.Rounds != tc.wantRounds {
+				t.Errorf("%d rounds, want %d", out.Rounds, tc.wantRounds)
 			}
 		})
 	}

@@ -46,6 +46,13 @@ type Options struct {
 	// MaxAdaptiveRounds rounds were made; Result.Precision says which.
 	Precision Precision
 	TimeCap   time.Duration
+	// TimeCapFactor, when above 0, replaces TimeCap with a cap relative
+	// to the measurement's own cost: the whole measurement, its first
+	// Rounds rounds included, takes at most this multiple of the time
+	// those first rounds took (2 doubles a fixed-repetition
+	// measurement's time at most). A round that would end past the cap,
+	// judged by the rounds' mean time so far, is not started.
+	TimeCapFactor float64
 	// MaxRounds caps an adaptive measurement's rounds; 0 means
 	// MaxAdaptiveRounds.
 	MaxRounds int
@@ -483,6 +490,21 @@ func Measure(ctx context.Context, b backends.Backend, sc scenarios.Scenario, st 
 		if capT <= 0 {
 			capT = DefaultTimeCap
 		}
+		// A relative cap: the time the fixed rounds took, times the
+		// factor; the next round must fit under it.
+		fixed := clock().Sub(started)
+		if opt.TimeCapFactor > 0 {
+			capT = time.Duration(opt.TimeCapFactor * float64(fixed))
+		}
+		madeRounds := rounds
+		nextEnds := func() time.Duration {
+			el := clock().Sub(started)
+			if opt.TimeCapFactor <= 0 {
+				return el
+			}
+			// The mean round so far stands for the next one.
+			return el + el/time.Duration(max(madeRounds, 1))
+		}
 		maxRounds := opt.MaxRounds
 		if maxRounds <= 0 {
 			maxRounds = MaxAdaptiveRounds
@@ -499,7 +521,7 @@ func Measure(ctx context.Context, b backends.Backend, sc scenarios.Scenario, st 
 				out.Reached, out.Stop = true, why
 			case why != "":
 				out.Stop = why
-			case clock().Sub(started) >= capT:
+			case nextEnds() > capT || clock().Sub(started) >= capT:
 				out.Stop = StopTimeCap
 			case round >= maxRounds:
 				out.Stop = StopRoundCap
@@ -511,12 +533,13 @@ func Measure(ctx context.Context, b backends.Backend, sc scenarios.Scenario, st 
 				return Result{}, err
 			}
 			out.Rounds = round + 1
+			madeRounds = out.Rounds
 			if r, err = assemble(); err != nil {
 				return Result{}, err
 			}
 		}
 		if out.Stop != StopDeterministic {
-			out.Elapsed = clock().Sub(started)
+			out.Elapsed, out.Cap = clock().Sub(started), capT
 		}
 		r.Precision = out
 	}

@@ -100,6 +100,7 @@ func MergePasses(parts []Result, hbmBandwidth float64, prec Precision) (Result, 
 			}
 			outcome.Rounds += r.Precision.Rounds
 			outcome.Elapsed += r.Precision.Elapsed
+			outcome.Cap += r.Precision.Cap
 			if !r.Precision.Reached {
 				outcome.Reached, outcome.Stop = false, r.Precision.Stop
 			}

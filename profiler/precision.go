@@ -125,6 +125,10 @@ type PrecisionOutcome struct {
 	// rounds and whose result does not depend on when it ran).
 	Rounds  int           `json:"rounds"`
 	Elapsed time.Duration `json:"elapsed_ns,omitempty"`
+	// Cap is the time cap the measurement ran under (for a relative
+	// cap, Options.TimeCapFactor, the time it came to); for passes
+	// merged, their sum.
+	Cap time.Duration `json:"cap_ns,omitempty"`
 }
 
 // Check returns the half-width the result's interval of the target figure

@@ -42,7 +42,7 @@ func runAdvise(ctx context.Context, args []string, s stdio) error {
 	tune := fs.Bool("tune", false, "measure the top candidates and report the best")
 	reps := fs.Int("reps", 0, "with --tune, timed repetitions per run; 0 = the scenario's own")
 	var pf precisionFlags
-	pf.register(fs, "U:2%", 30*time.Second, "per candidate (tune's default: U within ±2%, at most 30s per candidate)")
+	pf.register(fs, "U:2%", timeCap{abs: 30 * time.Second}, "per candidate (tune's default: U within ±2%, at most 30s per candidate)")
 	fs.Var(&evaluate, "evaluate", "score the advice against these sweeps' measured bests (more sweeps may follow as arguments)")
 	folds := fs.Int("folds", 4, "with --evaluate, the folds of the split by scenario (2..20)")
 	seed := fs.Uint64("seed", 1, "with --evaluate, the seed of the folds and of calibration's random starts")

@@ -151,7 +151,13 @@ func parseFlagsAllowingArgs(fs *flag.FlagSet, args []string) error {
 			return flag.ErrHelp
 		}
 	}
-	if err := fs.Parse(args); err != nil {
+	// The flag package prints the whole usage on a bad value; the user
+	// gets the one line below instead.
+	usage := fs.Usage
+	fs.Usage = func() {}
+	err := fs.Parse(args)
+	fs.Usage = usage
+	if err != nil {
 		return badInput("%v (c3lab %s --help lists the flags)", err, fs.Name())
 	}
 	return nil

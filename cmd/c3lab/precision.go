@@ -2,6 +2,10 @@ package main
 
 import (
 	"flag"
+	"fmt"
+	"math"
+	"strconv"
+	"strings"
 	"time"
 
 	"github.com/c3lab/c3lab/profiler"
@@ -11,17 +15,56 @@ import (
 // (profiler.Options.Precision), with a command's own defaults.
 type precisionFlags struct {
 	precision *string
-	timeCap   *time.Duration
+	timeCap   *timeCap
 	fs        *flag.FlagSet
+}
+
+// timeCap is --time-cap: an absolute cap (a Go duration: 30s, 2m) or one
+// relative to the measurement's fixed rounds (a multiple: 2x).
+type timeCap struct {
+	abs    time.Duration
+	factor float64
+}
+
+// String is the cap as Set reads it.
+func (c *timeCap) String() string {
+	if c == nil {
+		return ""
+	}
+	if c.factor > 0 {
+		return strconv.FormatFloat(c.factor, 'g', 4, 64) + "x"
+	}
+	return c.abs.String()
+}
+
+// Set reads a duration (30s) or a multiple of the fixed rounds' time
+// (2x, from above 1 to 100).
+func (c *timeCap) Set(s string) error {
+	s = strings.TrimSpace(s)
+	if m, ok := strings.CutSuffix(strings.ToLower(s), "x"); ok {
+		f, err := strconv.ParseFloat(m, 64)
+		if err != nil || math.IsNaN(f) || f <= 1 || f > 100 {
+			return fmt.Errorf("%q: a multiple of the fixed rounds' time must be a number above 1 and at most 100 (2x)", s)
+		}
+		*c = timeCap{factor: f}
+		return nil
+	}
+	d, err := time.ParseDuration(s)
+	if err != nil || d <= 0 {
+		return fmt.Errorf("%q: want a positive duration (30s, 2m) or a multiple of the fixed rounds' time (2x)", s)
+	}
+	*c = timeCap{abs: d}
+	return nil
 }
 
 // register adds the flags with the command's defaults (a precision as
 // profiler.ParsePrecision reads it, and the cap per measurement).
-func (p *precisionFlags) register(fs *flag.FlagSet, def string, defCap time.Duration, what string) {
+func (p *precisionFlags) register(fs *flag.FlagSet, def string, defCap timeCap, what string) {
 	p.fs = fs
 	p.precision = fs.String("precision", def,
 		"repeat interleaved rounds until the 95% interval of a figure is this tight: 1pt (F within ±1 point), 2% (T_c3 within ±2%), U:1% (U within ±1%), or off (fixed repetitions); the simulator, which is deterministic, meets any at once")
-	p.timeCap = fs.Duration("time-cap", defCap, "with --precision, stop adding rounds after this long "+what+" (a Go duration: 30s, 2m)")
+	p.timeCap = &defCap
+	fs.Var(p.timeCap, "time-cap", "with --precision, stop adding rounds after this long "+what+": a Go duration (30s, 2m), or a multiple of the time the fixed rounds took (2x: at most twice a fixed-repetition measurement)")
 }
 
 // options applies the flags to opt, or says in one line what is wrong.
@@ -30,12 +73,9 @@ func (p *precisionFlags) options(opt profiler.Options) (profiler.Options, error)
 	if err != nil {
 		return opt, badInput("--%v", err)
 	}
-	if *p.timeCap <= 0 {
-		return opt, badInput("--time-cap is %s; want a positive duration (30s, 2m)", *p.timeCap)
-	}
 	if pr.Off() && setFlags(p.fs)["time-cap"] {
 		return opt, noEffect("time-cap", "with --precision off (it caps the rounds the precision adds); give a --precision or drop --time-cap")
 	}
-	opt.Precision, opt.TimeCap = pr, *p.timeCap
+	opt.Precision, opt.TimeCap, opt.TimeCapFactor = pr, p.timeCap.abs, p.timeCap.factor
 	return opt, nil
 }

@@ -18,7 +18,7 @@ func runRun(ctx context.Context, args []string, s stdio) error {
 	ef.register(fs, "a built-in scenario name (c3lab scenarios lists them) or a YAML file; default: the first built-in", true)
 	reps := fs.Int("reps", 0, "timed repetitions per run; 0 = the scenario's own (default 20)")
 	var pf precisionFlags
-	pf.register(fs, "2%", time.Minute, "(the lab's default: T_c3 within ±2%, at most a minute)")
+	pf.register(fs, "2%", timeCap{abs: time.Minute}, "(the lab's default: T_c3 within ±2%, at most a minute)")
 	timeline := fs.Bool("timeline", false, "with --json, include the spans and telemetry samples of one concurrent repetition")
 	asJSON := fs.Bool("json", false, "print the result as JSON")
 	if err := parseFlags(fs, args); err != nil {

@@ -58,7 +58,7 @@ func runSweep(ctx context.Context, args []string, s stdio) error {
 	reps := fs.Int("reps", 0, "timed repetitions per run; 0 = each scenario's own")
 	passes := fs.Int("passes", 0, fmt.Sprintf("split every measurement into this many passes over the whole sweep, so that its interval holds what changes between runs of the sweep (1..%d); 0 = %d on the GPUs, 1 on the simulator", maxPasses, profiler.DefaultPasses))
 	var pf precisionFlags
-	pf.register(fs, "2pt", 30*time.Second, "per entry (the sweep's default: F within ±2 points, at most 30s per entry)")
+	pf.register(fs, "2pt", timeCap{factor: 2}, "per entry (the sweep's default: F within ±2 points, each entry taking at most twice its fixed rounds' time)")
 	out := fs.String("out", "", "write the results to this JSON file; default c3lab-sweep-YYYYMMDD-HHMMSS.json in the working directory")
 	force := fs.Bool("force", false, "overwrite --out if it exists")
 	asJSON := fs.Bool("json", false, "print the summary as JSON on stdout; no progress on stderr")
