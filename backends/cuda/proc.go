@@ -117,8 +117,10 @@ type rankGPU struct {
 	streams     map[streamID]rankHandle
 	events      map[eventID]rankHandle
 	// share returns the NCCL id of a new communicator (all ranks call it
-	// in the same order); ids says for which specs it was shared.
-	share func(spec commSpec) ([]byte, error)
+	// in the same order), within the current run's ctx; ids says for
+	// which specs it was shared.
+	share func(ctx context.Context, spec commSpec) ([]byte, error)
+	ctx   context.Context
 	ids   map[commSpec]bool
 	// recorded lists this rank's events recorded since the last
 	// exchange; times holds the other ranks' event times (ns from each
@@ -526,7 +528,11 @@ func (r *rankGPU) commID(spec commSpec) error {
 	if r.share == nil {
 		return errors.New("the backend has no link to the other ranks to share an NCCL id through")
 	}
-	id, err := r.share(spec)
+	ctx := r.ctx
+	if ctx == nil {
+		ctx = context.Background()
+	}
+	id, err := r.share(ctx, spec)
 	if err != nil {
 		return err
 	}
@@ -811,7 +817,7 @@ func (b *Backend) joinJob(in procGPU, pr *Process) error {
 		devs[q] = ri.Dev
 	}
 	rg := newRankGPU(in, peers.Rank(), peers.Size(), devs)
-	rg.share = func(spec commSpec) ([]byte, error) {
+	rg.share = func(ctx context.Context, spec commSpec) ([]byte, error) {
 		id, err := peers.ShareID(ctx, in.NewUniqueID)
 		if err != nil {
 			return nil, fmt.Errorf("sharing the NCCL id of a %d-rank communicator: %w", spec.Ranks, err)
@@ -836,6 +842,8 @@ func (b *Backend) joinJob(in procGPU, pr *Process) error {
 // watchdog and the ranks' agreement that the run starts and ends.
 func (b *Backend) procRun(ctx context.Context, run func() (any, error)) (any, error) {
 	ps := b.proc
+	ps.rg.ctx = ctx
+	defer func() { ps.rg.ctx = nil }()
 	stop := context.AfterFunc(ctx, func() {
 		ps.rg.in.AbortAsync()
 		ps.aborted.Store(true)
