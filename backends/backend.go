@@ -187,6 +187,11 @@ type RunResult struct {
 	// Explain says, per op, which resource bounded it and for how long
 	// (empty when the backend cannot tell).
 	Explain []OpExplanation `json:"explain,omitempty"`
+	// StartSkews is, per timed repetition that passed a start gate shared
+	// by several processes (one process per GPU), the spread of the
+	// ranks' first-kernel %globaltimer stamps after the gate, in ns;
+	// empty otherwise.
+	StartSkews []int64 `json:"start_skews_ns,omitempty"`
 }
 
 // OpExplanation says what held one op back during a run.

@@ -531,3 +531,25 @@ func (w HostWord) Raise(v uint32) {
 
 // Load reads the word.
 func (w HostWord) Load() uint32 { return atomic.LoadUint32((*uint32)(w.p)) }
+
+// RegisterHost pins bytes of host memory c3lab did not allocate with CUDA
+// (cuMemHostRegister, portable and device-mapped): a page shared between
+// processes, whose words the GPUs then read through HostWordAt. Unregister
+// it with UnregisterHost before it is unmapped.
+func (d *Driver) RegisterHost(p unsafe.Pointer, bytes int64) error {
+	if p == nil || bytes <= 0 {
+		return fmt.Errorf("cuMemHostRegister: %d bytes at %p; want memory", bytes, p)
+	}
+	return d.check("cuMemHostRegister", C.c3_cuMemHostRegister(d.t, p, C.size_t(bytes), hostAllocPortable|hostAllocDeviceMap))
+}
+
+// UnregisterHost unpins memory RegisterHost pinned; no stream may still
+// use it.
+func (d *Driver) UnregisterHost(p unsafe.Pointer) error {
+	return d.check("cuMemHostUnregister", C.c3_cuMemHostUnregister(d.t, p))
+}
+
+// HostWordAt is the word at p, in memory RegisterHost pinned (or any
+// memory, for the host side alone): the start gate's word in a page that
+// several processes map.
+func HostWordAt(p unsafe.Pointer) HostWord { return HostWord{p} }

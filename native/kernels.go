@@ -24,6 +24,9 @@ const (
 	// copies through device-mapped host memory.
 	CopyKernel  = "c3_copy"
 	CopyThreads = 512
+	// StampKernel writes the GPU's %globaltimer, in ns, to one 8-byte
+	// word (stream.cu); launch it as one CTA of one thread.
+	StampKernel = "c3_stamp"
 	// ReduceKernel sums up to ReduceMaxSources bf16 inputs (reduce.cu),
 	// ReduceThreads threads per CTA, grid-stride.
 	ReduceKernel     = "c3_reduce_bf16"

@@ -42,6 +42,8 @@ int c3_cuda_open(c3_cuda *t, char *err, size_t errlen) {
 	SYM(t, cuMemHostAlloc, "cuMemHostAlloc");
 	SYM(t, cuMemHostGetDevicePointer, "cuMemHostGetDevicePointer_v2");
 	SYM(t, cuMemFreeHost, "cuMemFreeHost");
+	SYM(t, cuMemHostRegister, "cuMemHostRegister_v2");
+	SYM(t, cuMemHostUnregister, "cuMemHostUnregister");
 	SYM(t, cuMemcpyHtoD, "cuMemcpyHtoD_v2");
 	SYM(t, cuMemcpyDtoH, "cuMemcpyDtoH_v2");
 	SYM(t, cuMemsetD32Async, "cuMemsetD32Async");

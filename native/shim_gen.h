@@ -38,6 +38,8 @@ typedef struct {
 	CUresult (*cuMemHostAlloc)(void **, size_t, unsigned);
 	CUresult (*cuMemHostGetDevicePointer)(CUdeviceptr *, void *, unsigned);
 	CUresult (*cuMemFreeHost)(void *);
+	CUresult (*cuMemHostRegister)(void *, size_t, unsigned);
+	CUresult (*cuMemHostUnregister)(void *);
 	CUresult (*cuMemcpyHtoD)(CUdeviceptr, const void *, size_t);
 	CUresult (*cuMemcpyDtoH)(void *, CUdeviceptr, size_t);
 	CUresult (*cuMemsetD32Async)(CUdeviceptr, unsigned, size_t, CUstream);
@@ -165,6 +167,8 @@ static inline CUresult c3_cuMemGetInfo(const c3_cuda *t, size_t * a0, size_t * a
 static inline CUresult c3_cuMemHostAlloc(const c3_cuda *t, void ** a0, size_t a1, unsigned a2) { return t->cuMemHostAlloc(a0, a1, a2); }
 static inline CUresult c3_cuMemHostGetDevicePointer(const c3_cuda *t, CUdeviceptr * a0, void * a1, unsigned a2) { return t->cuMemHostGetDevicePointer(a0, a1, a2); }
 static inline CUresult c3_cuMemFreeHost(const c3_cuda *t, void * a0) { return t->cuMemFreeHost(a0); }
+static inline CUresult c3_cuMemHostRegister(const c3_cuda *t, void * a0, size_t a1, unsigned a2) { return t->cuMemHostRegister(a0, a1, a2); }
+static inline CUresult c3_cuMemHostUnregister(const c3_cuda *t, void * a0) { return t->cuMemHostUnregister(a0); }
 static inline CUresult c3_cuMemcpyHtoD(const c3_cuda *t, CUdeviceptr a0, const void * a1, size_t a2) { return t->cuMemcpyHtoD(a0, a1, a2); }
 static inline CUresult c3_cuMemcpyDtoH(const c3_cuda *t, void * a0, CUdeviceptr a1, size_t a2) { return t->cuMemcpyDtoH(a0, a1, a2); }
 static inline CUresult c3_cuMemsetD32Async(const c3_cuda *t, CUdeviceptr a0, unsigned a1, size_t a2, CUstream a3) { return t->cuMemsetD32Async(a0, a1, a2, a3); }

@@ -45,6 +45,9 @@ type Backend struct {
 	// stand then).
 	measured   map[int]measuredBW
 	measureErr error
+	// proc is set when the backend is one rank of a job with one process
+	// per GPU (proc.go).
+	proc *procState
 }
 
 // copyTracer reports memory copies as the GPUs saw them: CUPTI's activity
@@ -88,6 +91,10 @@ type Options struct {
 	// buffers and raises the peer's flag). Push is the default; pull is
 	// kept to measure the difference (FINDINGS.md section 4).
 	PipePull bool
+	// Process, when set, makes the backend one rank of a job with one
+	// process per GPU (proc.go, backends/MULTINODE.md): it opens only its
+	// rank's GPU and runs every experiment together with the other ranks.
+	Process *Process
 }
 
 // DefaultGateStall is how long enqueuing one gated repetition may take
@@ -122,7 +129,11 @@ func Open(opts Options) (*Backend, error) {
 	if err != nil {
 		return nil, err
 	}
-	b.do(func() { b.measureErr = b.measureBandwidths(bandwidthCachePath(), defaultBWProbe()) })
+	if opts.Process == nil {
+		// One process per GPU keeps the device table's bandwidths: the
+		// probes copy between GPUs one process drives.
+		b.do(func() { b.measureErr = b.measureBandwidths(bandwidthCachePath(), defaultBWProbe()) })
+	}
 	return b, nil
 }
 
@@ -136,10 +147,27 @@ func open(opts Options, load func() (*libs, error)) (*Backend, error) {
 			return
 		}
 		var g *nativeGPU
-		if g, err = newNativeGPU(l); err != nil {
+		if opts.Process != nil {
+			g, err = newNativeGPUOn(l, opts.Process.LocalRank)
+		} else {
+			g, err = newNativeGPU(l)
+		}
+		if err != nil {
 			return
 		}
-		b.attach(g)
+		if opts.Process != nil {
+			if opts.CUPTI {
+				err = errors.New("CUPTI copy records (C3LAB_CUPTI=1) are for one process driving the node's GPUs; unset it to run one process per GPU")
+			} else if err = b.joinJob(g, opts.Process); err != nil {
+				err = fmt.Errorf("joining the job's other ranks: %w", err)
+			}
+			if err != nil {
+				g.Close()
+				return
+			}
+		} else {
+			b.attach(g)
+		}
 		version, verr := l.nccl.Version()
 		if verr != nil {
 			err = fmt.Errorf("NCCL does not report its version, so its communicators cannot be configured: %w", verr)
@@ -293,6 +321,9 @@ func (b *Backend) Close() error {
 		}
 		err = b.g.Close()
 		b.g = nil
+		if b.proc != nil {
+			err = errors.Join(err, b.proc.gate.close())
+		}
 	}) != nil {
 		return nil // already closed
 	}
@@ -310,6 +341,9 @@ func (b *Backend) Run(ctx context.Context, ex backends.Experiment, sink backends
 	if err := validate(sc, b.Capabilities().Limits); err != nil {
 		return backends.RunResult{}, err
 	}
+	if b.proc != nil && crossProcessDMA(sc, ex.Strategy) {
+		return backends.RunResult{}, ErrCopyEngineAcrossProcesses
+	}
 	var res backends.RunResult
 	var err error
 	if derr := b.do(func() {
@@ -317,7 +351,15 @@ func (b *Backend) Run(ctx context.Context, ex backends.Experiment, sink backends
 			err = errClosed
 			return
 		}
-		res, err = b.run(ctx, ex, sink)
+		if b.proc == nil {
+			res, err = b.run(ctx, ex, sink)
+			return
+		}
+		var out any
+		out, err = b.procRun(ctx, func() (any, error) { return b.run(ctx, ex, sink) })
+		if out != nil {
+			res = out.(backends.RunResult)
+		}
 	}); derr != nil {
 		return res, derr
 	}

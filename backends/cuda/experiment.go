@@ -436,6 +436,9 @@ func (b *Backend) verify(p *prepared, pl plan, mode backends.Mode) error {
 		key := fmt.Sprintf("gemm %+v", shape)
 		if !b.verified[key] {
 			for dev := range p.gpus {
+				if !b.mine(dev) {
+					continue // that rank checks its own
+				}
 				if err := b.checkGEMMOn(p, pl, dev); err != nil {
 					return err
 				}
@@ -483,6 +486,9 @@ func (b *Backend) verify(p *prepared, pl plan, mode backends.Mode) error {
 			}
 			out := make([]byte, 2*recvElems(pl.coll, p.gpus))
 			for dev := range p.gpus {
+				if !b.mine(dev) {
+					continue // that rank checks its own
+				}
 				if err := b.g.Download(pl.recv[dev], out); err != nil {
 					return err
 				}
@@ -522,14 +528,14 @@ func (b *Backend) run(ctx context.Context, ex backends.Experiment, sink backends
 		return b.runGraph(ctx, ex, sink)
 	}
 	p, err := b.prepare(ex.Scenario)
-	if err != nil {
+	var pl plan
+	if err == nil {
+		pl, err = b.strategyPlan(p, ex.Strategy)
+	}
+	if err := b.agree(ctx, "setup", err); err != nil {
 		return backends.RunResult{}, err
 	}
-	pl, err := b.strategyPlan(p, ex.Strategy)
-	if err != nil {
-		return backends.RunResult{}, err
-	}
-	if err := b.verify(p, pl, ex.Mode); err != nil {
+	if err := b.agree(ctx, "verification", b.verify(p, pl, ex.Mode)); err != nil {
 		return backends.RunResult{}, err
 	}
 	// A pipelined reduction's kernel that gave up waiting for its copies
@@ -544,8 +550,12 @@ func (b *Backend) run(ctx context.Context, ex backends.Experiment, sink backends
 	res := backends.RunResult{Mode: ex.Mode}
 	err = b.repeat(ctx, ex.Warmup, ex.Reps, func(gated bool) (func(i int), error) {
 		rep, spans, err := b.rep(ctx, p, pl, ex, gated)
+		skew := b.startSkew()
 		return func(i int) {
 			res.Reps = append(res.Reps, rep)
+			if skew >= 0 {
+				res.StartSkews = append(res.StartSkews, skew)
+			}
 			if sink != nil {
 				for k := range spans {
 					spans[k].Rep = i
@@ -589,7 +599,7 @@ func (b *Backend) rep(ctx context.Context, p *prepared, pl plan, ex backends.Exp
 	runComm := ex.Mode != backends.ModeCompute
 	commFirst := ex.Strategy.Normalize().Launch == scenarios.CommFirst || !runCompute
 	g := b.g
-	gate := b.startRep(gated)
+	gate := b.startRep(ctx, gated)
 	defer gate.close()
 	for dev := range p.gpus {
 		first, second := pl.computeStreams[dev], pl.commStreams[dev]
@@ -667,8 +677,13 @@ func (b *Backend) rep(ctx context.Context, p *prepared, pl plan, ex backends.Exp
 		}
 	}
 	stalled := gate.release()
-	if err := b.wait(ctx, p, runCompute, runComm); err != nil {
-		return backends.Rep{}, nil, err
+	werr := b.wait(ctx, p, runCompute, runComm)
+	if b.proc != nil {
+		// Every rank's times, start stamp and gate verdict (or failure).
+		stalled, werr = b.proc.settle(ctx, gate, werr)
+	}
+	if werr != nil {
+		return backends.Rep{}, nil, werr
 	}
 	if stalled {
 		return backends.Rep{}, nil, errGateStalled
@@ -748,6 +763,28 @@ func (b *Backend) rep(ctx context.Context, p *prepared, pl plan, ex backends.Exp
 	return rep, spans, nil
 }
 
+// mine reports whether GPU dev's results are read in this process: every
+// GPU's, but with one process per GPU only its rank's.
+func (b *Backend) mine(dev int) bool { return b.proc == nil || dev == b.proc.peers.Rank() }
+
+// agree makes, with one process per GPU, every rank go on or every rank
+// stop with the failures of any; otherwise it is err.
+func (b *Backend) agree(ctx context.Context, stage string, err error) error {
+	if b.proc == nil {
+		return err
+	}
+	return b.proc.agree(ctx, stage, err)
+}
+
+// startSkew is the last repetition's start skew between processes (ns),
+// -1 when it was not measured.
+func (b *Backend) startSkew() int64 {
+	if b.proc == nil {
+		return -1
+	}
+	return b.proc.lastSkew
+}
+
 // repeat runs warm untimed and then reps timed repetitions, each by one
 // (gated: whether the start gate holds the GPUs while it enqueues; warm-up
 // runs are not gated). A repetition that finished keeps its figures
@@ -789,12 +826,17 @@ type repGate struct {
 	// t0 is the tracer's clock when the GPUs were released (0 without a
 	// tracer).
 	t0 uint64
+	// One process per GPU: ctx is the run's, released says this rank
+	// arrived at the ranks' gate, err why arriving failed.
+	ctx      context.Context
+	released bool
+	err      error
 }
 
 // startRep begins a repetition. close must be deferred: whatever happens,
 // the gate is open when the repetition returns.
-func (b *Backend) startRep(gated bool) *repGate {
-	rg := &repGate{b: b, gated: gated}
+func (b *Backend) startRep(ctx context.Context, gated bool) *repGate {
+	rg := &repGate{b: b, gated: gated, ctx: ctx}
 	if b.tracer != nil {
 		b.tracer.Take() // drop copies of earlier work (verification, say)
 		if !gated {
@@ -805,7 +847,14 @@ func (b *Backend) startRep(gated bool) *repGate {
 		b.gateVal++
 		rg.v = b.gateVal
 		g := b.g
-		rg.watchdog = time.AfterFunc(time.Duration(b.opts.GateStallNanos), func() { g.OpenGate(rg.v) })
+		open := func() { g.OpenGate(rg.v) }
+		if b.proc != nil {
+			// The ranks' gate: a stall opens it for every rank, and every
+			// rank runs the repetition again.
+			gate := b.proc.gate
+			open = func() { gate.stall(rg.v) }
+		}
+		rg.watchdog = time.AfterFunc(time.Duration(b.opts.GateStallNanos), open)
 	}
 	return rg
 }
@@ -823,16 +872,32 @@ func (rg *repGate) release() (stalled bool) {
 	if rg.b.tracer != nil {
 		rg.t0 = rg.b.tracer.Now()
 	}
+	if p := rg.b.proc; p != nil {
+		// The last rank to arrive opens every rank's gate; whether any
+		// stalled comes out of the repetition's exchange.
+		rg.released = true
+		rg.err = p.gate.arrive(rg.ctx, rg.v)
+		return false
+	}
 	rg.b.g.OpenGate(rg.v)
 	return stalled
 }
 
 // close opens the gate if it is still shut (an error before release).
 func (rg *repGate) close() {
-	if rg.gated {
-		rg.watchdog.Stop()
-		rg.b.g.OpenGate(rg.v)
+	if !rg.gated {
+		return
 	}
+	rg.watchdog.Stop()
+	if p := rg.b.proc; p != nil {
+		if !rg.released {
+			// Arrive all the same, so the ranks' count stays in step.
+			p.gate.arrive(rg.ctx, rg.v)
+			p.gate.stall(rg.v)
+		}
+		return
+	}
+	rg.b.g.OpenGate(rg.v)
 }
 
 // errGateStalled says the watchdog opened the start gate before every op

@@ -62,6 +62,17 @@ type fakeGPU struct {
 	// byte; copyLog records every copy.
 	corruptCopies bool
 	copyLog       []fakeCopy
+	// One process per GPU (proc_test.go): fabric rendezvouses this
+	// rank's collectives with the other ranks' fakes; commIDs are the
+	// shared ids by config; stamps counts start stamps; asyncAborts
+	// counts AbortAsync calls.
+	fabric      *fakeFabric
+	rank        int
+	commIDs     map[commSpec]string
+	commSeq     map[commSpec]int
+	stamps      int
+	asyncAborts int
+	sharedGate  []byte
 }
 
 // fakeCopy is one copy: the stream (of GPU dev) that carried
@@ -393,6 +404,9 @@ func (f *fakeGPU) Collective(c collective, send, recv []bufID, streams []streamI
 }
 
 func (f *fakeGPU) CollectiveAt(c collective, send, recv []bufRef, streams []streamID) error {
+	if f.fabric != nil {
+		return f.fabricCollective(c, send, recv, streams)
+	}
 	f.colls++
 	f.logf("collective %s count=%d ctas=%d ranks=%d policy=%d", c.Kind, c.Count, c.Comm.MaxCTAs, len(send), c.Comm.CTAPolicy)
 	if send[0].off != 0 || recv[0].off != 0 {

@@ -241,6 +241,20 @@ func (d *fakeDriver) FreeHostWord(w native.HostWord) error {
 	return err
 }
 
+func (d *fakeDriver) RegisterHost(p unsafe.Pointer, _ int64) error {
+	if err := d.l.call("cuMemHostRegister"); err != nil {
+		return err
+	}
+	d.l.acquire(key("registered host memory", p))
+	return nil
+}
+
+func (d *fakeDriver) UnregisterHost(p unsafe.Pointer) error {
+	err := d.l.call("cuMemHostUnregister")
+	d.l.release(key("registered host memory", p))
+	return err
+}
+
 func (d *fakeDriver) CopyToDevice(native.DevPtr, []byte) error { return d.l.call("cuMemcpyHtoD") }
 func (d *fakeDriver) CopyToHost([]byte, native.DevPtr) error   { return d.l.call("cuMemcpyDtoH") }
 

@@ -14,7 +14,9 @@
 # named. On a one-GPU node: doctor tests sweep-host lab-screen-1gpu, and for
 # the stream scenarios sweep-graphs-1gpu lab-screen-graph; for the
 # intervals sweep-twice-1gpu sweep-adaptive-1gpu (in this order: the
-# second uses the first's scenario list), and sweep-passes-1gpu.
+# second uses the first's scenario list), and sweep-passes-1gpu. One
+# process per GPU, when named: per-process-1gpu (start skew, one GPU) and
+# per-process-2gpu (collectives across processes, two GPUs).
 set -u
 export NCCL_NVLS_ENABLE=0 # never NVLink multicast
 cd "$(dirname "$0")/../.."
@@ -272,6 +274,32 @@ for s in "${steps[@]}"; do
       --out "$OUT/samples-sweep.json" --record "$OUT/h200x2-strategies.c3rec" > "$OUT/samples.txt" 2>&1
     echo "samples rc=$?"
     tail -5 "$OUT/samples.txt"
+    ;;
+  per-process-1gpu)
+    # Two processes on one GPU (the test binary starts itself as two ranks
+    # on loopback), released by the start gate they share, no NCCL: the
+    # start skew from their first kernels' %globaltimer (target 5 us).
+    step "one process per GPU: start skew (one GPU)"
+    C3LAB_SKEW_OUT="$OUT/per-process-skew.json" \
+      timeout 300 .gpu/cuda.test -test.v -test.run '^TestGPUPerProcessOneGPUSkew$' -test.timeout 290s > "$OUT/per-process-1gpu.txt" 2>&1
+    echo "per-process-1gpu rc=$?" | tee -a "$OUT/per-process-1gpu.txt"
+    grep -E "^(--- |ok|FAIL|panic)|skew|rank " "$OUT/per-process-1gpu.txt" | head -20
+    ;;
+  per-process-2gpu)
+    # One process per GPU on two GPUs: every collective verified on every
+    # rank, and its 256 MiB busbw against one process driving both; then
+    # c3lab run under a torchrun-style launch by hand.
+    step "one process per GPU: collectives (two GPUs)"
+    C3LAB_PROC_OUT="$OUT/per-process-2gpu.json" \
+      timeout 400 .gpu/cuda.test -test.v -test.run '^TestGPUPerProcessTwoGPUCollectives$' -test.timeout 390s > "$OUT/per-process-2gpu.txt" 2>&1
+    echo "per-process-2gpu rc=$?" | tee -a "$OUT/per-process-2gpu.txt"
+    grep -E "^(--- |ok|FAIL|panic)|busbw|skew|rank " "$OUT/per-process-2gpu.txt" | head -20
+    for r in 1 0; do
+      RANK=$r WORLD_SIZE=2 LOCAL_RANK=$r LOCAL_WORLD_SIZE=2 MASTER_ADDR=127.0.0.1 MASTER_PORT=29533 \
+        timeout 180 .gpu/c3lab run --backend cuda --json > "$OUT/per-process-run.rank$r.json" 2>> "$OUT/per-process-2gpu.txt" &
+    done
+    wait
+    echo "per-process run: $(head -c 300 "$OUT/per-process-run.rank0.json")"
     ;;
   lab-screen)
     lab_screen "lab screen capture" lab h200x2-lab "--scenario llama3-405b-tp-qkv-ag-224m" 12 10

@@ -629,14 +629,14 @@ func (b *Backend) graphHostCopy(pl graphPlan, s streamID, segs []copySeg) error 
 // runGraph is one experiment on a format-2 scenario, on the worker.
 func (b *Backend) runGraph(ctx context.Context, ex backends.Experiment, sink backends.EventSink) (backends.RunResult, error) {
 	gp, err := b.prepareGraph(ex.Scenario, ex.Strategy)
-	if err != nil {
+	var pl graphPlan
+	if err == nil {
+		pl, err = b.graphStrategy(gp, ex.Strategy, ex.Mode)
+	}
+	if err := b.agree(ctx, "setup", err); err != nil {
 		return backends.RunResult{}, err
 	}
-	pl, err := b.graphStrategy(gp, ex.Strategy, ex.Mode)
-	if err != nil {
-		return backends.RunResult{}, err
-	}
-	if err := b.verifyGraph(ctx, gp, ex.Strategy); err != nil {
+	if err := b.agree(ctx, "verification", b.verifyGraph(ctx, gp, ex.Strategy)); err != nil {
 		return backends.RunResult{}, err
 	}
 	if err := b.placeOwnShards(gp, pl); err != nil {
@@ -647,7 +647,11 @@ func (b *Backend) runGraph(ctx context.Context, ex backends.Experiment, sink bac
 	gaps := make([]int64, len(gp.g.Ops))
 	err = b.repeat(ctx, ex.Warmup, ex.Reps, func(gated bool) (func(i int), error) {
 		rep, spans, gap, err := b.graphRep(ctx, gp, pl, order, waits, gated)
+		skew := b.startSkew()
 		return func(i int) {
+			if skew >= 0 {
+				res.StartSkews = append(res.StartSkews, skew)
+			}
 			for op := range gaps {
 				gaps[op] += gap[op]
 			}
@@ -712,7 +716,7 @@ func (b *Backend) graphRep(ctx context.Context, gp *graphPrep, pl graphPlan, ord
 			used = append(used, k)
 		}
 	}
-	gate := b.startRep(gated)
+	gate := b.startRep(ctx, gated)
 	defer gate.close()
 	for dev := range gp.gpus {
 		// The first stream joins the others before the start: on a GPU
@@ -751,8 +755,13 @@ func (b *Backend) graphRep(ctx context.Context, gp *graphPrep, pl graphPlan, ord
 		}
 	}
 	stalled := gate.release()
-	if err := b.waitGraph(ctx, gp, order); err != nil {
-		return backends.Rep{}, nil, nil, err
+	werr := b.waitGraph(ctx, gp, order)
+	if b.proc != nil {
+		// Every rank's times, start stamp and gate verdict (or failure).
+		stalled, werr = b.proc.settle(ctx, gate, werr)
+	}
+	if werr != nil {
+		return backends.Rep{}, nil, nil, werr
 	}
 	if stalled {
 		return backends.Rep{}, nil, nil, errGateStalled
@@ -967,6 +976,9 @@ func (b *Backend) checkGraphOp(gp *graphPrep, pl graphPlan, i int) error {
 	switch {
 	case ob.gemm.M > 0 && o.FedBy < 0:
 		for dev := range gp.gpus {
+			if !b.mine(dev) {
+				continue // that rank checks its own
+			}
 			d, err := b.download(ob.out[dev], ob.outChunk*n)
 			if err != nil {
 				return err
@@ -981,6 +993,9 @@ func (b *Backend) checkGraphOp(gp *graphPrep, pl graphPlan, i int) error {
 		return b.checkChunkedGEMM(gp, pl, i)
 	case o.Role == scenarios.RoleComm && o.Comm.Collective.IsHostCopy():
 		for dev := range gp.gpus {
+			if !b.mine(dev) {
+				continue // that rank checks its own
+			}
 			pairs := [][2]bufID{{ob.in[dev], ob.out[dev]}}
 			if ob.in2Chunk > 0 {
 				pairs = append(pairs, [2]bufID{ob.in2[dev], ob.out2[dev]})
@@ -1007,6 +1022,15 @@ func (b *Backend) checkGraphOp(gp *graphPrep, pl graphPlan, i int) error {
 		ins, outs := make([][]byte, gp.gpus), make([][]byte, gp.gpus)
 		for dev := range gp.gpus {
 			var err error
+			if !b.mine(dev) {
+				// That rank checks its output; its input is the test data
+				// every rank knows, unless a GEMM of its GPU made it.
+				if o.FedBy >= 0 {
+					return fmt.Errorf("the input of %s on GPU %d is a GEMM's output in another process, which this rank cannot read to check its own result; run the scenario in one process (no launcher, or one rank per node)", o.Name, dev)
+				}
+				ins[dev] = graphInput(o, dev, ob.inChunk*n, true)
+				continue
+			}
 			if ins[dev], err = b.download(ob.in[dev], ob.inChunk*n); err != nil {
 				return err
 			}
@@ -1033,6 +1057,9 @@ func (b *Backend) checkChunkedGEMM(gp *graphPrep, pl graphPlan, i int) error {
 	whole.M *= o.Chunks
 	outSz := outputType(whole.DType).Size()
 	for dev := range gp.gpus {
+		if !b.mine(dev) {
+			continue // that rank checks its own
+		}
 		ref, err := b.g.Alloc(dev, int64(whole.M)*int64(whole.N)*outSz)
 		if err != nil {
 			return fmt.Errorf("allocating the unchunked reference on GPU %d: %w", dev, err)
@@ -1099,6 +1126,9 @@ func checkCollectiveFrom(c collective, ranks int, chunk int64, ins, outs [][]byt
 	sendN, recvN := sendElems(c, ranks), recvElems(c, ranks)
 	val := func(buf []byte, e int64) float64 { return decode(scenarios.BF16, buf[2*e:]) }
 	for r := range ranks {
+		if outs[r] == nil {
+			continue // another process's GPU: that rank checks it
+		}
 		for e := range recvN {
 			var want, mag float64
 			switch c.Kind {

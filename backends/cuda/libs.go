@@ -1,6 +1,10 @@
 package cuda
 
-import "github.com/c3lab/c3lab/native"
+import (
+	"unsafe"
+
+	"github.com/c3lab/c3lab/native"
+)
 
 // The seam between nativeGPU and NVIDIA's libraries: exactly the calls
 // nativeGPU makes of package native, one interface per library. The real
@@ -40,6 +44,10 @@ type driverAPI interface {
 	AllocHostWord() (native.HostWord, error)
 	HostWordDevPtr(w native.HostWord) (native.DevPtr, error)
 	FreeHostWord(w native.HostWord) error
+	// RegisterHost and UnregisterHost pin memory CUDA did not allocate:
+	// the start-gate page the processes of one node share.
+	RegisterHost(p unsafe.Pointer, bytes int64) error
+	UnregisterHost(p unsafe.Pointer) error
 	CopyToDevice(dst native.DevPtr, src []byte) error
 	CopyToHost(dst []byte, src native.DevPtr) error
 

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"sync"
+	"unsafe"
 
 	"github.com/c3lab/c3lab/native"
 	"github.com/c3lab/c3lab/scenarios"
@@ -18,6 +20,7 @@ type device struct {
 	blas   native.BLASHandle
 	stream native.Function // c3lab's streaming kernel
 	copy   native.Function // c3lab's SM copy kernel
+	stamp  native.Function // c3lab's %globaltimer stamp
 	module native.Module
 	// reduce and reducePipe are compiled on first use (only copy-engine
 	// reductions need them).
@@ -45,6 +48,24 @@ type nativeGPU struct {
 	// noEngineCopy is set once the driver refused a same-device copy on a
 	// copy engine; such copies then use cuMemcpyPeerAsync.
 	noEngineCopy bool
+	// One process per GPU (proc.go): procIDs holds, per communicator
+	// config, the NCCL id and this process's rank in it; gateShared is
+	// set when the gate is a page the ranks share (registered, not
+	// allocated).
+	procIDs    map[commSpec]procComm
+	gateShared unsafe.Pointer
+	// mu guards live, this process's communicators of one process per
+	// GPU, and aborted, those AbortAsync aborted from another goroutine
+	// (the worker must not abort or destroy them again).
+	mu      sync.Mutex
+	live    map[native.Comm]bool
+	aborted map[native.Comm]bool
+}
+
+// procComm is this process's place in a communicator of one process per GPU.
+type procComm struct {
+	id          []byte
+	world, rank int
 }
 
 type nbuf struct {
@@ -118,6 +139,33 @@ func newNativeGPU(l *libs) (*nativeGPU, error) {
 	return g, nil
 }
 
+// newNativeGPUOn initialises the driver and one GPU: the one of a rank of
+// one process per GPU (procDevice picks it from the local rank).
+func newNativeGPUOn(l *libs, localRank int) (*nativeGPU, error) {
+	if err := l.drv.Init(); err != nil {
+		return nil, fmt.Errorf("initialising the CUDA driver: %w", err)
+	}
+	n, err := l.drv.DeviceCount()
+	if err != nil {
+		return nil, err
+	}
+	if n == 0 {
+		return nil, errors.New("the CUDA driver sees no GPU")
+	}
+	dev, err := procDevice(n, localRank)
+	if err != nil {
+		return nil, err
+	}
+	g := &nativeGPU{l: l, bufs: map[bufID]nbuf{}, streams: map[streamID]nstream{}, events: map[eventID]nevent{}, comms: map[commSpec][]native.Comm{},
+		procIDs: map[commSpec]procComm{}, live: map[native.Comm]bool{}, aborted: map[native.Comm]bool{}}
+	d, err := g.openDevice(dev)
+	if err != nil {
+		return nil, fmt.Errorf("GPU %d: %w", dev, err)
+	}
+	g.devs = []*device{d}
+	return g, nil
+}
+
 // openDevice opens GPU i; on failure it releases whatever it had acquired
 // (the context, the cuBLASLt handle, the module).
 func (g *nativeGPU) openDevice(i int) (_ *device, err error) {
@@ -170,6 +218,9 @@ func (g *nativeGPU) openDevice(i int) (_ *device, err error) {
 		return nil, err
 	}
 	if d.copy, err = drv.Function(d.module, native.CopyKernel); err != nil {
+		return nil, err
+	}
+	if d.stamp, err = drv.Function(d.module, native.StampKernel); err != nil {
 		return nil, err
 	}
 	return d, nil
@@ -692,16 +743,19 @@ func (g *nativeGPU) communicators(spec commSpec) ([]native.Comm, error) {
 		return c, nil
 	}
 	nccl := g.l.nccl
-	id, err := nccl.NewUniqueID()
-	if err != nil {
-		return nil, err
-	}
 	cfg := native.CommConfig{MaxCTAs: spec.MaxCTAs, CTAPolicy: -1}
 	if spec.CTAPolicy > 0 {
 		cfg.CTAPolicy = spec.CTAPolicy
 	}
 	if spec.MaxCTAs > 0 {
 		cfg.MinCTAs = min(spec.MaxCTAs, 1)
+	}
+	if g.procIDs != nil {
+		return g.procCommunicator(spec, cfg)
+	}
+	id, err := nccl.NewUniqueID()
+	if err != nil {
+		return nil, err
 	}
 	if spec.Ranks < 1 || spec.Ranks > len(g.devs) {
 		return nil, fmt.Errorf("a communicator of %d ranks on a node of %d GPUs", spec.Ranks, len(g.devs))
@@ -739,6 +793,113 @@ func (g *nativeGPU) communicators(spec commSpec) ([]native.Comm, error) {
 	return comms, nil
 }
 
+// procCommunicator makes this process's rank of a communicator of one
+// process per GPU, from the id the ranks shared (SetCommID). InitRank
+// returns when every rank has called it.
+func (g *nativeGPU) procCommunicator(spec commSpec, cfg native.CommConfig) ([]native.Comm, error) {
+	pc, ok := g.procIDs[spec]
+	if !ok {
+		return nil, fmt.Errorf("no NCCL id was shared for the communicator %+v", spec)
+	}
+	id, err := native.UniqueIDFromBytes(pc.id)
+	if err != nil {
+		return nil, err
+	}
+	if err := g.current(0); err != nil {
+		return nil, err
+	}
+	c, err := g.l.nccl.InitRank(id, pc.world, pc.rank, cfg)
+	if err != nil {
+		return nil, fmt.Errorf("creating rank %d of a %d-rank NCCL communicator: %w", pc.rank, pc.world, err)
+	}
+	comms := []native.Comm{c}
+	g.comms[spec] = comms
+	g.mu.Lock()
+	g.live[c] = true
+	g.mu.Unlock()
+	return comms, nil
+}
+
+// NewUniqueID makes an NCCL unique id, for rank 0 to share.
+func (g *nativeGPU) NewUniqueID() ([]byte, error) {
+	id, err := g.l.nccl.NewUniqueID()
+	if err != nil {
+		return nil, err
+	}
+	return id.Bytes(), nil
+}
+
+// SetCommID sets the id and rank of this process's communicators of spec.
+func (g *nativeGPU) SetCommID(spec commSpec, id []byte, world, rank int) {
+	g.procIDs[spec] = procComm{id: id, world: world, rank: rank}
+}
+
+// Stamp launches the one-thread %globaltimer kernel on s.
+func (g *nativeGPU) Stamp(s streamID, at bufRef) error {
+	st := g.streams[s]
+	nb := g.bufs[at.b]
+	if at.off < 0 || at.off+8 > nb.bytes {
+		return fmt.Errorf("a stamp at %d of a %d-byte buffer", at.off, nb.bytes)
+	}
+	if err := g.current(st.dev); err != nil {
+		return err
+	}
+	return g.l.drv.Launch(g.devs[st.dev].stamp, 1, 1, st.s, uint64(nb.p)+uint64(at.off))
+}
+
+// UseSharedGate registers the ranks' page and makes its first word the
+// start gate.
+func (g *nativeGPU) UseSharedGate(page []byte) error {
+	if !g.gate.IsZero() {
+		return errors.New("the start gate is in use already")
+	}
+	if len(page) < 4 {
+		return fmt.Errorf("a shared start gate of %d bytes", len(page))
+	}
+	if err := g.current(0); err != nil {
+		return err
+	}
+	p := unsafe.Pointer(&page[0])
+	if err := g.l.drv.RegisterHost(p, int64(len(page))); err != nil {
+		return fmt.Errorf("pinning the ranks' shared start gate: %w", err)
+	}
+	w := native.HostWordAt(p)
+	ptr, err := g.l.drv.HostWordDevPtr(w)
+	if err != nil {
+		return errors.Join(err, g.l.drv.UnregisterHost(p))
+	}
+	g.gate, g.gatePtr, g.gateShared = w, []native.DevPtr{ptr}, p
+	return nil
+}
+
+// AbortAsync aborts every communicator (ncclCommAbort): from the backend's
+// watchdog while the worker may be blocked in NCCL.
+func (g *nativeGPU) AbortAsync() {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	for c := range g.live {
+		if !g.aborted[c] {
+			g.aborted[c] = true
+			g.l.nccl.Abort(c)
+		}
+	}
+}
+
+// release aborts or destroys a communicator unless AbortAsync aborted it.
+func (g *nativeGPU) release(c native.Comm, destroy bool) error {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	delete(g.live, c)
+	if g.aborted[c] {
+		delete(g.aborted, c)
+		return nil
+	}
+	if destroy {
+		return g.l.nccl.Destroy(c)
+	}
+	return g.l.nccl.Abort(c)
+}
+
 func (g *nativeGPU) Collective(c collective, send, recv []bufID, streams []streamID) error {
 	at := func(ids []bufID) []bufRef {
 		out := make([]bufRef, len(ids))
@@ -751,11 +912,15 @@ func (g *nativeGPU) Collective(c collective, send, recv []bufID, streams []strea
 }
 
 func (g *nativeGPU) CollectiveAt(c collective, send, recv []bufRef, streams []streamID) error {
-	if len(send) < c.Comm.Ranks || len(recv) < c.Comm.Ranks || len(streams) < c.Comm.Ranks {
+	local := c.Comm.Ranks // the ranks this process drives
+	if g.procIDs != nil {
+		local = 1
+	}
+	if len(send) < local || len(recv) < local || len(streams) < local {
 		return fmt.Errorf("%s of %d ranks given %d send, %d receive buffers and %d streams", c.Kind, c.Comm.Ranks, len(send), len(recv), len(streams))
 	}
 	sendN, recvN := 2*sendElems(c, c.Comm.Ranks), 2*recvElems(c, c.Comm.Ranks)
-	for r := range c.Comm.Ranks {
+	for r := range local {
 		if send[r].off < 0 || send[r].off+sendN > g.bufs[send[r].b].bytes || recv[r].off < 0 || recv[r].off+recvN > g.bufs[recv[r].b].bytes {
 			return fmt.Errorf("%s on rank %d: %d bytes sent at %d or %d received at %d are out of their buffers", c.Kind, r, sendN, send[r].off, recvN, recv[r].off)
 		}
@@ -783,7 +948,7 @@ func (g *nativeGPU) CollectiveAt(c collective, send, recv []bufRef, streams []st
 		case scenarios.AllReduce:
 			callErr = nccl.AllReduce(sb, rb, c.Count, native.NCCLBF16, comms[r], st)
 		case scenarios.AllToAll:
-			callErr = nccl.AlltoAll(sb, rb, c.Count, 2, native.NCCLBF16, len(comms), comms[r], st)
+			callErr = nccl.AlltoAll(sb, rb, c.Count, 2, native.NCCLBF16, c.Comm.Ranks, comms[r], st)
 		default:
 			callErr = fmt.Errorf("collective %q is not supported", c.Kind)
 		}
@@ -808,7 +973,7 @@ func (g *nativeGPU) Abort() error {
 		for r, c := range comms {
 			// Aborted even when its context cannot be made current.
 			errs = append(errs, g.current(r))
-			errs = append(errs, g.l.nccl.Abort(c))
+			errs = append(errs, g.release(c, false))
 		}
 		delete(g.comms, spec)
 	}
@@ -836,7 +1001,12 @@ func (g *nativeGPU) Close() error {
 		}
 		errs = append(errs, drv.Synchronize())
 	}
-	errs = append(errs, drv.FreeHostWord(g.gate))
+	if g.gateShared != nil {
+		errs = append(errs, drv.UnregisterHost(g.gateShared))
+		g.gateShared = nil
+	} else {
+		errs = append(errs, drv.FreeHostWord(g.gate))
+	}
 	g.gate = native.HostWord{}
 	// Buffers first: freeing one drops its windows, which needs its communicator.
 	for id := range g.bufs {
@@ -845,7 +1015,7 @@ func (g *nativeGPU) Close() error {
 	for spec, comms := range g.comms {
 		for r, c := range comms {
 			errs = append(errs, g.current(r))
-			errs = append(errs, g.l.nccl.Destroy(c))
+			errs = append(errs, g.release(c, true))
 		}
 		delete(g.comms, spec)
 	}

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"flag"
 	"fmt"
 	"io"
@@ -20,6 +21,10 @@ type backendFlag struct {
 	name       string
 	simGPUs    int
 	simProfile string
+	// ctx is the command's context: under a launcher with several ranks
+	// on a node it holds the job, and the cuda backend then runs one
+	// process per GPU (cudaOptions).
+	ctx context.Context
 }
 
 func (b *backendFlag) register(fs *flag.FlagSet) {
@@ -73,7 +78,7 @@ func (b *backendFlag) open() (backends.Backend, string, error) {
 	}
 	switch b.name {
 	case "auto":
-		be, err := cuda.Open(cudaOptions())
+		be, err := cuda.Open(b.cudaOptions())
 		if err == nil {
 			if b.simGPUs != 0 || b.simProfile != "" {
 				be.Close()
@@ -95,7 +100,7 @@ func (b *backendFlag) open() (backends.Backend, string, error) {
 		if b.simProfile != "" {
 			return nil, "", badInput("--sim-profile picks the simulator's profile; it has no effect with --backend cuda")
 		}
-		be, err := cuda.Open(cudaOptions())
+		be, err := cuda.Open(b.cudaOptions())
 		if err != nil {
 			return nil, "", fmt.Errorf("the cuda backend cannot start: %w (c3lab doctor says more; --backend sim runs the simulator)", err)
 		}
@@ -111,8 +116,20 @@ func simProfileName(s *sim.Backend) string { return strings.ToUpper(s.Profile().
 // C3LAB_CUDA_GATE=0 turns the start gate off (cuda.Options.Ungated), and
 // C3LAB_CUPTI=1 adds CUPTI's copy records to the timelines
 // (cuda.Options.CUPTI).
-func cudaOptions() cuda.Options {
-	return cuda.Options{Ungated: os.Getenv("C3LAB_CUDA_GATE") == "0", CUPTI: os.Getenv("C3LAB_CUPTI") == "1"}
+//
+// Under a launcher that starts several ranks on a node, each rank's
+// backend is one process per GPU (cuda.Process): it opens its local
+// rank's GPU and runs every experiment with the other ranks, through the
+// job's group.
+func (b *backendFlag) cudaOptions() cuda.Options {
+	o := cuda.Options{Ungated: os.Getenv("C3LAB_CUDA_GATE") == "0", CUPTI: os.Getenv("C3LAB_CUPTI") == "1"}
+	if b.ctx == nil {
+		return o
+	}
+	if j := jobFrom(b.ctx); j != nil && j.g.Env().LocalWorldSize > 1 {
+		o.Process = &cuda.Process{Peers: j.g, Context: b.ctx, LocalRank: j.g.Env().LocalRank}
+	}
+	return o
 }
 
 // openTelling opens the backend and tells the user on w why it was chosen,

@@ -90,10 +90,8 @@ func runDistributed(ctx context.Context, name string, run func(context.Context, 
 	if !env.Distributed() || wantsHelp(args) {
 		return run(ctx, args, s)
 	}
-	if be, _ := flagValue(args, "backend"); env.LocalWorldSize > 1 && be != "sim" {
-		// Every rank would drive every GPU of the node.
-		return badInput("%s runs %d ranks on this node, and the cuda backend drives every GPU of a node from one process: run one rank per node (srun --ntasks-per-node=1, mpirun --map-by ppr:1:node) or add --backend sim (backends/MULTINODE.md says what one process per GPU still needs)", env.Launcher, env.LocalWorldSize)
-	}
+	// Several ranks on a node run the cuda backend one process per GPU:
+	// each opens its local rank's GPU (backendFlag.cudaOptions).
 	for _, v := range []struct {
 		name string
 		to   *time.Duration

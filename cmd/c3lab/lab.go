@@ -20,6 +20,7 @@ func isTerminal() bool {
 func runLab(ctx context.Context, args []string, s stdio) error {
 	fs := newFlags("lab", "[lab] [--scenario NAME|FILE] [--backend auto|sim] [--record FILE] [strategy flags]", s)
 	var ef experimentFlags
+	ef.backend.ctx = ctx // under a launcher: one process per GPU
 	ef.register(fs, "the scenario to start with: a built-in name or a YAML file", true)
 	if err := parseFlags(fs, args); err != nil {
 		return err

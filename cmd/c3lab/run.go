@@ -15,6 +15,7 @@ import (
 func runRun(ctx context.Context, args []string, s stdio) error {
 	fs := newFlags("run", "run [--scenario NAME|FILE] [--backend auto|sim] [strategy flags] [--reps N] [--precision P [--time-cap D]] [--json]", s)
 	var ef experimentFlags
+	ef.backend.ctx = ctx // under a launcher: one process per GPU
 	ef.register(fs, "a built-in scenario name (c3lab scenarios lists them) or a YAML file; default: the first built-in", true)
 	reps := fs.Int("reps", 0, "timed repetitions per run; 0 = the scenario's own (default 20)")
 	var pf precisionFlags

@@ -47,6 +47,7 @@ func sweepProgress(s stdio) profiler.Progress {
 func runSweep(ctx context.Context, args []string, s stdio) error {
 	fs := newFlags("sweep", "sweep [--backend auto|cuda|sim] [--suite default] [--scenarios A,B|FILE.yaml] [--collectives C,D] [--gpus N] [--strategies X,Y] [--reps N] [--passes N] [--precision P [--time-cap D]] [--out FILE.json [--force]] [--record FILE] [--json]", s)
 	var be backendFlag
+	be.ctx = ctx // under a launcher: one process per GPU
 	var rf recordFlags
 	be.register(fs)
 	rf.register(fs)

@@ -59,3 +59,14 @@ c3_copy(uint4 *d0, const uint4 *s0, unsigned long long n0,
 	}
 	for (; i < n; i += stride) d[i] = s[i];
 }
+
+// c3lab's timestamp kernel: one thread writes the GPU's %globaltimer (ns)
+// to *out, which may be pinned host memory mapped into the device. One
+// process per GPU puts it first after the start gate: the ranks' stamps
+// compare across processes, where cuEventElapsedTime cannot.
+extern "C" __global__ void c3_stamp(unsigned long long *out) {
+	unsigned long long t;
+	asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
+	*(volatile unsigned long long *)out = t;
+	__threadfence_system();
+}

@@ -296,6 +296,34 @@ func (g *Group) Gather(ctx context.Context, name string, data []byte) ([][]byte,
 	return out, nil
 }
 
+// AllGather is Gather to every rank: each sends data and every rank gets
+// every rank's, in rank order (waiting for each, and failing as soon as a
+// rank is lost). One process per GPU exchanges its GPU's times with it
+// after each repetition. Each name may be gathered more than once.
+func (g *Group) AllGather(ctx context.Context, name string, data []byte) ([][]byte, error) {
+	g.mu.Lock()
+	round := g.gathers["all/"+name]
+	g.gathers["all/"+name]++
+	g.mu.Unlock()
+	key := func(r int) string { return fmt.Sprintf("allgather/%s/%d/%d", name, round, r) }
+	if err := g.client.Set(ctx, key(g.env.Rank), data); err != nil {
+		return nil, err
+	}
+	out := make([][]byte, g.env.WorldSize)
+	for r := range out {
+		if r == g.env.Rank {
+			out[r] = data
+			continue
+		}
+		v, err := g.client.Get(ctx, key(r))
+		if err != nil {
+			return nil, fmt.Errorf("gathering %s from rank %d: %w", name, r, err)
+		}
+		out[r] = v
+	}
+	return out, nil
+}
+
 // Publish sends a command from rank 0 to every other rank, in order
 // (the lab's knob changes); the others read them with Next.
 func (g *Group) Publish(ctx context.Context, cmd []byte) error {

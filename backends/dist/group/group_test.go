@@ -189,6 +189,29 @@ func TestGatherGatePublish(t *testing.T) {
 			}
 		}
 	}
+	// AllGather: every rank gets every rank's data, round by round.
+	for round := range 2 {
+		got := make([][][]byte, world)
+		for r, g := range gs {
+			wg.Go(func() {
+				var err error
+				if got[r], err = g.AllGather(ctx, "times", fmt.Appendf(nil, "t%d-%d", r, round)); err != nil {
+					t.Error(err)
+				}
+			})
+		}
+		wg.Wait()
+		for r := range world {
+			if len(got[r]) != world {
+				t.Fatalf("round %d: rank %d got %d ranks' data, want %d", round, r, len(got[r]), world)
+			}
+			for q, b := range got[r] {
+				if want := fmt.Sprintf("t%d-%d", q, round); string(b) != want {
+					t.Errorf("round %d: rank %d got %q from rank %d, want %q", round, r, b, q, want)
+				}
+			}
+		}
+	}
 	// Commands arrive in order on every other rank.
 	cmds := []string{"comm-sms=32", "engine=dma", "quit"}
 	for _, g := range gs[1:] {
