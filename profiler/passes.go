@@ -127,9 +127,21 @@ func MergePasses(parts []Result, hbmBandwidth float64, prec Precision) (Result, 
 		out.Drift = drift
 	}
 	if outcome != nil && !prec.Off() {
+		// Reached or not is the merged interval's verdict: passes that
+		// each met the target may differ by more than it, and passes
+		// that each fell short may meet it together.
 		outcome.HalfWidth = nil
-		if hw, _, _ := prec.Check(out, false); !math.IsNaN(hw) {
+		hw, ok, why := prec.Check(out, false)
+		if !math.IsNaN(hw) {
 			outcome.HalfWidth = &hw
+		}
+		switch {
+		case ok:
+			outcome.Reached, outcome.Stop = true, StopReached
+		case outcome.Reached && why == "":
+			outcome.Reached, outcome.Stop = false, StopPassesDiffer
+		case outcome.Reached:
+			outcome.Reached, outcome.Stop = false, why
 		}
 	}
 	out.Precision = outcome

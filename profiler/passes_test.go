@@ -139,3 +139,50 @@ func TestPassesIntervalCoverage(t *testing.T) {
 		})
 	}
 }
+
+// TestMergePassesPrecisionVerdict checks that a merged result's precision
+// outcome is the merged interval's verdict: passes that each reached the
+// target but differ by more than it say "passes differ", and passes that
+// agree keep "reached".
+func TestMergePassesPrecisionVerdict(t *testing.T) {
+	prec := Precision{Figure: PrecisionTC3, HalfWidth: 0.01}
+	for _, tc := range []struct {
+		name    string
+		level   func(backends.Mode, int) float64
+		reached bool
+		stop    string
+	}{
+		{"passes agree", func(backends.Mode, int) float64 { return 0 }, true, StopReached},
+		// The concurrent runs of pass 3 are 10 % slower than the others':
+		// every pass is tight, their merge is not.
+		{"passes differ", func(m backends.Mode, p int) float64 {
+			if m == backends.ModeConcurrent && p == 2 {
+				return 0.1
+			}
+			return 0
+		}, false, StopPassesDiffer},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			rng := rand.New(rand.NewPCG(9, 10))
+			parts := passResults(t, rng, 3, 5, 2, 0.002, tc.level)
+			for i := range parts {
+				hw, ok, _ := prec.Check(parts[i], false)
+				if !ok {
+					t.Fatalf("pass %d alone misses the target (±%.2f %%): the fixture is too noisy", i+1, 100*hw)
+				}
+				parts[i].Precision = &PrecisionOutcome{Target: prec.String(), Reached: true, Stop: StopReached, Rounds: 5}
+			}
+			r, err := MergePasses(parts, 0, prec)
+			if err != nil {
+				t.Fatal(err)
+			}
+			p := r.Precision
+			if p == nil || p.Reached != tc.reached || p.Stop != tc.stop || p.Rounds != 15 {
+				t.Fatalf("outcome %+v, want reached %v, stop %q, 15 rounds", p, tc.reached, tc.stop)
+			}
+			if p.HalfWidth == nil || (*p.HalfWidth <= prec.HalfWidth) != tc.reached {
+				t.Errorf("merged half-width %v against the target %v, verdict reached=%v", p.HalfWidth, prec.HalfWidth, p.Reached)
+			}
+		})
+	}
+}

@@ -31,6 +31,11 @@ const (
 	StopUndefined     = "figure undefined"
 	StopTimeCap       = "time cap"
 	StopRoundCap      = "round cap"
+	// StopPassesDiffer: every pass of a sweep reached the target on its
+	// own, and their merged interval, which holds how far the passes
+	// differ, is still wider than the target. More rounds within a pass
+	// do not narrow that; more passes do.
+	StopPassesDiffer = "passes differ"
 )
 
 // Precision is a target half-width of a figure's 95 % interval: for F in

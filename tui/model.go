@@ -579,7 +579,7 @@ func resultStatus(r profiler.Result, knobNote string) status {
 		// The knob was applied and measured; say again why it could not matter.
 		s = status{statusWarn, knobNote + " · measured: " + ofIdeal(r)}
 	}
-	if p := r.Precision; p != nil && !p.Reached && (p.Stop == profiler.StopTimeCap || p.Stop == profiler.StopRoundCap) {
+	if p := r.Precision; p != nil && !p.Reached && (p.Stop == profiler.StopTimeCap || p.Stop == profiler.StopRoundCap || p.Stop == profiler.StopPassesDiffer) {
 		s.kind = max(s.kind, statusWarn)
 		s.text = report.PrecisionNote(*p) + " · " + s.text
 	}

@@ -278,7 +278,9 @@ for s in "${steps[@]}"; do
   per-process-1gpu)
     # Two processes on one GPU (the test binary starts itself as two ranks
     # on loopback), released by the start gate they share, no NCCL: the
-    # start skew from their first kernels' %globaltimer (target 5 us).
+    # mechanism (shared gate page, stamp kernel). Their contexts are
+    # time-sliced on one GPU, so the skew is not the 5 us target's (330 us
+    # on one H200: the other process's GEMM plus a context switch).
     step "one process per GPU: start skew (one GPU)"
     C3LAB_SKEW_OUT="$OUT/per-process-skew.json" \
       timeout 300 .gpu/cuda.test -test.v -test.run '^TestGPUPerProcessOneGPUSkew$' -test.timeout 290s > "$OUT/per-process-1gpu.txt" 2>&1

@@ -178,8 +178,14 @@ func runProcJob(t *testing.T, test, which, visible string) procResult {
 
 // TestGPUPerProcessOneGPUSkew: two processes on one GPU, released by the
 // gate they share, without NCCL: the spread of their first kernels'
-// %globaltimer stamps is the start skew (target: at most 5 µs). The
-// figures go to $C3LAB_SKEW_OUT as JSON when it is set.
+// %globaltimer stamps. It checks the cross-process mechanism (the shared
+// gate page, the stamp kernel, the exchange of stamps), not the 5 µs
+// target: without MPS one GPU runs one process's context at a time, so
+// the second process's first kernel waits for the first's work and a
+// context switch (on one H200: 330 µs, a 4096^3 GEMM's 0.2 ms plus the
+// switch). The target is checked between processes on separate GPUs
+// (TestGPUPerProcessTwoGPUCollectives). The figures go to
+// $C3LAB_SKEW_OUT as JSON when it is set.
 func TestGPUPerProcessOneGPUSkew(t *testing.T) {
 	if procChild(t) {
 		return
@@ -190,10 +196,14 @@ func TestGPUPerProcessOneGPUSkew(t *testing.T) {
 		t.Fatal("no start skew was measured")
 	}
 	med, hi := medianOf(res.Skews), slices.Max(res.Skews)
-	t.Logf("start skew between two processes on one GPU over %d gated repetitions: median %.2f µs, max %.2f µs (target 5 µs)", len(res.Skews), float64(med)/1e3, float64(hi)/1e3)
-	writeReport(t, "C3LAB_SKEW_OUT", "per-process-1gpu", map[string]any{"skews_ns": res.Skews, "median_ns": med, "max_ns": hi, "target_ns": 5000})
-	if med > 5000 {
-		t.Errorf("median start skew %.2f µs; the target is 5 µs", float64(med)/1e3)
+	t.Logf("start skew between two processes on one GPU (time-sliced contexts) over %d gated repetitions: median %.2f µs, max %.2f µs", len(res.Skews), float64(med)/1e3, float64(hi)/1e3)
+	writeReport(t, "C3LAB_SKEW_OUT", "per-process-1gpu", map[string]any{"skews_ns": res.Skews, "median_ns": med, "max_ns": hi,
+		"note": "two processes share one GPU: their contexts are time-sliced, so the skew holds the first process's work and a context switch; the 5 us target is for processes on separate GPUs"})
+	// Both processes stamped after one release: a gate that failed to
+	// hold or to open would give no stamps or a skew of a whole
+	// repetition's timeout.
+	if hi > 10_000_000 {
+		t.Errorf("max start skew %.2f ms: the processes did not leave the gate together", float64(hi)/1e6)
 	}
 }
 
@@ -236,9 +246,15 @@ func TestGPUPerProcessTwoGPUCollectives(t *testing.T) {
 		t.Logf("%s 256 MiB: one process %.1f µs, one process per GPU %.1f µs: per-process busbw %.3fx", c, float64(one)/1e3, float64(pp)/1e3, ratios[string(c)])
 	}
 	report["busbw_ratio"] = ratios
-	if len(res.Skews) > 0 {
-		report["skew_median_ns"] = medianOf(res.Skews)
-		t.Logf("start skew between the two GPUs' processes: median %.2f µs", float64(medianOf(res.Skews))/1e3)
+	if len(res.Skews) == 0 {
+		t.Error("no start skew was measured")
+	} else {
+		med := medianOf(res.Skews)
+		report["skew_median_ns"] = med
+		t.Logf("start skew between the two GPUs' processes: median %.2f µs (target 5 µs)", float64(med)/1e3)
+		if med > 5000 {
+			t.Errorf("median start skew %.2f µs between processes on separate GPUs; the target is 5 µs", float64(med)/1e3)
+		}
 	}
 	writeReport(t, "C3LAB_PROC_OUT", "per-process-2gpu", report)
 }
