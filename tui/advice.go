@@ -35,9 +35,9 @@ type adviceEntry struct {
 	err    error
 }
 
-// advising is the lab's model advice: the advisor, its answers per
-// scenario name (each valid for the definition it was given), and the
-// scenario being ranked, at most one at a time.
+// advising is a screen's model advice (the lab's, the lessons'): the
+// advisor, its answers per scenario name (each valid for the definition
+// it was given), and the scenario being ranked, at most one at a time.
 type advising struct {
 	advisor Advisor
 	ctx     context.Context
@@ -104,11 +104,29 @@ func (m *Model) wanted() []scenarios.Scenario {
 // the CPU, which would compete with the measurement's launches, so it
 // waits for the measurement's end (Update calls this again then).
 func (m *Model) adviseNext() tea.Cmd {
-	a := &m.adv
-	if a.advisor == nil || a.busy || m.quitting || (m.running && !m.caps.Deterministic) {
+	if m.adv.advisor == nil {
 		return nil
 	}
-	for _, sc := range m.wanted() {
+	return m.adv.next(m.wanted(), m.quitting || (m.running && !m.caps.Deterministic))
+}
+
+// newAdvising is the advice of advisor (nil: the rules alone), its
+// rankings under a context of ctx that end cancels.
+func newAdvising(ctx context.Context, advisor Advisor) advising {
+	a := advising{advisor: advisor, cache: map[string]adviceEntry{}}
+	a.ctx, a.stop = context.WithCancel(ctx)
+	return a
+}
+
+// next starts ranking the first of wanted the advisor has not answered
+// on, unless there is no advisor, a ranking is running (its answer starts
+// the next) or hold says to wait (the screen is ending, or measuring on
+// real GPUs, whose launches the simulator's CPU time would disturb).
+func (a *advising) next(wanted []scenarios.Scenario, hold bool) tea.Cmd {
+	if a.advisor == nil || a.busy || hold {
+		return nil
+	}
+	for _, sc := range wanted {
 		if _, ok := a.lookup(sc); ok {
 			continue
 		}
@@ -126,15 +144,20 @@ func adviseCmd(ctx context.Context, advisor Advisor, sc scenarios.Scenario) tea.
 	}
 }
 
-// onAdvice keeps an answer; Update then starts the next ranking. An
-// answer cut short because the lab is ending is not kept.
+// onAdvice keeps an answer; Update then starts the next ranking.
 func (m Model) onAdvice(msg adviceMsg) Model {
-	m.adv.busy = false
-	if msg.err != nil && errors.Is(msg.err, context.Canceled) && m.adv.ctx != nil && m.adv.ctx.Err() != nil {
-		return m
-	}
-	m.adv.cache[msg.sc.Name] = adviceEntry{sc: msg.sc, advice: msg.advice, err: msg.err}
+	m.adv.keep(msg)
 	return m
+}
+
+// keep records the advisor's answer and that no ranking runs. An answer
+// cut short because the screen is ending is not kept.
+func (a *advising) keep(msg adviceMsg) {
+	a.busy = false
+	if msg.err != nil && errors.Is(msg.err, context.Canceled) && a.ctx != nil && a.ctx.Err() != nil {
+		return
+	}
+	a.cache[msg.sc.Name] = adviceEntry{sc: msg.sc, advice: msg.advice, err: msg.err}
 }
 
 // modelAdvice is the model's advice on sc when it is ready and holds

@@ -19,12 +19,14 @@ import (
 )
 
 // testAdvisor ranks with heuristics.AdviseModel on the fake backend (the
-// model the tests stand in for the simulator), counting its calls per
-// scenario; a scenario named in fail gets that error instead.
+// model the tests stand in for the simulator), or with model when set,
+// counting its calls per scenario; a scenario named in fail gets that
+// error instead.
 type testAdvisor struct {
 	mu    sync.Mutex
 	calls []string
 	fail  map[string]error
+	model Advisor
 }
 
 func (a *testAdvisor) advise(ctx context.Context, sc scenarios.Scenario) (heuristics.Advice, error) {
@@ -34,6 +36,9 @@ func (a *testAdvisor) advise(ctx context.Context, sc scenarios.Scenario) (heuris
 	a.mu.Unlock()
 	if err != nil {
 		return heuristics.Advice{}, err
+	}
+	if a.model != nil {
+		return a.model(ctx, sc)
 	}
 	return fakeModelAdvice(ctx, sc)
 }

@@ -34,6 +34,12 @@ type LearnConfig struct {
 	Start int
 	// Note is shown in the status line at start.
 	Note string
+	// Advisor, when set, advises in the answer's why panel with a model,
+	// as in the lab (Config.Advisor): the lesson's scenario is ranked in
+	// the background when the lesson opens (after a measurement on real
+	// GPUs, never during one), and the rules of thumb stand in, saying
+	// why, when the model cannot advise. nil leaves the rules alone.
+	Advisor Advisor
 }
 
 // learnStage is where the learner is.
@@ -91,6 +97,11 @@ type LearnModel struct {
 	to     *profiler.Result
 	runErr string
 
+	// adv is the model's advice on the lessons' scenarios
+	// (LearnConfig.Advisor); advFirst ranks the first lesson's (Init).
+	adv      advising
+	advFirst tea.Cmd
+
 	scroll        int
 	width, height int
 	status        string
@@ -132,16 +143,18 @@ func newLearn(ctx context.Context, cfg LearnConfig) LearnModel {
 	default:
 		m.cursor = m.prog.Next(cfg.Lessons)
 	}
+	m.adv = newAdvising(ctx, cfg.Advisor)
+	m.advFirst = m.adviseNext()
 	return m
 }
 
-// Init asks the terminal's background and focuses the input when a
-// lesson is open.
+// Init asks the terminal's background, focuses the input when a lesson
+// is open and starts ranking its scenario.
 func (m LearnModel) Init() tea.Cmd {
 	if m.stage == stageAsk {
-		return tea.Batch(tea.RequestBackgroundColor, m.input.Focus())
+		return tea.Batch(tea.RequestBackgroundColor, m.input.Focus(), m.advFirst)
 	}
-	return tea.RequestBackgroundColor
+	return tea.Batch(tea.RequestBackgroundColor, m.advFirst)
 }
 
 // lesson is the lesson on screen.
@@ -233,9 +246,56 @@ func (m *LearnModel) setRecord(i int, r learn.Record) tea.Cmd {
 	return m.saveCmd(m.prog)
 }
 
-// Update handles keys, window sizes and the lessons' results.
+// Update handles keys, window sizes, the lessons' results and the
+// model's advice, then starts ranking the open lesson's scenario when
+// the model has not advised on it yet.
 func (m LearnModel) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
+	nm, cmd := m.update(msg)
+	lm := nm.(LearnModel)
+	if next := lm.adviseNext(); next != nil {
+		cmd = tea.Batch(cmd, next)
+	}
+	return lm, cmd
+}
+
+// adviseNext starts ranking the open lesson's scenario (and its run's),
+// unless the model advised on it already or is ranking, the lessons are
+// ending, or a measurement runs on real GPUs (the ranking's CPU time
+// would disturb its launches; it waits for the answer).
+func (m *LearnModel) adviseNext() tea.Cmd {
+	if m.adv.advisor == nil || len(m.lessons) == 0 || m.stage == stageList {
+		return nil
+	}
+	wanted := []scenarios.Scenario{m.lesson().Scenario}
+	if m.to != nil {
+		wanted = append(wanted, m.to.Scenario)
+	}
+	return m.adv.next(wanted, m.quitting || (m.stage == stageRunning && !m.caps.Deterministic))
+}
+
+// adviceView is what the answer's why panel shows of the model's advice.
+func (m LearnModel) adviceView() adviceView {
+	if m.to == nil {
+		return adviceView{}
+	}
+	v := m.adv.view(m.to.Scenario)
+	v.noKey = true
+	return v
+}
+
+// quit ends the lessons: the run in flight and the ranking stop.
+func (m LearnModel) quit() (tea.Model, tea.Cmd) {
+	m.stopRun()
+	m.adv.end()
+	m.quitting = true
+	return m, tea.Quit
+}
+
+func (m LearnModel) update(msg tea.Msg) (tea.Model, tea.Cmd) {
 	switch msg := msg.(type) {
+	case adviceMsg:
+		m.adv.keep(msg)
+		return m, nil
 	case tea.WindowSizeMsg:
 		m.width, m.height = max(msg.Width, 20), max(msg.Height, 6)
 		return m, nil
@@ -301,14 +361,11 @@ func (m LearnModel) result(msg learnResultMsg) (tea.Model, tea.Cmd) {
 func (m LearnModel) key(msg tea.KeyPressMsg) (tea.Model, tea.Cmd) {
 	k := msg.String()
 	if k == "ctrl+c" {
-		m.stopRun()
-		m.quitting = true
-		return m, tea.Quit
+		return m.quit()
 	}
 	if len(m.lessons) == 0 {
 		if k == "q" || k == "esc" {
-			m.quitting = true
-			return m, tea.Quit
+			return m.quit()
 		}
 		return m, nil
 	}
@@ -320,9 +377,7 @@ func (m LearnModel) key(msg tea.KeyPressMsg) (tea.Model, tea.Cmd) {
 	}
 	switch k {
 	case "q":
-		m.stopRun()
-		m.quitting = true
-		return m, tea.Quit
+		return m.quit()
 	case "esc", "l":
 		if m.stage == stageRunning {
 			m.stopRun()
@@ -385,8 +440,7 @@ func (m LearnModel) key(msg tea.KeyPressMsg) (tea.Model, tea.Cmd) {
 func (m LearnModel) listKey(k string) (tea.Model, tea.Cmd) {
 	switch k {
 	case "q", "esc":
-		m.quitting = true
-		return m, tea.Quit
+		return m.quit()
 	case "up", "k":
 		m.cursor = max(m.cursor-1, 0)
 	case "down", "j":

@@ -10,6 +10,7 @@ import (
 	"github.com/charmbracelet/x/ansi"
 	"github.com/charmbracelet/x/exp/golden"
 
+	"github.com/c3lab/c3lab/backends"
 	"github.com/c3lab/c3lab/backends/sim"
 	"github.com/c3lab/c3lab/profiler"
 	"github.com/c3lab/c3lab/scenarios/learn"
@@ -19,7 +20,13 @@ import (
 // built-in lessons, at w x h, saving progress into *saved.
 func learnFixture(tb testing.TB, start, w, h int, saved *learn.Progress) LearnModel {
 	tb.Helper()
-	b := sim.New(sim.DefaultProfile())
+	return learnFixtureOn(tb, sim.New(sim.DefaultProfile()), nil, start, w, h, saved)
+}
+
+// learnFixtureOn is learnFixture on the backend b with the advisor adv
+// (nil: the rules alone).
+func learnFixtureOn(tb testing.TB, b backends.Backend, adv Advisor, start, w, h int, saved *learn.Progress) LearnModel {
+	tb.Helper()
 	refs, err := learn.CommittedH200()
 	if err != nil {
 		tb.Fatal(err)
@@ -29,14 +36,14 @@ func learnFixture(tb testing.TB, start, w, h int, saved *learn.Progress) LearnMo
 		tb.Fatal(err)
 	}
 	save := func(p learn.Progress) error { *saved = p; return nil }
-	m := newLearn(context.Background(), LearnConfig{Backend: b, Lessons: ls, Progress: learn.NewProgress(), Save: save, H200: refs, Start: start})
+	m := newLearn(context.Background(), LearnConfig{Backend: b, Lessons: ls, Progress: learn.NewProgress(), Save: save, H200: refs, Start: start, Advisor: adv})
 	nm, _ := m.Update(tea.WindowSizeMsg{Width: w, Height: h})
 	return nm.(LearnModel)
 }
 
 // settle runs cmd and the commands it leads to, feeding the lessons'
-// results and saves back into m (as the program would); other messages
-// (the cursor's blink) are dropped.
+// results, saves and advice back into m (as the program would); other
+// messages (the cursor's blink) are dropped.
 func settle(m LearnModel, cmd tea.Cmd) LearnModel {
 	for queue := []tea.Cmd{cmd}; len(queue) > 0; {
 		c := queue[0]
@@ -47,7 +54,7 @@ func settle(m LearnModel, cmd tea.Cmd) LearnModel {
 		switch msg := c().(type) {
 		case tea.BatchMsg:
 			queue = append(queue, msg...)
-		case learnResultMsg, learnSavedMsg:
+		case learnResultMsg, learnSavedMsg, adviceMsg:
 			nm, next := m.Update(msg)
 			m = nm.(LearnModel)
 			queue = append(queue, next)

@@ -134,7 +134,7 @@ func (m LearnModel) knobLines(w int) []string {
 
 // answerLines shows the answer against the prediction, the learner's
 // runs beside the H200's, the lesson's explanation and the why panel of
-// the run.
+// the run with the model's advice (else the rules').
 func (m LearnModel) answerLines(w, tw int) []string {
 	st := m.styles
 	l := m.lesson()
@@ -150,7 +150,7 @@ func (m LearnModel) answerLines(w, tw int) []string {
 	out = append(out, "", st.Title.Render("Why"))
 	out = append(out, para(l.Explain, tw)...)
 	out = append(out, "", st.Title.Render(whyTitle()))
-	out = append(out, whyLines(st, m.to, tw, m.name, m.caps)...)
+	out = append(out, whyLinesAdvised(st, m.to, tw, m.name, m.caps, m.adviceView())...)
 	return out
 }
 

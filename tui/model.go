@@ -201,9 +201,7 @@ func New(cfg Config) Model {
 
 func newModel(ctx context.Context, cfg Config) Model {
 	m := buildModel(ctx, cfg)
-	m.adv.advisor = cfg.Advisor
-	m.adv.ctx, m.adv.stop = context.WithCancel(ctx)
-	m.adv.cache = map[string]adviceEntry{}
+	m.adv = newAdvising(ctx, cfg.Advisor)
 	m.adv.first = m.adviseNext()
 	return m
 }

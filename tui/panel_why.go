@@ -368,6 +368,9 @@ type adviceView struct {
 	state  adviceState
 	advice heuristics.Advice
 	err    error
+	// noKey says no key applies the advice on this screen (the lessons):
+	// the panel says whether the run used it instead of naming the key.
+	noKey bool
 }
 
 // adviceLines is the advice on the result's scenario, fitted to the
@@ -396,9 +399,12 @@ func adviceLines(st Styles, r *profiler.Result, w int, caps backends.Capabilitie
 		name += " (" + a.Advised + ")"
 	}
 	head := label + st.Value.Render(name)
-	if a.Strategy.Normalize() == r.Strategy.Normalize() {
+	switch {
+	case a.Strategy.Normalize() == r.Strategy.Normalize():
 		head += st.Dim.Render(" (in force)")
-	} else {
+	case v.noKey:
+		head += st.Dim.Render(" (not the strategy run here)")
+	default:
 		head += st.Dim.Render(" (a applies it)")
 	}
 	out := []string{fitWidth(head, w)}

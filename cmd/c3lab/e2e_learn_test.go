@@ -102,8 +102,9 @@ func learnList(t *testing.T, bin, state string) []trialLesson {
 // in the real binary in tmux: for each lesson it types a prediction,
 // flips the knob, runs, and reads the answer. Each answer on screen must
 // be what c3lab run --backend sim --json gives for the lesson's scenario
-// and strategy, and the progress kept must hold every lesson done with
-// its prediction and answer.
+// and strategy, the why panel under it must advise with the model, and
+// the progress kept must hold every lesson done with its prediction and
+// answer.
 func TestE2ETeachingTrial(t *testing.T) {
 	bin, dir := e2eBinary(t)
 	state := filepath.Join(dir, "state")
@@ -152,6 +153,12 @@ func TestE2ETeachingTrial(t *testing.T) {
 		if !strings.Contains(x.screen, "H200 · recorded") {
 			t.Errorf("lesson %d: no H200 runs beside the answer:\n%s", i+1, x.screen)
 		}
+		// The end of the answer: the why panel advises with the model, the
+		// simulator on the built-in H200 profile, as the lab does.
+		x.send("Space", "Space", "Space", "Space", "Space", "Space")
+		x.waitFor(head+"'s model advice", 30*time.Second, func(s string) bool {
+			return strings.Contains(s, "advice   ") && strings.Contains(s, "predicted U ") && !strings.Contains(s, "rules of thumb:")
+		})
 		t.Logf("lesson %d: predicted %s, answer %v %s (run: %.3f)", i+1, typed, got, l.Figure, want)
 		x.send("n")
 	}

@@ -90,7 +90,8 @@ func runLearn(ctx context.Context, args []string, s stdio) error {
 	defer b.Close()
 	note = strings.TrimPrefix(note+"; "+lessonsLeftOut(b, lessons), "; ")
 	save := func(p learn.Progress) error { return learn.SaveProgress(path, p) }
-	return tui.RunLearn(ctx, tui.LearnConfig{Backend: b, Lessons: lessons, Progress: prog, Save: save, H200: refs, Start: start, Note: note})
+	return tui.RunLearn(ctx, tui.LearnConfig{Backend: b, Lessons: lessons, Progress: prog, Save: save, H200: refs, Start: start, Note: note,
+		Advisor: labAdvisor(backend, b.Capabilities())})
 }
 
 // lessonsLeftOut says how many lessons need more GPUs than the backend has ("").
