@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"cmp"
 	"context"
+	"fmt"
 	"math"
 	"os"
 	"path/filepath"
@@ -432,5 +433,49 @@ func TestCommittedH200Fidelity(t *testing.T) {
 		if bad := Ratchet(now, committed); len(bad) > 0 {
 			t.Errorf("fidelity worse than %s:\n%s", c.figures, strings.Join(bad, "\n"))
 		}
+	}
+}
+
+// TestSetWorst checks the worst-runs list: per set, the largest |T_c3|
+// error first, ties by scenario and strategy, undefined T_c3 left out, F
+// nil where it is undefined, and the list encodes as JSON.
+func TestSetWorst(t *testing.T) {
+	nan := math.NaN()
+	r := Report{Errors: []RunError{
+		{Set: SetInSample, Scenario: "a", Strategy: "x", C3: 0.05, F: 3},
+		{Set: SetInSample, Scenario: "b", Strategy: "x", C3: -0.20, F: nan},
+		{Set: SetInSample, Scenario: "c", Strategy: "x", C3: nan, F: 1},
+		{Set: SetHeldOut, Scenario: "d", Strategy: "y", C3: 0.10, F: -7},
+		{Set: SetHeldOut, Scenario: "d", Strategy: "x", C3: -0.10, F: 2},
+		{Set: SetHeldOut, Scenario: "e", Strategy: "x", C3: 0.01, F: 0},
+	}}
+	r.SetWorst(2)
+	var got []string
+	for _, w := range r.Worst {
+		f := "nil"
+		if w.F != nil {
+			f = fmt.Sprint(*w.F)
+		}
+		got = append(got, fmt.Sprintf("%s %s/%s %.2f %s", w.Set, w.Scenario, w.Strategy, w.C3, f))
+	}
+	want := []string{
+		"in-sample b/x -0.20 nil",
+		"in-sample a/x 0.05 3",
+		"held-out d/x -0.10 2",
+		"held-out d/y 0.10 -7",
+	}
+	if !slices.Equal(got, want) {
+		t.Errorf("worst runs\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+	var buf bytes.Buffer
+	if err := WriteJSON(&buf, r, false); err != nil {
+		t.Errorf("the report with its worst runs does not encode: %v", err)
+	}
+	if err := WriteTable(&buf, r); err != nil || !strings.Contains(buf.String(), "worst held-out runs") {
+		t.Errorf("the table (%v) does not list the worst held-out runs:\n%s", err, buf.String())
+	}
+	r.SetWorst(0)
+	if r.Worst != nil {
+		t.Errorf("--worst 0 kept %d runs", len(r.Worst))
 	}
 }

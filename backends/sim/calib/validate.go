@@ -1,6 +1,7 @@
 package calib
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -12,6 +13,7 @@ import (
 
 	"github.com/c3lab/c3lab/backends/sim"
 	"github.com/c3lab/c3lab/profiler"
+	"github.com/c3lab/c3lab/profiler/report"
 )
 
 // The sides of a split a run is scored on.
@@ -128,6 +130,61 @@ type Report struct {
 	Ranking    []Ranking `json:"ranking"`
 	// Errors are the runs one by one.
 	Errors []RunError `json:"runs_detail,omitempty"`
+	// Worst are, when asked for (SetWorst), the runs of each set with the
+	// largest T_c3 error, largest first: where the model is most wrong.
+	Worst []WorstRun `json:"worst,omitempty"`
+}
+
+// WorstRun is one of the runs the simulator gets most wrong: its errors
+// (F nil where either F is undefined) and the two T_c3.
+type WorstRun struct {
+	Set      string   `json:"set"`
+	Sweep    int      `json:"sweep"`
+	Scenario string   `json:"scenario"`
+	Strategy string   `json:"strategy"`
+	Class    string   `json:"class"`
+	Comp     float64  `json:"t_comp"`
+	Comm     float64  `json:"t_comm"`
+	C3       float64  `json:"t_c3"`
+	F        *float64 `json:"f_points,omitempty"`
+	RealC3   float64  `json:"real_t_c3"`
+	SimC3    float64  `json:"sim_t_c3"`
+}
+
+// SetWorst fills r.Worst with the n runs of each set with the largest
+// |T_c3| error (ties broken by scenario and strategy, so the list does not
+// depend on the order the runs were replayed in).
+func (r *Report) SetWorst(n int) {
+	r.Worst = nil
+	if n <= 0 {
+		return
+	}
+	for _, set := range sets(r.Errors) {
+		var in []RunError
+		for _, e := range r.Errors {
+			if e.Set == set && !math.IsNaN(e.C3) {
+				in = append(in, e)
+			}
+		}
+		slices.SortStableFunc(in, func(a, b RunError) int {
+			if c := cmp.Compare(math.Abs(b.C3), math.Abs(a.C3)); c != 0 {
+				return c
+			}
+			if c := strings.Compare(a.Scenario, b.Scenario); c != 0 {
+				return c
+			}
+			return strings.Compare(a.Strategy, b.Strategy)
+		})
+		for _, e := range in[:min(n, len(in))] {
+			w := WorstRun{Set: set, Sweep: e.Sweep, Scenario: e.Scenario, Strategy: e.Strategy, Class: e.Class,
+				Comp: e.Comp, Comm: e.Comm, C3: e.C3, RealC3: e.RealC3, SimC3: e.SimC3}
+			if !math.IsNaN(e.F) {
+				f := e.F
+				w.F = &f
+			}
+			r.Worst = append(r.Worst, w)
+		}
+	}
 }
 
 // ReportTool is what a Report's tool says.
@@ -383,6 +440,24 @@ func WriteTable(w io.Writer, r Report) error {
 			fmt.Fprintf(&b, "; missed %s", strings.Join(m, "; "))
 		}
 		b.WriteString("\n")
+	}
+	set := ""
+	for _, x := range r.Worst {
+		if x.Set != set {
+			set = x.Set
+			fmt.Fprintf(&b, "\nworst %s runs by T_c3 error (simulated / measured - 1)\n", set)
+			fmt.Fprintf(&b, "  %-52s %-18s %9s %9s %8s %8s %8s %7s\n", "scenario", "strategy", "measured", "simulated", "T_c3", "T_comp", "T_comm", "F pt")
+		}
+		f := "-"
+		if x.F != nil {
+			f = fmt.Sprintf("%+.1f", *x.F)
+		}
+		name := x.Scenario
+		if len(name) > 52 {
+			name = name[:51] + "…"
+		}
+		fmt.Fprintf(&b, "  %-52s %-18s %9s %9s %+7.1f%% %+7.1f%% %+7.1f%% %7s\n", name, x.Strategy,
+			report.Duration(1e9*x.RealC3), report.Duration(1e9*x.SimC3), 100*x.C3, 100*x.Comp, 100*x.Comm, f)
 	}
 	_, err := io.WriteString(w, b.String())
 	return err
