@@ -136,7 +136,7 @@ func (b *Backend) ipcMap(ctx context.Context, p *prepared) error {
 	for _, set := range [][]bufID{p.recv, p.staging, p.ceFlags} {
 		ids = append(ids, set...)
 	}
-	return b.proc.mapPeers(ctx, ids)
+	return b.proc.mapPeers(ctx, ids, p.gpus)
 }
 
 // joinCopiesIPC is joinCopies between processes: each rank's copy streams
@@ -179,9 +179,10 @@ func (b *Backend) joinCopiesIPC(p *prepared, pl plan) error {
 }
 
 // mapPeers exports this rank's buffers among ids, exchanges the handles
-// with every rank, and maps the peers' (those not mapped yet). Every rank
-// calls it with the same ids; any rank's failure fails it on every rank.
-func (ps *procState) mapPeers(ctx context.Context, ids []bufID) error {
+// with every rank, and maps the peers' (those not mapped yet) when this
+// rank is one of the scenario's gpus. Every rank calls it with the same
+// ids; any rank's failure fails it on every rank.
+func (ps *procState) mapPeers(ctx context.Context, ids []bufID, gpus int) error {
 	r := ps.rg
 	var rep procReport
 	for _, id := range ids {
@@ -221,8 +222,8 @@ func (ps *procState) mapPeers(ctx context.Context, ids []bufID) error {
 		}
 		hd := reps[q].Handles[next[q]]
 		next[q]++
-		if h.mapped {
-			continue
+		if h.mapped || r.rank >= gpus {
+			continue // mapped already, or this rank copies nothing
 		}
 		in, err := r.in.OpenPeerBuf(hd, h.bytes)
 		if err != nil {

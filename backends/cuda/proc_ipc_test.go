@@ -252,6 +252,23 @@ func TestPerProcessCopyEngineMappingsFollowBuffers(t *testing.T) {
 	}
 }
 
+// TestPerProcessCopyEngineSmallerScenario: a 2-GPU copy-engine
+// collective in a job of 3 ranks runs on ranks 0 and 1; rank 2 takes
+// part in every exchange but maps nothing.
+func TestPerProcessCopyEngineSmallerScenario(t *testing.T) {
+	fb := newFakeFabric(3)
+	bs, fs := procBackends(t, 3, fb, Options{})
+	_, _, errs := runRanks(context.Background(), bs, backends.Experiment{Scenario: smallGEMM(scenarios.AllToAll), Strategy: ceFirst, Mode: backends.ModeConcurrent, Reps: 2})
+	for r, err := range errs {
+		if err != nil {
+			t.Fatalf("rank %d: %v", r, err)
+		}
+	}
+	if got := []int{fs[0].ipcOpens, fs[1].ipcOpens, fs[2].ipcOpens}; got[0] != 2 || got[1] != 2 || got[2] != 0 {
+		t.Errorf("mappings opened per rank %v; want [2 2 0]", got)
+	}
+}
+
 // TestPerProcessCopyEngineRefusals: across hosts, copy-engine collectives
 // are refused in one line advising NCCL (NCCL still runs); a pipelined
 // reduction is refused too; a GPU pair whose mapping fails stops every
