@@ -3,6 +3,7 @@ package native
 /*
 #cgo LDFLAGS: -ldl
 #include <stdlib.h>
+#include <string.h>
 #include "shim.h"
 */
 import "C"
@@ -245,6 +246,43 @@ func (d *Driver) Alloc(bytes int64) (DevPtr, error) {
 // Free frees device memory.
 func (d *Driver) Free(p DevPtr) error {
 	return d.check("cuMemFree", C.c3_cuMemFree(d.t, C.CUdeviceptr(p)))
+}
+
+// IPCHandleSize is the size of a CUDA IPC memory handle (CU_IPC_HANDLE_SIZE).
+const IPCHandleSize = 64
+
+// IPCHandle exports device memory from cuMemAlloc (its base address) for
+// other processes of the node: cuIpcGetMemHandle. Nothing is acquired:
+// the handle stays valid until the memory is freed.
+func (d *Driver) IPCHandle(p DevPtr) ([]byte, error) {
+	var h C.CUipcMemHandle
+	if err := d.check("cuIpcGetMemHandle", C.c3_cuIpcGetMemHandle(d.t, &h, C.CUdeviceptr(p))); err != nil {
+		return nil, err
+	}
+	return C.GoBytes(unsafe.Pointer(&h), IPCHandleSize), nil
+}
+
+// OpenIPCHandle maps another process's exported memory into the current
+// context (cuIpcOpenMemHandle with CU_IPC_MEM_LAZY_ENABLE_PEER_ACCESS, so
+// a GPU other than this context's is reached by peer access). CloseIPC
+// unmaps it.
+func (d *Driver) OpenIPCHandle(handle []byte) (DevPtr, error) {
+	if len(handle) != IPCHandleSize {
+		return 0, fmt.Errorf("a CUDA IPC handle is %d bytes, not %d", IPCHandleSize, len(handle))
+	}
+	var h C.CUipcMemHandle
+	C.memcpy(unsafe.Pointer(&h), unsafe.Pointer(&handle[0]), IPCHandleSize)
+	var p C.CUdeviceptr
+	err := d.check("cuIpcOpenMemHandle", C.c3_cuIpcOpenMemHandle(d.t, &p, h, ipcLazyEnablePeerAccess))
+	return DevPtr(p), err
+}
+
+// ipcLazyEnablePeerAccess is CU_IPC_MEM_LAZY_ENABLE_PEER_ACCESS.
+const ipcLazyEnablePeerAccess = 1
+
+// CloseIPC unmaps memory OpenIPCHandle mapped.
+func (d *Driver) CloseIPC(p DevPtr) error {
+	return d.check("cuIpcCloseMemHandle", C.c3_cuIpcCloseMemHandle(d.t, C.CUdeviceptr(p)))
 }
 
 // MemInfo returns free and total memory of the current context's device.

@@ -29,6 +29,10 @@ _Static_assert(sizeof(CUresult) == 4, "CUresult and every enum are 4-byte ints (
 _Static_assert(sizeof(CUdevice) == 4, "CUdevice is 4 bytes (ABI-NOTES 1.1)");
 _Static_assert(sizeof(CUdeviceptr) == 8, "CUdeviceptr is 8 bytes (ABI-NOTES 1.1)");
 _Static_assert(sizeof(CUuuid) == 16 && _Alignof(CUuuid) == 1, "CUuuid is 16 bytes, align 1 (ABI-NOTES 1.1)");
+// CUipcMemHandle: CU_IPC_HANDLE_SIZE (64) opaque bytes, passed by value to
+// cuIpcOpenMemHandle.
+typedef struct { char reserved[64]; } CUipcMemHandle;
+_Static_assert(sizeof(CUipcMemHandle) == 64 && _Alignof(CUipcMemHandle) == 1, "CUipcMemHandle is 64 bytes, align 1 (ABI-NOTES 1.8)");
 // CUmemLocation and CUmemcpyAttributes (12.8 through 13.0; 24 bytes).
 typedef struct { int type; int id; } CUmemLocation;
 typedef struct {

@@ -53,6 +53,9 @@ int c3_cuda_open(c3_cuda *t, char *err, size_t errlen) {
 	SYM(t, cuCtxEnablePeerAccess, "cuCtxEnablePeerAccess");
 	SYM(t, cuStreamWaitValue32, "cuStreamWaitValue32_v2");
 	SYM(t, cuStreamWriteValue32, "cuStreamWriteValue32_v2");
+	SYM(t, cuIpcGetMemHandle, "cuIpcGetMemHandle");
+	SYM(t, cuIpcOpenMemHandle, "cuIpcOpenMemHandle_v2");
+	SYM(t, cuIpcCloseMemHandle, "cuIpcCloseMemHandle");
 	SYM(t, cuModuleLoadData, "cuModuleLoadData");
 	SYM(t, cuModuleGetFunction, "cuModuleGetFunction");
 	SYM(t, cuModuleUnload, "cuModuleUnload");

@@ -49,6 +49,11 @@ typedef struct {
 	CUresult (*cuCtxEnablePeerAccess)(CUcontext, unsigned);
 	CUresult (*cuStreamWaitValue32)(CUstream, CUdeviceptr, uint32_t, unsigned);
 	CUresult (*cuStreamWriteValue32)(CUstream, CUdeviceptr, uint32_t, unsigned);
+	// CUDA IPC: one process per GPU maps its peers' cuMemAlloc buffers for
+	// copy-engine collectives (backends/cuda/proc_ipc.go).
+	CUresult (*cuIpcGetMemHandle)(CUipcMemHandle *, CUdeviceptr);
+	CUresult (*cuIpcOpenMemHandle)(CUdeviceptr *, CUipcMemHandle, unsigned);
+	CUresult (*cuIpcCloseMemHandle)(CUdeviceptr);
 	CUresult (*cuModuleLoadData)(CUmodule *, const void *);
 	CUresult (*cuModuleGetFunction)(CUfunction *, CUmodule, const char *);
 	CUresult (*cuModuleUnload)(CUmodule);
@@ -178,6 +183,9 @@ static inline CUresult c3_cuDeviceCanAccessPeer(const c3_cuda *t, int * a0, CUde
 static inline CUresult c3_cuCtxEnablePeerAccess(const c3_cuda *t, CUcontext a0, unsigned a1) { return t->cuCtxEnablePeerAccess(a0, a1); }
 static inline CUresult c3_cuStreamWaitValue32(const c3_cuda *t, CUstream a0, CUdeviceptr a1, uint32_t a2, unsigned a3) { return t->cuStreamWaitValue32(a0, a1, a2, a3); }
 static inline CUresult c3_cuStreamWriteValue32(const c3_cuda *t, CUstream a0, CUdeviceptr a1, uint32_t a2, unsigned a3) { return t->cuStreamWriteValue32(a0, a1, a2, a3); }
+static inline CUresult c3_cuIpcGetMemHandle(const c3_cuda *t, CUipcMemHandle * a0, CUdeviceptr a1) { return t->cuIpcGetMemHandle(a0, a1); }
+static inline CUresult c3_cuIpcOpenMemHandle(const c3_cuda *t, CUdeviceptr * a0, CUipcMemHandle a1, unsigned a2) { return t->cuIpcOpenMemHandle(a0, a1, a2); }
+static inline CUresult c3_cuIpcCloseMemHandle(const c3_cuda *t, CUdeviceptr a0) { return t->cuIpcCloseMemHandle(a0); }
 static inline CUresult c3_cuModuleLoadData(const c3_cuda *t, CUmodule * a0, const void * a1) { return t->cuModuleLoadData(a0, a1); }
 static inline CUresult c3_cuModuleGetFunction(const c3_cuda *t, CUfunction * a0, CUmodule a1, const char * a2) { return t->cuModuleGetFunction(a0, a1, a2); }
 static inline CUresult c3_cuModuleUnload(const c3_cuda *t, CUmodule a0) { return t->cuModuleUnload(a0); }

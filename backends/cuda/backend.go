@@ -341,8 +341,8 @@ func (b *Backend) Run(ctx context.Context, ex backends.Experiment, sink backends
 	if err := validate(sc, b.Capabilities().Limits); err != nil {
 		return backends.RunResult{}, err
 	}
-	if b.proc != nil && crossProcessDMA(sc, ex.Strategy) {
-		return backends.RunResult{}, ErrCopyEngineAcrossProcesses
+	if err := b.procDMACheck(sc, ex.Strategy); err != nil {
+		return backends.RunResult{}, err
 	}
 	var res backends.RunResult
 	var err error

@@ -140,7 +140,17 @@ func (b *Backend) dmaSetup(p *prepared, st scenarios.Strategy) (*dmaPlan, error)
 			}
 		}
 	}
-	return d, b.copyStreamsSetup(p, d)
+	if err := b.copyStreamsSetup(p, d); err != nil {
+		return nil, err
+	}
+	if b.proc != nil {
+		// One process per GPU: the flags that order the ranks' copies
+		// (proc_ipc.go).
+		if err := b.ipcFlagsSetup(p, d); err != nil {
+			return nil, err
+		}
+	}
+	return d, nil
 }
 
 // ceSplit picks, for a copy-engine collective whose strategy sets no
@@ -492,6 +502,9 @@ func (b *Backend) dealCopies(ts []transfer, ss []streamID, chunk int64) error {
 // (cross-GPU event waits, no SM): a rank's part is complete when all data
 // bound for it has landed.
 func (b *Backend) joinCopies(p *prepared, pl plan) error {
+	if b.proc != nil {
+		return b.joinCopiesIPC(p, pl)
+	}
 	for r := range p.gpus {
 		for q := range p.gpus {
 			for _, ev := range pl.dma.done[q] {

@@ -35,6 +35,11 @@ type prepared struct {
 	staging  []bufID
 	pipeSync []bufID
 	pipeSeq  uint32
+	// ceFlags[dev] are GPU dev's ordering flags of a copy-engine
+	// collective between processes (proc_ipc.go); flagsDirty says they
+	// must be cleared before the next run uses them.
+	ceFlags    []bufID
+	flagsDirty bool
 	// ceSend, ceRecv are symmetric-memory copies of the collective's
 	// buffers for NCCL's copy-engine path; ceWindows says for which
 	// communicator configs each ([0] send, [1] receive) is registered.
@@ -219,7 +224,7 @@ func (b *Backend) release() error {
 		return nil
 	}
 	var errs []error
-	for _, ids := range [][]bufID{p.a, p.bm, p.d, p.send, p.recv, p.staging, p.pipeSync, p.ceSend, p.ceRecv} {
+	for _, ids := range [][]bufID{p.a, p.bm, p.d, p.send, p.recv, p.staging, p.pipeSync, p.ceSend, p.ceRecv, p.ceFlags} {
 		for _, id := range ids {
 			errs = append(errs, b.g.Free(id))
 		}
@@ -534,6 +539,12 @@ func (b *Backend) run(ctx context.Context, ex backends.Experiment, sink backends
 	}
 	if err := b.agree(ctx, "setup", err); err != nil {
 		return backends.RunResult{}, err
+	}
+	if b.proc != nil && pl.dma != nil && p.hostOp.Collective == "" {
+		// Copy engines between processes: map the peers' buffers.
+		if err := b.ipcMap(ctx, p); err != nil {
+			return backends.RunResult{}, err
+		}
 	}
 	if err := b.agree(ctx, "verification", b.verify(p, pl, ex.Mode)); err != nil {
 		return backends.RunResult{}, err

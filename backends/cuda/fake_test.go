@@ -73,6 +73,12 @@ type fakeGPU struct {
 	stamps      int
 	asyncAborts int
 	sharedGate  []byte
+	// CUDA IPC (procfake_test.go): ipcOpens counts mappings opened;
+	// flagBufs are the buffers ReleaseFlags raises (guarded by mu), and
+	// releases counts its calls.
+	ipcOpens int
+	flagBufs []*fakeBuf
+	releases int
 }
 
 // fakeCopy is one copy: the stream (of GPU dev) that carried
@@ -88,6 +94,9 @@ type fakeBuf struct {
 	dev  int
 	data []byte
 	host bool // pinned host memory (AllocHost)
+	// peer is rank+1 of the rank whose buffer this maps (CUDA IPC); 0
+	// for this GPU's own.
+	peer int
 }
 
 type fakeStream struct {
@@ -181,10 +190,14 @@ func (f *fakeGPU) RegisterWindows(spec commSpec, bufs []bufID) error {
 }
 
 func (f *fakeGPU) Free(b bufID) error {
-	if _, ok := f.bufs[b]; !ok {
+	buf, ok := f.bufs[b]
+	if !ok {
 		return fmt.Errorf("double free of %d", b)
 	}
 	delete(f.bufs, b)
+	if buf.peer > 0 {
+		f.closeMapping()
+	}
 	return nil
 }
 
@@ -272,6 +285,9 @@ func (f *fakeGPU) word(w bufRef) uint32 {
 
 func (f *fakeGPU) WriteFlag(s streamID, w bufRef, v uint32) error {
 	st := f.streams[s]
+	if f.fabric != nil {
+		return f.fabricWriteFlag(st, w, v)
+	}
 	if d := f.bufs[w.b].dev; d != st.dev && !slices.Contains(f.devs[st.dev].Peers, d) {
 		return fmt.Errorf("fake: stream on GPU %d writes a flag on GPU %d without peer access", st.dev, d)
 	}
@@ -285,6 +301,10 @@ func (f *fakeGPU) WriteFlag(s streamID, w bufRef, v uint32) error {
 
 func (f *fakeGPU) WaitFlag(s streamID, w bufRef, v uint32) error {
 	st := f.streams[s]
+	if f.fabric != nil {
+		f.logf("wait-flag dev%d", st.dev)
+		return f.fabricWaitFlag(st, w, v)
+	}
 	if got := f.word(w); int32(got-v) < 0 {
 		return fmt.Errorf("fake: stream on GPU %d would wait forever: word at %d+%d is %d, wants %d", st.dev, w.b, w.off, got, v)
 	}
@@ -343,7 +363,7 @@ func (f *fakeGPU) CopyPeer(dst bufID, dstOff int64, src bufID, srcOff int64, n i
 		return fmt.Errorf("fake: a copy of %d bytes at %d of %d bytes to %d of %d bytes runs past a buffer", n, srcOff, len(f.bufs[src].data), dstOff, len(f.bufs[dst].data))
 	}
 	copy(f.bufs[dst].data[dstOff:dstOff+n], f.bufs[src].data[srcOff:srcOff+n])
-	if f.corruptCopies && f.bufs[src].dev != f.bufs[dst].dev {
+	if f.corruptCopies && (f.bufs[src].dev != f.bufs[dst].dev || f.bufs[src].peer != f.bufs[dst].peer) {
 		f.bufs[dst].data[dstOff] ^= 0x40
 	}
 	st.clock += n/fakeCopyBytesPerNs + f.copyNsOn[st.dev]
@@ -477,6 +497,11 @@ func (f *fakeGPU) Abort() error {
 func (f *fakeGPU) Synchronize(dev int) error { return nil }
 
 func (f *fakeGPU) Close() error {
+	for _, b := range f.bufs {
+		if b.peer > 0 {
+			f.closeMapping()
+		}
+	}
 	f.closed = true
 	f.bufs = map[bufID]*fakeBuf{}
 	return nil

@@ -1,6 +1,7 @@
 package cuda
 
 import (
+	"encoding/binary"
 	"fmt"
 	"slices"
 	"strings"
@@ -191,6 +192,34 @@ func (d *fakeDriver) Alloc(bytes int64) (native.DevPtr, error) {
 func (d *fakeDriver) Free(p native.DevPtr) error {
 	err := d.l.call("cuMemFree")
 	d.l.release(key("device memory", p))
+	return err
+}
+
+// IPCHandle exports device memory this process holds: the handle is its
+// address, in 64 bytes.
+func (d *fakeDriver) IPCHandle(p native.DevPtr) ([]byte, error) {
+	d.l.use("cuIpcGetMemHandle", key("device memory", p))
+	if err := d.l.call("cuIpcGetMemHandle"); err != nil {
+		return nil, err
+	}
+	h := make([]byte, native.IPCHandleSize)
+	binary.LittleEndian.PutUint64(h, uint64(p))
+	return h, nil
+}
+
+// OpenIPCHandle maps a handle at a new address, held until CloseIPC.
+func (d *fakeDriver) OpenIPCHandle(handle []byte) (native.DevPtr, error) {
+	if err := d.l.call("cuIpcOpenMemHandle"); err != nil {
+		return 0, err
+	}
+	p := d.l.addr(1)
+	d.l.acquire(key("ipc mapping", p))
+	return p, nil
+}
+
+func (d *fakeDriver) CloseIPC(p native.DevPtr) error {
+	err := d.l.call("cuIpcCloseMemHandle")
+	d.l.release(key("ipc mapping", p))
 	return err
 }
 

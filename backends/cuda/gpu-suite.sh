@@ -16,7 +16,8 @@
 # intervals sweep-twice-1gpu sweep-adaptive-1gpu (in this order: the
 # second uses the first's scenario list), and sweep-passes-1gpu. One
 # process per GPU, when named: per-process-1gpu (start skew, one GPU) and
-# per-process-2gpu (collectives across processes, two GPUs).
+# per-process-2gpu (collectives across processes, two GPUs, NCCL and the
+# copy engines through CUDA IPC).
 set -u
 export NCCL_NVLS_ENABLE=0 # never NVLink multicast
 cd "$(dirname "$0")/../.."
@@ -296,6 +297,13 @@ for s in "${steps[@]}"; do
       timeout 400 .gpu/cuda.test -test.v -test.run '^TestGPUPerProcessTwoGPUCollectives$' -test.timeout 390s > "$OUT/per-process-2gpu.txt" 2>&1
     echo "per-process-2gpu rc=$?" | tee -a "$OUT/per-process-2gpu.txt"
     grep -E "^(--- |ok|FAIL|panic)|busbw|skew|rank " "$OUT/per-process-2gpu.txt" | head -20
+    # Copy-engine all-gather and all-to-all across the two processes (CUDA
+    # IPC mappings and flags), against one process (target: within 3 %).
+    step "one process per GPU: copy-engine collectives through CUDA IPC (two GPUs)"
+    C3LAB_IPC_OUT="$OUT/per-process-ipc.json" \
+      timeout 300 .gpu/cuda.test -test.v -test.run '^TestGPUPerProcessTwoGPUCopyEngine$' -test.timeout 290s >> "$OUT/per-process-2gpu.txt" 2>&1
+    echo "per-process-ipc rc=$?" | tee -a "$OUT/per-process-2gpu.txt"
+    grep -E "copy-engine|^(--- |ok|FAIL|panic)" "$OUT/per-process-2gpu.txt" | tail -8
     for r in 1 0; do
       RANK=$r WORLD_SIZE=2 LOCAL_RANK=$r LOCAL_WORLD_SIZE=2 MASTER_ADDR=127.0.0.1 MASTER_PORT=29533 \
         timeout 180 .gpu/c3lab run --backend cuda --json > "$OUT/per-process-run.rank$r.json" 2>> "$OUT/per-process-2gpu.txt" &

@@ -18,6 +18,7 @@ import (
 	"github.com/c3lab/c3lab/backends"
 	"github.com/c3lab/c3lab/backends/dist/group"
 	"github.com/c3lab/c3lab/backends/dist/launch"
+	"github.com/c3lab/c3lab/profiler"
 	"github.com/c3lab/c3lab/scenarios"
 )
 
@@ -96,6 +97,17 @@ func procChild(t *testing.T) bool {
 				return err
 			}
 			res.Skews = r.StartSkews
+		case "ipc":
+			// Copy-engine collectives: each rank maps its peer's buffers
+			// with CUDA IPC; verification checks every rank's output.
+			res.CommNs = map[string]int64{}
+			for _, c := range ipcCollectives {
+				ns, err := medianComm(gctx, b, c, ipcStrategy)
+				if err != nil {
+					return fmt.Errorf("copy-engine %s: %w", c, err)
+				}
+				res.CommNs[string(c)] = ns
+			}
 		case "collectives":
 			res.CommNs = map[string]int64{}
 			for _, c := range procCollectives {
@@ -257,4 +269,74 @@ func TestGPUPerProcessTwoGPUCollectives(t *testing.T) {
 		}
 	}
 	writeReport(t, "C3LAB_PROC_OUT", "per-process-2gpu", report)
+}
+
+// ipcCollectives are the copy-engine collectives checked across
+// processes, 256 MiB each, on the copy engines (ipcStrategy).
+var ipcCollectives = []scenarios.Collective{scenarios.AllGather, scenarios.AllToAll}
+
+var ipcStrategy = scenarios.Strategy{CommEngine: scenarios.EngineDMA}
+
+// medianComm runs collective c alone (verified first) under st and
+// returns its median comm time.
+func medianComm(ctx context.Context, b *Backend, c scenarios.Collective, st scenarios.Strategy) (int64, error) {
+	r, err := b.Run(ctx, backends.Experiment{Scenario: procCommScenario(c), Strategy: st, Mode: backends.ModeComm, Reps: 20, Warmup: 3}, nil)
+	if err != nil {
+		return 0, err
+	}
+	var comm []int64
+	for _, rep := range r.Reps {
+		comm = append(comm, rep.Comm)
+	}
+	return medianOf(comm), nil
+}
+
+// ipcBusBWTolerance is the target: copy-engine collectives
+// across processes within 3 % of one process's busbw.
+const ipcBusBWTolerance = 0.03
+
+// TestGPUPerProcessTwoGPUCopyEngine: one process per GPU on two GPUs, the
+// copy-engine all-gather and all-to-all through CUDA IPC (each rank
+// pushes into its peer's mapped output and raises the peer's IPC-mapped
+// flags), verified on every rank, timed at 256 MiB against the same
+// collective from one process driving both GPUs. The figures go to
+// $C3LAB_IPC_OUT as JSON when it is set.
+func TestGPUPerProcessTwoGPUCopyEngine(t *testing.T) {
+	if procChild(t) {
+		return
+	}
+	single := map[string]int64{}
+	func() {
+		b := openGPU(t)
+		needGPUs(t, b, 2)
+		for _, c := range ipcCollectives {
+			ns, err := medianComm(context.Background(), b, c, ipcStrategy)
+			if err != nil {
+				t.Fatalf("one process, copy-engine %s: %v", c, err)
+			}
+			single[string(c)] = ns
+		}
+	}()
+	res := runProcJob(t, "TestGPUPerProcessTwoGPUCopyEngine", "ipc", "")
+	report := map[string]any{"single_ns": single, "per_process_ns": res.CommNs, "bytes": procCommBytes, "strategy": "comm_engine dma",
+		"tolerance": ipcBusBWTolerance}
+	ratios, busbw := map[string]float64{}, map[string]map[string]float64{}
+	for _, c := range ipcCollectives {
+		one, pp := single[string(c)], res.CommNs[string(c)]
+		if pp == 0 || one == 0 {
+			t.Errorf("copy-engine %s: no time (one process %d ns, per process %d ns)", c, one, pp)
+			continue
+		}
+		size := procCommScenario(c).Comm.SizeBytes(2)
+		bw := func(ns int64) float64 { return profiler.BusBW(c, 2, profiler.AlgBW(size, float64(ns)/1e9)) / 1e9 }
+		busbw[string(c)] = map[string]float64{"single_GBps": bw(one), "per_process_GBps": bw(pp)}
+		ratios[string(c)] = float64(one) / float64(pp)
+		t.Logf("copy-engine %s 256 MiB: one process %.1f µs (busbw %.1f GB/s), one process per GPU through CUDA IPC %.1f µs (%.1f GB/s): ratio %.3f",
+			c, float64(one)/1e3, bw(one), float64(pp)/1e3, bw(pp), ratios[string(c)])
+		if ratios[string(c)] < 1-ipcBusBWTolerance {
+			t.Errorf("copy-engine %s across processes: busbw %.1f%% of one process's; the target is within %.0f%%", c, 100*ratios[string(c)], 100*ipcBusBWTolerance)
+		}
+	}
+	report["busbw_ratio"], report["busbw"] = ratios, busbw
+	writeReport(t, "C3LAB_IPC_OUT", "per-process-ipc", report)
 }

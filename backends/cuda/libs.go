@@ -48,6 +48,11 @@ type driverAPI interface {
 	// the start-gate page the processes of one node share.
 	RegisterHost(p unsafe.Pointer, bytes int64) error
 	UnregisterHost(p unsafe.Pointer) error
+	// IPCHandle, OpenIPCHandle and CloseIPC are CUDA IPC: one process per
+	// GPU maps its peers' buffers (an open mapping is closed once).
+	IPCHandle(p native.DevPtr) ([]byte, error)
+	OpenIPCHandle(handle []byte) (native.DevPtr, error)
+	CloseIPC(p native.DevPtr) error
 	CopyToDevice(dst native.DevPtr, src []byte) error
 	CopyToHost(dst []byte, src native.DevPtr) error
 

@@ -60,6 +60,9 @@ type nativeGPU struct {
 	mu      sync.Mutex
 	live    map[native.Comm]bool
 	aborted map[native.Comm]bool
+	// flags are the buffers of ordering flags ReleaseFlags raises (the
+	// copy-engine collectives of one process per GPU), guarded by mu.
+	flags map[bufID]nbuf
 }
 
 // procComm is this process's place in a communicator of one process per GPU.
@@ -78,6 +81,9 @@ type nbuf struct {
 	host native.HostBuffer
 	// windows registered on this buffer, by communicator config.
 	windows map[commSpec]native.Window
+	// peer is set for another process's buffer mapped with CUDA IPC
+	// (OpenPeerBuf): Free closes the mapping.
+	peer bool
 }
 
 type nstream struct {
@@ -274,9 +280,15 @@ func (g *nativeGPU) Free(b bufID) error {
 		return fmt.Errorf("free of unknown buffer %d", b)
 	}
 	delete(g.bufs, b)
+	g.mu.Lock()
+	delete(g.flags, b)
+	g.mu.Unlock()
 	// Freed even when its context cannot be made current: the driver
 	// answers for the free itself, and the buffer is not lost.
 	errs := []error{g.current(nb.dev)}
+	if nb.peer {
+		return errors.Join(append(errs, g.l.drv.CloseIPC(nb.p))...)
+	}
 	for spec, w := range nb.windows {
 		if comms, ok := g.comms[spec]; ok && nb.dev < len(comms) {
 			errs = append(errs, g.l.nccl.DeregisterWindow(comms[nb.dev], w))
@@ -625,7 +637,10 @@ func (g *nativeGPU) CopyPeer(dst bufID, dstOff int64, src bufID, srcOff int64, n
 	if err := g.current(st.dev); err != nil {
 		return err
 	}
-	if !d.host.IsZero() || !sb.host.IsZero() {
+	if !d.host.IsZero() || !sb.host.IsZero() || d.peer || sb.peer {
+		// A peer process's buffer, mapped with CUDA IPC, is a device
+		// address of another GPU: cuMemcpyAsync moves it on this
+		// stream's copy engine, as cuMemcpyPeerAsync would.
 		// Between pinned host memory and a GPU, cuMemcpyAsync always runs
 		// on a copy engine (unified addressing tells it the direction).
 		return g.l.drv.Copy(d.p+native.DevPtr(dstOff), sb.p+native.DevPtr(srcOff), n, st.s)

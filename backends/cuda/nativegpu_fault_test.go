@@ -182,3 +182,95 @@ func TestNativeGPUReleasesEverythingOnEveryError(t *testing.T) {
 		}
 	}
 }
+
+// exerciseIPC makes the CUDA IPC calls of one process per GPU: a buffer
+// exported, a peer's mapped, flags named, a push into the mapping with
+// its flag, the flags released, and the mapping freed (another left for
+// Close).
+func exerciseIPC(g *nativeGPU) error {
+	own, err := g.Alloc(0, 4096)
+	if err != nil {
+		return err
+	}
+	flags, err := g.Alloc(0, 256)
+	if err != nil {
+		return err
+	}
+	g.UseFlags(flags)
+	s, err := g.Stream(0, streamSpec{})
+	if err != nil {
+		return err
+	}
+	h, err := g.ExportBuf(own)
+	if err != nil {
+		return err
+	}
+	var peers []bufID
+	for range 2 {
+		p, err := g.OpenPeerBuf(h, 4096)
+		if err != nil {
+			return err
+		}
+		peers = append(peers, p)
+	}
+	if err := g.CopyPeer(peers[0], 0, own, 0, 4096, s); err != nil {
+		return err
+	}
+	if err := g.WriteFlag(s, bufRef{peers[1], 4}, 7); err != nil {
+		return err
+	}
+	if err := g.WaitFlag(s, bufRef{flags, 4}, 7); err != nil {
+		return err
+	}
+	g.ReleaseFlags(1 << 20)
+	if _, err := g.ExportBuf(peers[0]); err == nil {
+		return errors.New("a mapping of a peer's buffer was exported again")
+	}
+	return g.Free(peers[0])
+}
+
+// The CUDA IPC mappings of one process per GPU are closed exactly once,
+// by Free or by Close, whichever call fails; a push into a mapping is a
+// cuMemcpyAsync (the peer's GPU is not one of this process's).
+func TestNativeGPUIPCReleasesEveryMapping(t *testing.T) {
+	runOnce := func(failAt int) (*ledger, error) {
+		l := newLedger(1, failAt)
+		g, err := newNativeGPUOn(l.libs(), 0)
+		if err != nil {
+			return l, err
+		}
+		err = exerciseIPC(g)
+		return l, errors.Join(err, g.Close())
+	}
+	clean, err := runOnce(0)
+	if err != nil || len(clean.problems) > 0 || len(clean.leaks()) > 0 {
+		t.Fatalf("clean run: error %v, problems %q, leaks %q", err, clean.problems, clean.leaks())
+	}
+	failed := map[string]bool{}
+	for k := 1; k <= clean.calls; k++ {
+		l, err := runOnce(k)
+		failed[l.failed] = true
+		what := fmt.Sprintf("call %d (%s) failing", k, l.failed)
+		// Device facts are read as best it can; ReleaseFlags (a context
+		// made current, a write) is best effort: nothing to report to.
+		if err == nil && !tolerated(l.failed) && l.failed != "cuMemcpyHtoD" && l.failed != "cuCtxSetCurrent" {
+			t.Errorf("%s: no error", what)
+		}
+		if leaks := l.leaks(); len(leaks) > 0 {
+			t.Errorf("%s leaks %s", what, strings.Join(leaks, ", "))
+		}
+		for _, p := range l.problems {
+			t.Errorf("%s: %s", what, p)
+		}
+	}
+	for _, call := range []string{"cuIpcGetMemHandle", "cuIpcOpenMemHandle", "cuIpcCloseMemHandle", "cuMemcpyAsync", "cuMemcpyHtoD"} {
+		if !failed[call] {
+			t.Errorf("the run made no %s call", call)
+		}
+	}
+	for _, call := range []string{"cuMemcpyPeerAsync", "cuMemcpyBatchAsync"} {
+		if failed[call] {
+			t.Errorf("a push into a mapping called %s; it is a cuMemcpyAsync", call)
+		}
+	}
+}

@@ -71,14 +71,17 @@ type Process struct {
 	// GateDir is where the ranks of one node make their shared start-gate
 	// page: "" means /dev/shm.
 	GateDir string
+	// Host is the name this rank gives its host (ranks of one host share
+	// a start-gate page and CUDA IPC); "" means os.Hostname.
+	Host string
 }
 
 // errNotMine says a buffer lives on another rank's GPU.
 var errNotMine = errors.New("the buffer is on another rank's GPU (one process per GPU)")
 
-// ErrCopyEngineAcrossProcesses is the refusal of copy-engine collectives
-// between GPUs of different processes.
-var ErrCopyEngineAcrossProcesses = errors.New("copy-engine collectives between GPUs of different processes need CUDA IPC, which c3lab does not do yet: use NCCL (--comm-engine nccl, or nccl-ce for NCCL's own copy-engine path), or run one process per node so one process drives every GPU")
+// ErrCopyEngineAcrossProcesses is the refusal of copy-engine work between
+// GPUs of different processes that c3lab does not map with CUDA IPC.
+var ErrCopyEngineAcrossProcesses = errors.New("between processes, c3lab runs the copy-engine collectives of one-pair scenarios only (all-gather, all-to-all, and reductions outside a comm_sms partition), through CUDA IPC: use NCCL (--comm-engine nccl, or nccl-ce for NCCL's own copy-engine path), or run one process per node so one process drives every GPU")
 
 // procGPU is what a rank's own GPU offers beyond gpu: per-process
 // communicators, the timestamp kernel, the shared start gate and an
@@ -101,6 +104,17 @@ type procGPU interface {
 	// even while the worker is blocked in NCCL. The worker finds them
 	// aborted and makes new ones.
 	AbortAsync()
+	// CUDA IPC, for copy-engine collectives between processes
+	// (proc_ipc.go): ExportBuf returns the handle of this GPU's buffer b;
+	// OpenPeerBuf maps a buffer of bytes another process exported, as a
+	// buffer of this GPU's that Free (or Close) unmaps.
+	ExportBuf(b bufID) ([]byte, error)
+	OpenPeerBuf(handle []byte, bytes int64) (bufID, error)
+	// UseFlags names this GPU's buffer b as ordering flags; ReleaseFlags
+	// writes v to every word of them from the host, from any goroutine,
+	// so streams waiting for a lost peer's flags go on.
+	UseFlags(b bufID)
+	ReleaseFlags(v uint32)
 }
 
 // phantom marks a handle of another rank's device.
@@ -132,6 +146,11 @@ type rankGPU struct {
 	// gate; stampV is the gate value it was taken for.
 	stampBuf bufID
 	stampV   uint32
+	// flagSeq numbers the copy-engine collectives' ordering flags
+	// (proc_ipc.go); released is set once ReleaseFlags ran, so the next
+	// run starts over on every rank. Both are read from the watchdog.
+	flagSeq  atomic.Uint32
+	released atomic.Bool
 }
 
 // rankHandle is a handle of device dev; inner is the GPU's own, or
@@ -139,6 +158,10 @@ type rankGPU struct {
 type rankHandle struct {
 	dev   int
 	inner int
+	// bytes is a buffer's size; mapped is set for another rank's buffer
+	// mapped into this process with CUDA IPC (inner is the mapping).
+	bytes  int64
+	mapped bool
 }
 
 func newRankGPU(in procGPU, rank, world int, devs []devInfo) *rankGPU {
@@ -161,8 +184,8 @@ func (r *rankGPU) FreeMemory(dev int) (int64, error) {
 	return r.in.FreeMemory(0)
 }
 
-func (r *rankGPU) alloc(dev int, f func() (bufID, error)) (bufID, error) {
-	h := rankHandle{dev: dev}
+func (r *rankGPU) alloc(dev int, bytes int64, f func() (bufID, error)) (bufID, error) {
+	h := rankHandle{dev: dev, bytes: bytes}
 	if r.mine(dev) {
 		b, err := f()
 		if err != nil {
@@ -176,15 +199,15 @@ func (r *rankGPU) alloc(dev int, f func() (bufID, error)) (bufID, error) {
 }
 
 func (r *rankGPU) Alloc(dev int, bytes int64) (bufID, error) {
-	return r.alloc(dev, func() (bufID, error) { return r.in.Alloc(0, bytes) })
+	return r.alloc(dev, bytes, func() (bufID, error) { return r.in.Alloc(0, bytes) })
 }
 
 func (r *rankGPU) AllocSymmetric(dev int, bytes int64) (bufID, error) {
-	return r.alloc(dev, func() (bufID, error) { return r.in.AllocSymmetric(0, bytes) })
+	return r.alloc(dev, bytes, func() (bufID, error) { return r.in.AllocSymmetric(0, bytes) })
 }
 
 func (r *rankGPU) AllocHost(dev int, bytes int64) (bufID, error) {
-	return r.alloc(dev, func() (bufID, error) { return r.in.AllocHost(0, bytes) })
+	return r.alloc(dev, bytes, func() (bufID, error) { return r.in.AllocHost(0, bytes) })
 }
 
 // buf is the GPU's own buffer behind b, or errNotMine.
@@ -238,7 +261,7 @@ func (r *rankGPU) Free(b bufID) error {
 }
 
 func (r *rankGPU) Upload(b bufID, data []byte) error {
-	if h := r.bufs[b]; h.inner == phantom {
+	if h := r.bufs[b]; h.inner == phantom || h.mapped {
 		return nil // that rank fills its own
 	}
 	id, err := r.buf(b)
@@ -580,6 +603,7 @@ func (r *rankGPU) CollectiveAt(c collective, send, recv []bufRef, streams []stre
 // any did: procState.begin).
 func (r *rankGPU) Abort() error {
 	clear(r.ids)
+	r.releaseFlags() // a copy-engine collective's waits, too
 	return r.in.Abort()
 }
 
@@ -603,6 +627,10 @@ type procState struct {
 	// lastSkew is the start skew of the last gated repetition (ns), -1
 	// when it was not measured.
 	lastSkew int64
+	// hosts[r] is rank r's host; oneHost says they are all one (copy
+	// engines reach every rank's GPU through CUDA IPC only then).
+	hosts   []string
+	oneHost bool
 }
 
 // sharedErr is an error every rank knows of already (from an exchange):
@@ -620,6 +648,9 @@ type procReport struct {
 	Stamped bool              `json:"stamped,omitempty"`
 	Stalled bool              `json:"stalled,omitempty"`
 	Reset   bool              `json:"reset,omitempty"`
+	// Handles are the CUDA IPC handles of this rank's buffers a
+	// copy-engine collective's peers map (proc_ipc.go).
+	Handles [][]byte `json:"handles,omitempty"`
 }
 
 // exchange sends this rank's report and returns every rank's. When any
@@ -675,7 +706,9 @@ func (ps *procState) agree(ctx context.Context, stage string, err error) error {
 // aborted: every rank then drops its own, so all make new ones from new
 // ids in one order.
 func (ps *procState) begin(ctx context.Context) (reset bool, err error) {
-	rep := procReport{Reset: ps.aborted.Swap(false)}
+	aborted := ps.aborted.Swap(false)
+	released := ps.rg.released.Swap(false)
+	rep := procReport{Reset: aborted || released}
 	reps, err := ps.exchange(ctx, "start", rep)
 	if err != nil {
 		return false, err
@@ -743,7 +776,8 @@ func (ps *procState) abandon(ctx context.Context, err error) {
 }
 
 // crossProcessDMA reports whether a run moves data between GPUs on the
-// copy engines (which one process per GPU cannot, yet).
+// copy engines (which one process per GPU does through CUDA IPC, on one
+// node: procDMACheck).
 func crossProcessDMA(sc scenarios.Scenario, st scenarios.Strategy) bool {
 	if st.Normalize().CommEngine != scenarios.EngineDMA {
 		return false
@@ -781,7 +815,10 @@ func (b *Backend) joinJob(in procGPU, pr *Process) error {
 		ctx = context.Background()
 	}
 	peers := pr.Peers
-	host, _ := os.Hostname()
+	host := pr.Host
+	if host == "" {
+		host, _ = os.Hostname()
+	}
 	mine := in.Devices()
 	if len(mine) != 1 {
 		return fmt.Errorf("a rank's backend drives one GPU; it opened %d", len(mine))
@@ -799,6 +836,7 @@ func (b *Backend) joinJob(in procGPU, pr *Process) error {
 		return fmt.Errorf("gathering the ranks' GPUs: %w", err)
 	}
 	devs := make([]devInfo, len(all))
+	hosts := make([]string, len(all))
 	oneHost := true
 	var first rankInfo
 	for q, d := range all {
@@ -813,8 +851,19 @@ func (b *Backend) joinJob(in procGPU, pr *Process) error {
 			return fmt.Errorf("rank 0 has a %s and rank %d a %s: c3lab runs one process per GPU on GPUs of one model", first.Dev.Name, q, ri.Dev.Name)
 		}
 		oneHost = oneHost && ri.Host == first.Host
-		ri.Dev.Peers = nil // no copy engine reaches another process's GPU
+		hosts[q] = ri.Host
 		devs[q] = ri.Dev
+	}
+	for q := range devs {
+		// On one host a copy engine reaches every rank's GPU through a
+		// CUDA IPC mapping (proc_ipc.go; a pair without a P2P path fails
+		// when it maps); across hosts none does.
+		devs[q].Peers = nil
+		for p := range devs {
+			if oneHost && p != q {
+				devs[q].Peers = append(devs[q].Peers, p)
+			}
+		}
 	}
 	rg := newRankGPU(in, peers.Rank(), peers.Size(), devs)
 	rg.share = func(ctx context.Context, spec commSpec) ([]byte, error) {
@@ -824,7 +873,7 @@ func (b *Backend) joinJob(in procGPU, pr *Process) error {
 		}
 		return id, nil
 	}
-	ps := &procState{peers: peers, rg: rg, lastSkew: -1}
+	ps := &procState{peers: peers, rg: rg, lastSkew: -1, hosts: hosts, oneHost: oneHost}
 	if oneHost {
 		ps.gate, err = newShmGate(ctx, peers, in, pr.GateDir)
 	} else {
@@ -846,6 +895,7 @@ func (b *Backend) procRun(ctx context.Context, run func() (any, error)) (any, er
 	defer func() { ps.rg.ctx = nil }()
 	stop := context.AfterFunc(ctx, func() {
 		ps.rg.in.AbortAsync()
+		ps.rg.releaseFlags() // streams waiting for a lost rank's copies
 		ps.aborted.Store(true)
 	})
 	defer stop()
@@ -858,6 +908,10 @@ func (b *Backend) procRun(ctx context.Context, run func() (any, error)) (any, er
 		if b.prepared != nil && b.prepared.ceWindows != nil {
 			clear(b.prepared.ceWindows) // the aborted communicators took their windows along
 		}
+		if b.prepared != nil {
+			b.prepared.flagsDirty = true // released flags: cleared again on every rank
+		}
+		ps.rg.released.Store(false) // this reset's own release
 		if err != nil {
 			ps.abandon(ctx, err)
 			return nil, err

@@ -17,6 +17,13 @@ import (
 // one link and one gate page, as world processes of one node would.
 func procBackends(t *testing.T, world int, fb *fakeFabric, opts Options) ([]*Backend, []*fakeGPU) {
 	t.Helper()
+	return procBackendsOn(t, world, fb, opts, nil)
+}
+
+// procBackendsOn is procBackends with rank r on host hosts[r] (nil: all
+// on this one).
+func procBackendsOn(t *testing.T, world int, fb *fakeFabric, opts Options, hosts []string) ([]*Backend, []*fakeGPU) {
+	t.Helper()
 	links := newLinks(world)
 	dir := t.TempDir()
 	bs, fs, errs := make([]*Backend, world), make([]*fakeGPU, world), make([]error, world)
@@ -24,8 +31,12 @@ func procBackends(t *testing.T, world int, fb *fakeFabric, opts Options) ([]*Bac
 	for r := range world {
 		fs[r] = newRankFake(fb, r)
 		bs[r] = newBackend(opts)
+		pr := &Process{Peers: links[r], GateDir: dir}
+		if hosts != nil {
+			pr.Host = hosts[r]
+		}
 		wg.Go(func() {
-			bs[r].do(func() { errs[r] = bs[r].joinJob(fs[r], &Process{Peers: links[r], GateDir: dir}) })
+			bs[r].do(func() { errs[r] = bs[r].joinJob(fs[r], pr) })
 		})
 	}
 	wg.Wait()
@@ -203,12 +214,12 @@ func TestPerProcessCancelAbortsCollective(t *testing.T) {
 	}
 }
 
-// TestPerProcessRefusals: copy-engine collectives across processes, and a
-// graph whose collective takes another process's GEMM output, are refused
-// in one line on every rank.
+// TestPerProcessRefusals: copy-engine collectives of a format-2 scenario
+// across processes, and a graph whose collective takes another process's
+// GEMM output, are refused in one line on every rank.
 func TestPerProcessRefusals(t *testing.T) {
 	bs, _ := procBackends(t, 2, newFakeFabric(2), Options{})
-	_, _, errs := runRanks(context.Background(), bs, backends.Experiment{Scenario: smallGEMM(scenarios.AllGather), Strategy: scenarios.Strategy{CommEngine: scenarios.EngineDMA}, Mode: backends.ModeConcurrent, Reps: 1})
+	_, _, errs := runRanks(context.Background(), bs, backends.Experiment{Scenario: agGEMM(2, 2), Strategy: scenarios.Strategy{CommEngine: scenarios.EngineDMA}, Mode: backends.ModeConcurrent, Reps: 1})
 	for r, err := range errs {
 		if !errors.Is(err, ErrCopyEngineAcrossProcesses) || strings.Contains(err.Error(), "\n") || !strings.Contains(err.Error(), "use NCCL") {
 			t.Errorf("rank %d: %v; want the copy-engine refusal advising NCCL", r, err)

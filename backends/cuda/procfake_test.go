@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"strings"
 	"sync"
 	"time"
 
@@ -28,6 +29,29 @@ type fakeFabric struct {
 	// offset[r] is added to rank r's stamps (a start skew the gate did
 	// not remove).
 	offset []int64
+	// CUDA IPC between the ranks' fakes: exports by handle; mapped[r]
+	// counts rank r's open mappings; flagAt is the clock of the stream
+	// that wrote a value to a flag word, by the word's address (one for
+	// every rank that maps it) and the value: a later collective's write
+	// may land before a wait for an earlier one, which must not take its
+	// time. All under mu, as are the flag words.
+	exports map[string]fabricExport
+	mapped  []int
+	flagAt  map[flagWrite]int64
+	// openFails makes every OpenPeerBuf fail (a GPU pair without P2P).
+	openFails bool
+}
+
+// flagWrite is a value written to a flag word.
+type flagWrite struct {
+	word *byte
+	v    uint32
+}
+
+// fabricExport is a buffer a rank exported.
+type fabricExport struct {
+	rank int
+	buf  *fakeBuf
 }
 
 type fabricRound struct {
@@ -36,7 +60,8 @@ type fabricRound struct {
 }
 
 func newFakeFabric(world int) *fakeFabric {
-	fb := &fakeFabric{rounds: map[string]*fabricRound{}, offset: make([]int64, world)}
+	fb := &fakeFabric{rounds: map[string]*fabricRound{}, offset: make([]int64, world),
+		exports: map[string]fabricExport{}, mapped: make([]int, world), flagAt: map[flagWrite]int64{}}
 	fb.cond = sync.NewCond(&fb.mu)
 	return fb
 }
@@ -232,4 +257,102 @@ func (l *fakeLink) ShareID(ctx context.Context, newID func() ([]byte, error)) ([
 func (l *fakeLink) StartGate(ctx context.Context, name string) (time.Time, error) {
 	_, err := l.AllGather(ctx, "gate/"+name, []byte{1})
 	return time.Now(), err
+}
+
+// ExportBuf exports a buffer of this rank's fake GPU: the handle names it
+// on the fabric.
+func (f *fakeGPU) ExportBuf(b bufID) ([]byte, error) {
+	buf, ok := f.bufs[b]
+	if !ok || buf.host || buf.peer > 0 {
+		return nil, fmt.Errorf("fake: buffer %d cannot be exported", b)
+	}
+	h := make([]byte, 64)
+	copy(h, fmt.Sprintf("rank%d/buf%d", f.rank, b))
+	fb := f.fabric
+	fb.mu.Lock()
+	fb.exports[string(h)] = fabricExport{f.rank, buf}
+	fb.mu.Unlock()
+	return h, nil
+}
+
+// OpenPeerBuf maps another rank's exported buffer: the new buffer shares
+// its bytes (what this rank writes there, that rank reads).
+func (f *fakeGPU) OpenPeerBuf(handle []byte, bytes int64) (bufID, error) {
+	fb := f.fabric
+	fb.mu.Lock()
+	defer fb.mu.Unlock()
+	ex, ok := fb.exports[string(handle)]
+	switch {
+	case fb.openFails:
+		return 0, errors.New("fake: cuIpcOpenMemHandle: peer access is not supported between these GPUs")
+	case !ok:
+		return 0, fmt.Errorf("fake: no buffer was exported as %q", strings.TrimRight(string(handle), "\x00"))
+	case ex.rank == f.rank:
+		return 0, errors.New("fake: a process cannot open its own IPC handle")
+	case int64(len(ex.buf.data)) < bytes:
+		return 0, fmt.Errorf("fake: the exported buffer has %d bytes, not %d", len(ex.buf.data), bytes)
+	}
+	id := bufID(f.id())
+	f.bufs[id] = &fakeBuf{dev: 0, data: ex.buf.data, peer: ex.rank + 1}
+	fb.mapped[f.rank]++
+	f.ipcOpens++
+	return id, nil
+}
+
+// closeMapping closes a mapping this rank opened.
+func (f *fakeGPU) closeMapping() {
+	fb := f.fabric
+	fb.mu.Lock()
+	fb.mapped[f.rank]--
+	fb.mu.Unlock()
+}
+
+func (f *fakeGPU) UseFlags(b bufID) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.flagBufs = append(f.flagBufs, f.bufs[b])
+}
+
+func (f *fakeGPU) ReleaseFlags(v uint32) {
+	f.mu.Lock()
+	bufs := f.flagBufs
+	f.releases++
+	f.mu.Unlock()
+	fb := f.fabric
+	fb.mu.Lock()
+	for _, b := range bufs {
+		for i := 0; i+4 <= len(b.data); i += 4 {
+			binary.LittleEndian.PutUint32(b.data[i:], v)
+		}
+	}
+	fb.mu.Unlock()
+	fb.cond.Broadcast()
+}
+
+// fabricWriteFlag is WriteFlag between ranks: the word may be a peer's.
+func (f *fakeGPU) fabricWriteFlag(st *fakeStream, w bufRef, v uint32) error {
+	b := f.bufs[w.b]
+	fb := f.fabric
+	fb.mu.Lock()
+	binary.LittleEndian.PutUint32(b.data[w.off:], v)
+	fb.flagAt[flagWrite{&b.data[w.off], v}] = st.clock
+	fb.mu.Unlock()
+	fb.cond.Broadcast()
+	return nil
+}
+
+// fabricWaitFlag is WaitFlag between ranks: the call blocks until the
+// word (raised by another rank's stream) reaches v, as the stream would,
+// or until ReleaseFlags raises it; the stream's clock moves to the
+// writer's.
+func (f *fakeGPU) fabricWaitFlag(st *fakeStream, w bufRef, v uint32) error {
+	b := f.bufs[w.b]
+	fb := f.fabric
+	fb.mu.Lock()
+	defer fb.mu.Unlock()
+	for int32(binary.LittleEndian.Uint32(b.data[w.off:])-v) < 0 {
+		fb.cond.Wait()
+	}
+	st.clock = max(st.clock, fb.flagAt[flagWrite{&b.data[w.off], v}])
+	return nil
 }
