@@ -36,6 +36,10 @@ type job struct {
 	// ctaRate is one CTA's private rate in work units per second (a CTA's
 	// whole work is one unit), before memory stalls.
 	ctaRate float64
+	// perSM marks an SM collective confined to a partition of fewer SMs
+	// than its CTAs: its ctas are the partition's SMs, each moving at
+	// Profile.PartitionSMLinkBandwidth.
+	perSM bool
 	// privRes is the resource that bounds a CTA when nothing is shared
 	// (tensor cores, the SM's own bandwidth, per-CTA link throughput).
 	privRes backends.Resource

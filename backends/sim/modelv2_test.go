@@ -2,6 +2,7 @@ package sim
 
 import (
 	"context"
+	"math"
 	"testing"
 
 	"github.com/c3lab/c3lab/backends"
@@ -213,5 +214,43 @@ func TestLaunchGapPairAndGraph(t *testing.T) {
 	}
 	if gs := kernelSpans(g, "g")[0].Start; gs != ns(p.KernelFixedCost) {
 		t.Errorf("the graph's GEMM, enqueued first, starts at %d ns; want its fixed cost %d ns", gs, ns(p.KernelFixedCost))
+	}
+}
+
+// TestPartitionSMLinkBandwidth checks the partition rule: an SM
+// collective confined to fewer SMs than its CTAs moves at
+// PartitionSMLinkBandwidth per SM of the partition (its time in C3, next
+// to a short op, is its setup plus the bytes over SMs x that bandwidth),
+// a partition at least as large as its CTA count is left to the CTA
+// model, and without the constant the CTA model holds everywhere.
+func TestPartitionSMLinkBandwidth(t *testing.T) {
+	sc, err := scenarios.Find("llama3-70b-tp-swiglu-stream-ag-224m-2gpu")
+	if err != nil {
+		t.Fatal(err)
+	}
+	commInC3 := func(bw float64, sms int) float64 {
+		p := H200()
+		if bw > 0 {
+			p.PartitionSMLinkBandwidth = map[scenarios.Collective]float64{scenarios.AllGather: bw}
+		}
+		r, err := profiler.Measure(context.Background(), New(p), sc, scenarios.Strategy{CommSMs: sms}, profiler.Options{Reps: 1})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return r.TCommInC3.Median / 1e9
+	}
+	p := H200()
+	bytes := sc.Comm.LinkBytes(sc.GPUs)
+	for _, bw := range []float64{6e9, 10e9} {
+		want := p.CommSetup[scenarios.AllGather] + bytes/(16*bw)
+		if got := commInC3(bw, 16); math.Abs(got/want-1) > 0.05 {
+			t.Errorf("at 16 SMs and %.0f GB/s per SM the all-gather took %.0f µs in C3, want about %.0f µs", bw/1e9, 1e6*got, 1e6*want)
+		}
+	}
+	if with, without := commInC3(6e9, 32), commInC3(0, 32); with != without {
+		t.Errorf("a partition of 32 SMs, as many as the all-gather's CTAs: %.1f µs with the constant, %.1f µs without", 1e6*with, 1e6*without)
+	}
+	if with, without := commInC3(6e9, 16), commInC3(0, 16); with == without {
+		t.Error("the constant changed nothing at 16 SMs")
 	}
 }

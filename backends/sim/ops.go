@@ -348,6 +348,15 @@ func commJobs(p Profile, sc scenarios.Scenario, st scenarios.Strategy, dom []int
 	if st.CommCTAs > 0 {
 		ctas = st.CommCTAs
 	}
+	rate, perSM := p.CTALinkBandwidth[coll], false
+	// Confined to a partition of fewer SMs than its CTAs, the kernel
+	// moves as one unit per SM at the partition's per-SM bandwidth
+	// (PartitionSMLinkBandwidth), when the profile has one.
+	if bw := p.PartitionSMLinkBandwidth[coll]; bw > 0 {
+		if sms := domainSize(eng, dom); sms > 0 && sms < ctas {
+			ctas, rate, perSM = sms, bw, true
+		}
+	}
 	perCTA := payload / float64(ctas)
 	hbm := perCTA * p.CommHBMPerLinkByte[coll]
 	if coll == scenarios.AllGather && p.CommLocalCopy {
@@ -361,7 +370,7 @@ func commJobs(p Profile, sc scenarios.Scenario, st scenarios.Strategy, dom []int
 		enqueued: at, launch: at + p.KernelFixedCost, setup: inKernel(p, p.CommSetup[coll]),
 		ctas: ctas, maxResident: unlimited, priority: st.CommPriority, order: order,
 		domain:  dom,
-		ctaRate: p.CTALinkBandwidth[coll] / perCTA, privRes: backends.ResCTA,
+		ctaRate: rate / perCTA, privRes: backends.ResCTA, perSM: perSM,
 		stall: p.CommLatencySensitivity,
 		hbm:   hbm, link: perCTA / p.LinkEfficiencySM[coll],
 	}

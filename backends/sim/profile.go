@@ -135,6 +135,17 @@ type Profile struct {
 	// median per-CTA bandwidth of the sweep's runs under a CTA cap of 8 and
 	// 16, where the capped collective runs alone after the GEMM.
 	CTALinkBandwidth map[scenarios.Collective]float64
+	// PartitionSMLinkBandwidth is the link bandwidth one SM drives for an
+	// SM collective confined to a partition (a green context) of fewer
+	// SMs than its CTAs, per collective; the confined collective then
+	// moves as many such units as the partition has SMs, at most its
+	// unconfined rate. A partition is not a CTA cap: on two H200s at 16
+	// SMs an all-gather of 32 CTAs ran slower than 16 of its CTAs do
+	// under a CTA cap, an all-to-all of 64 CTAs faster (model.md, "What
+	// the model still gets wrong"). Fitted in stage 1 from the runs with
+	// such a partition next to a short GEMM; 0 (no entry) keeps the CTA
+	// model: one CTA per SM at CTALinkBandwidth.
+	PartitionSMLinkBandwidth map[scenarios.Collective]float64
 	// CommLatencySensitivity slows an SM collective's CTAs when another op
 	// loads HBM (its copies are latency-bound): CTA rate divided by
 	// 1 + CommLatencySensitivity x (the other op's share of HBM). Fitted;

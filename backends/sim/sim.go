@@ -289,6 +289,9 @@ func boundDetail(p Profile, j *job, r backends.Resource, pl *plan) string {
 // held by the other op) only some are resident, one per SM.
 func ctaDetail(p Profile, j *job, pl *plan) string {
 	n := j.ctaResident
+	if j.perSM {
+		return fmt.Sprintf("the %d SMs of its partition, fewer than its CTAs, each moving at most %.0f GB/s", j.ctas, ctaGBs(p, j))
+	}
 	if n <= 0 || n >= j.ctas {
 		return fmt.Sprintf("%d CTAs, each moving at most %.0f GB/s", j.ctas, ctaGBs(p, j))
 	}

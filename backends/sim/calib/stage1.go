@@ -188,6 +188,9 @@ func Stage1(p sim.Profile, runs []Run, refs []RefGEMM, prov map[string]sim.Prove
 	for _, coll := range scenarios.Collectives {
 		out = append(out, fitCTABandwidth(&p, runs, coll, clamp))
 	}
+	for _, coll := range scenarios.Collectives {
+		out = append(out, fitPartitionBandwidth(&p, runs, coll, clamp))
+	}
 	// With per-tile GEMM times the efficiency and the prologue and
 	// epilogue share the same times: alternate their fits until they
 	// settle (a few rounds; each is exact given the other).
@@ -387,6 +390,42 @@ func fitCTABandwidth(p *sim.Profile, runs []Run, coll scenarios.Collective, clam
 	lo, mid, hi := quartiles(bws)
 	p.CTALinkBandwidth[coll] = clamp("CTALinkBandwidth", math.Round(mid/1e8)*1e8)
 	return fitted{Field: "CTALinkBandwidth", Key: string(coll), Value: p.CTALinkBandwidth[coll], Low: lo, High: hi, Points: len(bws)}
+}
+
+// fitPartitionBandwidth derives the link bandwidth one SM drives for a
+// collective confined to a partition of fewer SMs than its CTAs, from the
+// runs with such a partition (comm-sms-N) next to a GEMM at most half the
+// collective's length alone, where the partition binds (the collective
+// in C3 at least 1.2x its time alone): there the collective's time in C3
+// is mostly setup + bytes / (SMs x bandwidth). It takes the median of the
+// bandwidths that solve this per run.
+func fitPartitionBandwidth(p *sim.Profile, runs []Run, coll scenarios.Collective, clamp func(string, float64) float64) fitted {
+	const field = "PartitionSMLinkBandwidth"
+	var bws []float64
+	for _, r := range runs {
+		sms := r.Strat.CommSMs
+		if sms <= 0 || sms >= p.CommCTAs[coll] || r.Scen.IsGraph() || r.Scen.Comm.Collective != coll ||
+			r.Strat.CommEngine != "" && r.Strat.CommEngine != scenarios.EngineSM {
+			continue
+		}
+		comm, inC3 := r.Real.TComm.Median, r.Real.TCommInC3.Median
+		if comm <= 0 || r.Real.TComp.Median > comm/2 || inC3 < 1.2*comm {
+			continue
+		}
+		if t := inC3/1e9 - p.CommSetup[coll]; t > 0 {
+			bws = append(bws, r.Scen.Comm.LinkBytes(r.Scen.GPUs)/(float64(sms)*t))
+		}
+	}
+	old := p.PartitionSMLinkBandwidth[coll]
+	if len(bws) == 0 {
+		return fitted{Field: field, Key: string(coll), Value: old, Low: old, High: old, Note: "kept: no run of it in a binding partition next to a short GEMM in the fit set"}
+	}
+	lo, mid, hi := quartiles(bws)
+	if p.PartitionSMLinkBandwidth == nil {
+		p.PartitionSMLinkBandwidth = map[scenarios.Collective]float64{}
+	}
+	p.PartitionSMLinkBandwidth[coll] = clamp(field, math.Round(mid/1e8)*1e8)
+	return fitted{Field: field, Key: string(coll), Value: p.PartitionSMLinkBandwidth[coll], Low: lo, High: hi, Points: len(bws)}
 }
 
 // gemmEfficiency is p's efficiency of an element type, bf16's when the
