@@ -217,21 +217,25 @@ func TestLaunchGapPairAndGraph(t *testing.T) {
 	}
 }
 
-// TestPartitionSMLinkBandwidth checks the partition rule: an SM
+// TestPartitionSMLinkBandwidth checks the partition model: an SM
 // collective confined to fewer SMs than its CTAs moves at
 // PartitionSMLinkBandwidth per SM of the partition (its time in C3, next
-// to a short op, is its setup plus the bytes over SMs x that bandwidth),
-// a partition at least as large as its CTA count is left to the CTA
-// model, and without the constant the CTA model holds everywhere.
+// to a short op, is its setup plus the bytes over SMs x that bandwidth);
+// in a partition at least as large as its CTA count it keeps the CTA model
+// but pays no latency stall (it shares no SM); without the constant the
+// CTA model and the stall hold everywhere.
 func TestPartitionSMLinkBandwidth(t *testing.T) {
 	sc, err := scenarios.Find("llama3-70b-tp-swiglu-stream-ag-224m-2gpu")
 	if err != nil {
 		t.Fatal(err)
 	}
-	commInC3 := func(bw float64, sms int) float64 {
+	commInC3 := func(bw, stall float64, sms int) float64 {
 		p := H200()
 		if bw > 0 {
 			p.PartitionSMLinkBandwidth = map[scenarios.Collective]float64{scenarios.AllGather: bw}
+		}
+		if stall >= 0 {
+			p.CommLatencySensitivity = stall
 		}
 		r, err := profiler.Measure(context.Background(), New(p), sc, scenarios.Strategy{CommSMs: sms}, profiler.Options{Reps: 1})
 		if err != nil {
@@ -243,14 +247,20 @@ func TestPartitionSMLinkBandwidth(t *testing.T) {
 	bytes := sc.Comm.LinkBytes(sc.GPUs)
 	for _, bw := range []float64{6e9, 10e9} {
 		want := p.CommSetup[scenarios.AllGather] + bytes/(16*bw)
-		if got := commInC3(bw, 16); math.Abs(got/want-1) > 0.05 {
+		if got := commInC3(bw, -1, 16); math.Abs(got/want-1) > 0.05 {
 			t.Errorf("at 16 SMs and %.0f GB/s per SM the all-gather took %.0f µs in C3, want about %.0f µs", bw/1e9, 1e6*got, 1e6*want)
 		}
 	}
-	if with, without := commInC3(6e9, 32), commInC3(0, 32); with != without {
-		t.Errorf("a partition of 32 SMs, as many as the all-gather's CTAs: %.1f µs with the constant, %.1f µs without", 1e6*with, 1e6*without)
+	// 32 SMs, as many as the all-gather's CTAs: the CTA model without
+	// the stall.
+	if with, noStall, plain := commInC3(6e9, -1, 32), commInC3(0, 0, 32), commInC3(0, -1, 32); with != noStall || with >= plain {
+		t.Errorf("32 SMs: %.1f µs under the partition model, %.1f µs by the CTA model without the stall, %.1f µs with it", 1e6*with, 1e6*noStall, 1e6*plain)
 	}
-	if with, without := commInC3(6e9, 16), commInC3(0, 16); with == without {
+	if with, without := commInC3(6e9, -1, 16), commInC3(0, -1, 16); with == without {
 		t.Error("the constant changed nothing at 16 SMs")
+	}
+	// Unconfined, the constant changes nothing.
+	if with, without := commInC3(6e9, -1, 0), commInC3(0, -1, 0); with != without {
+		t.Errorf("no partition: %.1f µs with the constant, %.1f µs without", 1e6*with, 1e6*without)
 	}
 }

@@ -349,6 +349,13 @@ func commJobs(p Profile, sc scenarios.Scenario, st scenarios.Strategy, dom []int
 		ctas = st.CommCTAs
 	}
 	rate, perSM := p.CTALinkBandwidth[coll], false
+	// The latency stall is paid beside other kernels' CTAs on the same
+	// SMs; under the partition model (PartitionSMLinkBandwidth) a
+	// collective in an SM partition of its own shares no SM.
+	stall := p.CommLatencySensitivity
+	if p.PartitionSMLinkBandwidth[coll] > 0 && st.CommSMs > 0 {
+		stall = 0
+	}
 	// Confined to a partition of fewer SMs than its CTAs, the kernel
 	// moves as one unit per SM at the partition's per-SM bandwidth
 	// (PartitionSMLinkBandwidth), when the profile has one.
@@ -371,7 +378,7 @@ func commJobs(p Profile, sc scenarios.Scenario, st scenarios.Strategy, dom []int
 		ctas: ctas, maxResident: unlimited, priority: st.CommPriority, order: order,
 		domain:  dom,
 		ctaRate: rate / perCTA, privRes: backends.ResCTA, perSM: perSM,
-		stall: p.CommLatencySensitivity,
+		stall: stall,
 		hbm:   hbm, link: perCTA / p.LinkEfficiencySM[coll],
 	}
 	return []*job{j}

@@ -142,9 +142,12 @@ type Profile struct {
 	// unconfined rate. A partition is not a CTA cap: on two H200s at 16
 	// SMs an all-gather of 32 CTAs ran slower than 16 of its CTAs do
 	// under a CTA cap, an all-to-all of 64 CTAs faster (model.md, "What
-	// the model still gets wrong"). Fitted in stage 1 from the runs with
-	// such a partition next to a short GEMM; 0 (no entry) keeps the CTA
-	// model: one CTA per SM at CTALinkBandwidth.
+	// the model still gets wrong"). Under this partition model a
+	// collective in an SM partition of its own (any size) also pays no
+	// CommLatencySensitivity stall, which is paid beside other kernels'
+	// CTAs on the same SMs. Fitted in stage 1 from the runs with such a
+	// partition next to a short GEMM; 0 (no entry) keeps the CTA model:
+	// one CTA per SM at CTALinkBandwidth, and the stall everywhere.
 	PartitionSMLinkBandwidth map[scenarios.Collective]float64
 	// CommLatencySensitivity slows an SM collective's CTAs when another op
 	// loads HBM (its copies are latency-bound): CTA rate divided by
