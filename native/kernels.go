@@ -27,6 +27,11 @@ const (
 	// StampKernel writes the GPU's %globaltimer, in ns, to one 8-byte
 	// word (stream.cu); launch it as one CTA of one thread.
 	StampKernel = "c3_stamp"
+	// SpinKernel keeps SMs busy (stream.cu): each CTA spins until a
+	// pinned host word reaches a value or a time limit passes; launch it
+	// with SpinThreads threads per CTA, one CTA per SM to keep active.
+	SpinKernel  = "c3_spin"
+	SpinThreads = 32
 	// ReduceKernel sums up to ReduceMaxSources bf16 inputs (reduce.cu),
 	// ReduceThreads threads per CTA, grid-stride.
 	ReduceKernel     = "c3_reduce_bf16"

@@ -48,6 +48,12 @@ type Backend struct {
 	// proc is set when the backend is one rank of a job with one process
 	// per GPU (proc.go).
 	proc *procState
+	// primeCopies makes every repetition of a copy-engine comm op start
+	// with an untimed copy on each copy stream before its start gate, and
+	// busySeq numbers the busy kernels' runs (busy.go: tools of the
+	// copy-engine baseline probe).
+	primeCopies bool
+	busySeq     uint32
 }
 
 // copyTracer reports memory copies as the GPUs saw them: CUPTI's activity

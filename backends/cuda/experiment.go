@@ -610,6 +610,11 @@ func (b *Backend) rep(ctx context.Context, p *prepared, pl plan, ex backends.Exp
 	runComm := ex.Mode != backends.ModeCompute
 	commFirst := ex.Strategy.Normalize().Launch == scenarios.CommFirst || !runCompute
 	g := b.g
+	if b.primeCopies && runComm {
+		if err := b.primeCopyStreams(p, pl); err != nil {
+			return backends.Rep{}, nil, err
+		}
+	}
 	gate := b.startRep(ctx, gated)
 	defer gate.close()
 	for dev := range p.gpus {

@@ -17,7 +17,8 @@
 # second uses the first's scenario list), and sweep-passes-1gpu. One
 # process per GPU, when named: per-process-1gpu (start skew, one GPU) and
 # per-process-2gpu (collectives across processes, two GPUs, NCCL and the
-# copy engines through CUDA IPC).
+# copy engines through CUDA IPC). ce-bias, when named: the copy-engine
+# baseline probe (issue 16; one GPU runs its host-copy part only).
 set -u
 export NCCL_NVLS_ENABLE=0 # never NVLink multicast
 cd "$(dirname "$0")/../.."
@@ -310,6 +311,17 @@ for s in "${steps[@]}"; do
     done
     wait
     echo "per-process run: $(head -c 300 "$OUT/per-process-run.rank0.json")"
+    ;;
+  ce-bias)
+    # Why a copy-engine collective measures slower alone than next to a
+    # GEMM: alone as Measure runs it, with a busy kernel on 4 SMs, with an
+    # untimed copy before the gate, ungated, and in C3, interleaved, with
+    # NVML clocks and power. 2 files; well under a minute on 2 x H200.
+    step "copy-engine baseline bias probe"
+    C3LAB_CEBIAS_OUT="$OUT/ce-bias.json" \
+      timeout 280 .gpu/cuda.test -test.v -test.run '^TestGPUCopyEngineBaselineBias$' -test.timeout 270s > "$OUT/ce-bias.txt" 2>&1
+    echo "ce-bias rc=$?" | tee -a "$OUT/ce-bias.txt"
+    grep -E "^(--- |ok|FAIL|panic)|VERDICT|alone/C3" "$OUT/ce-bias.txt" | head -30
     ;;
   lab-screen)
     lab_screen "lab screen capture" lab h200x2-lab "--scenario llama3-405b-tp-qkv-ag-224m" 12 10

@@ -21,6 +21,7 @@ type device struct {
 	stream native.Function // c3lab's streaming kernel
 	copy   native.Function // c3lab's SM copy kernel
 	stamp  native.Function // c3lab's %globaltimer stamp
+	spin   native.Function // c3lab's busy kernel (busy.go)
 	module native.Module
 	// reduce and reducePipe are compiled on first use (only copy-engine
 	// reductions need them).
@@ -63,6 +64,10 @@ type nativeGPU struct {
 	// flags are the buffers of ordering flags ReleaseFlags raises (the
 	// copy-engine collectives of one process per GPU), guarded by mu.
 	flags map[bufID]nbuf
+	// spinStop is the pinned host word busy kernels watch (busy.go),
+	// allocated on first use; spinPtr[dev] is its address on each GPU.
+	spinStop native.HostWord
+	spinPtr  []native.DevPtr
 }
 
 // procComm is this process's place in a communicator of one process per GPU.
@@ -227,6 +232,9 @@ func (g *nativeGPU) openDevice(i int) (_ *device, err error) {
 		return nil, err
 	}
 	if d.stamp, err = drv.Function(d.module, native.StampKernel); err != nil {
+		return nil, err
+	}
+	if d.spin, err = drv.Function(d.module, native.SpinKernel); err != nil {
 		return nil, err
 	}
 	return d, nil
@@ -1023,6 +1031,10 @@ func (g *nativeGPU) Close() error {
 		errs = append(errs, drv.FreeHostWord(g.gate))
 	}
 	g.gate = native.HostWord{}
+	if !g.spinStop.IsZero() {
+		errs = append(errs, drv.FreeHostWord(g.spinStop))
+		g.spinStop = native.HostWord{}
+	}
 	// Buffers first: freeing one drops its windows, which needs its communicator.
 	for id := range g.bufs {
 		errs = append(errs, g.Free(id))

@@ -70,3 +70,21 @@ extern "C" __global__ void c3_stamp(unsigned long long *out) {
 	*(volatile unsigned long long *)out = t;
 	__threadfence_system();
 }
+
+// c3lab's busy kernel: each CTA (one warp) spins on its SM, without
+// touching memory but for one look at *stop every ~2 us, until *stop,
+// compared cyclically, reaches v, or max_ns have passed (so a host that
+// never raises the word cannot hang the GPU). It keeps a few SMs active,
+// so the GPU is not idle while only its copy engines work.
+extern "C" __global__ void c3_spin(const volatile unsigned int *stop, unsigned int v, unsigned long long max_ns) {
+	unsigned long long t0, t;
+	asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t0));
+	for (;;) {
+		if ((int)(*stop - v) >= 0) break;
+		asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
+		if (t - t0 >= max_ns) break;
+		long long c0 = clock64();
+		while (clock64() - c0 < 4000) {
+		}
+	}
+}
