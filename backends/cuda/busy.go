@@ -36,20 +36,9 @@ func (g *nativeGPU) Spin(s streamID, ctas int, v uint32, maxNs int64) error {
 	}
 	drv := g.l.drv
 	if g.spinStop.IsZero() {
-		w, err := drv.AllocHostWord()
+		w, ptrs, err := g.mappedHostWord("the busy kernels' stop word")
 		if err != nil {
-			return fmt.Errorf("allocating the busy kernels' stop word: %w", err)
-		}
-		ptrs := make([]native.DevPtr, len(g.devs))
-		for dev := range g.devs {
-			if err := g.current(dev); err != nil {
-				drv.FreeHostWord(w)
-				return err
-			}
-			if ptrs[dev], err = drv.HostWordDevPtr(w); err != nil {
-				drv.FreeHostWord(w)
-				return err
-			}
+			return err
 		}
 		g.spinStop, g.spinPtr = w, ptrs
 	}

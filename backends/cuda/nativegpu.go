@@ -501,20 +501,9 @@ func (g *nativeGPU) GateWait(s streamID, v uint32) error {
 	st := g.streams[s]
 	drv := g.l.drv
 	if g.gate.IsZero() {
-		w, err := drv.AllocHostWord()
+		w, ptrs, err := g.mappedHostWord("the start gate")
 		if err != nil {
-			return fmt.Errorf("allocating the start gate: %w", err)
-		}
-		ptrs := make([]native.DevPtr, len(g.devs))
-		for dev := range g.devs {
-			if err := g.current(dev); err != nil {
-				drv.FreeHostWord(w)
-				return err
-			}
-			if ptrs[dev], err = drv.HostWordDevPtr(w); err != nil {
-				drv.FreeHostWord(w)
-				return err
-			}
+			return err
 		}
 		g.gate, g.gatePtr = w, ptrs
 	}
@@ -522,6 +511,29 @@ func (g *nativeGPU) GateWait(s streamID, v uint32) error {
 		return err
 	}
 	return drv.WaitValue32(st.s, g.gatePtr[st.dev], v, native.StreamWaitValueGEQ)
+}
+
+// mappedHostWord allocates a pinned host word and maps it into every GPU
+// of the node (what for names it in the error); on failure nothing is
+// left allocated.
+func (g *nativeGPU) mappedHostWord(what string) (native.HostWord, []native.DevPtr, error) {
+	drv := g.l.drv
+	w, err := drv.AllocHostWord()
+	if err != nil {
+		return w, nil, fmt.Errorf("allocating %s: %w", what, err)
+	}
+	ptrs := make([]native.DevPtr, len(g.devs))
+	for dev := range g.devs {
+		if err := g.current(dev); err != nil {
+			drv.FreeHostWord(w)
+			return native.HostWord{}, nil, err
+		}
+		if ptrs[dev], err = drv.HostWordDevPtr(w); err != nil {
+			drv.FreeHostWord(w)
+			return native.HostWord{}, nil, err
+		}
+	}
+	return w, ptrs, nil
 }
 
 func (g *nativeGPU) OpenGate(v uint32) {
