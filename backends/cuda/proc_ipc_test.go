@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -178,20 +177,7 @@ func TestPerProcessCopyEngineLostPeer(t *testing.T) {
 		t.Fatalf("first run: %v", errs)
 	}
 	fs[1].stallGEMMs, fs[1].stall = 1, 800*time.Millisecond
-	ctx, cancel := context.WithCancel(context.Background())
-	ended := make([]time.Duration, 2)
-	errs := make([]error, 2)
-	start := time.Now()
-	var wg sync.WaitGroup
-	for r, b := range bs {
-		wg.Go(func() {
-			_, errs[r] = b.Run(ctx, ex, nil)
-			ended[r] = time.Since(start)
-		})
-	}
-	time.Sleep(150 * time.Millisecond)
-	cancel()
-	wg.Wait()
+	errs, ended := runCanceled(bs, ex, 150*time.Millisecond)
 	for r := range bs {
 		if errs[r] == nil {
 			t.Errorf("rank %d finished a canceled run", r)

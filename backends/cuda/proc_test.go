@@ -13,6 +13,27 @@ import (
 	"github.com/c3lab/c3lab/scenarios"
 )
 
+// runCanceled runs ex on every rank's backend at once, cancels the job
+// after the given time, and returns each rank's error and when it left.
+func runCanceled(bs []*Backend, ex backends.Experiment, after time.Duration) ([]error, []time.Duration) {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	errs := make([]error, len(bs))
+	ended := make([]time.Duration, len(bs))
+	start := time.Now()
+	var wg sync.WaitGroup
+	for r, b := range bs {
+		wg.Go(func() {
+			_, errs[r] = b.Run(ctx, ex, nil)
+			ended[r] = time.Since(start)
+		})
+	}
+	time.Sleep(after)
+	cancel()
+	wg.Wait()
+	return errs, ended
+}
+
 // procBackends opens world rank backends on fakes that share one fabric,
 // one link and one gate page, as world processes of one node would.
 func procBackends(t *testing.T, world int, fb *fakeFabric, opts Options) ([]*Backend, []*fakeGPU) {
@@ -174,21 +195,8 @@ func TestPerProcessWrongResultFailsEveryRank(t *testing.T) {
 func TestPerProcessCancelAbortsCollective(t *testing.T) {
 	bs, fs := procBackends(t, 2, newFakeFabric(2), Options{})
 	fs[1].stallGEMMs, fs[1].stall = 1, 800*time.Millisecond
-	ctx, cancel := context.WithCancel(context.Background())
 	ex := backends.Experiment{Scenario: smallGEMM(scenarios.AllReduce), Strategy: scenarios.Strategy{Launch: scenarios.ComputeFirst}, Mode: backends.ModeConcurrent, Reps: 2}
-	ended := make([]time.Duration, 2)
-	errs := make([]error, 2)
-	start := time.Now()
-	var wg sync.WaitGroup
-	for r, b := range bs {
-		wg.Go(func() {
-			_, errs[r] = b.Run(ctx, ex, nil)
-			ended[r] = time.Since(start)
-		})
-	}
-	time.Sleep(150 * time.Millisecond)
-	cancel()
-	wg.Wait()
+	errs, ended := runCanceled(bs, ex, 150*time.Millisecond)
 	for r := range bs {
 		if errs[r] == nil {
 			t.Errorf("rank %d finished a canceled run", r)
