@@ -14,7 +14,8 @@
 # named. On a one-GPU node: doctor tests sweep-host lab-screen-1gpu, and for
 # the stream scenarios sweep-graphs-1gpu lab-screen-graph; for the
 # intervals sweep-twice-1gpu sweep-adaptive-1gpu (in this order: the
-# second uses the first's scenario list), and sweep-passes-1gpu. One
+# second uses the first's scenario list), and sweep-passes-1gpu. On two
+# GPUs, when named: ce-bias, per-process-2gpu, network-2gpu, kineto-2gpu. One
 # process per GPU, when named: per-process-1gpu (start skew, one GPU) and
 # per-process-2gpu (collectives across processes, two GPUs, NCCL and the
 # copy engines through CUDA IPC). ce-bias, when named: the copy-engine
@@ -322,6 +323,33 @@ for s in "${steps[@]}"; do
       timeout 280 .gpu/cuda.test -test.v -test.run '^TestGPUCopyEngineBaselineBias$' -test.timeout 270s > "$OUT/ce-bias.txt" 2>&1
     echo "ce-bias rc=$?" | tee -a "$OUT/ce-bias.txt"
     grep -E "^(--- |ok|FAIL|panic)|VERDICT|alone/C3" "$OUT/ce-bias.txt" | head -30
+    ;;
+  network-2gpu)
+    # Issue 19, multi-node without a cluster: two processes, one per GPU,
+    # with NCCL's P2P and shared-memory transports off take its network
+    # transport (sockets on this node), the path a second node would use.
+    # Three collectives next to their GEMMs under three strategies, swept
+    # once on that path and once on NVLink, each with rank 0's timelines
+    # recorded. BACKEND=sim checks the step without GPUs.
+    step "one process per GPU: C3 over NCCL's network transport (two GPUs)"
+    NET=llama3-70b-tp-qkv-ag-224m-2gpu,llama3-70b-tp-ffn-down-rs-112m-2gpu,mixtral-8x22b-ep-expert-down-a2a-192m-2gpu
+    for path in net nvlink; do
+      envs=(NCCL_NVLS_ENABLE=0) port=29542
+      [ $path = net ] && envs+=(NCCL_P2P_DISABLE=1 NCCL_SHM_DISABLE=1) port=29541
+      t0=$SECONDS
+      for r in 1 0; do
+        env "${envs[@]}" RANK=$r WORLD_SIZE=2 LOCAL_RANK=$r LOCAL_WORLD_SIZE=2 MASTER_ADDR=127.0.0.1 MASTER_PORT=$port \
+          timeout 240 .gpu/c3lab sweep --backend "${BACKEND:-cuda}" --scenarios "$NET" --passes 1 --precision off \
+          --strategies baseline,comm-first+prio,comm-sms-16 --out "/tmp/sweep-$path.json" --record "/tmp/sweep-$path.c3rec" \
+          > "/tmp/sweep-$path.rank$r.txt" 2>> "$OUT/network-2gpu.txt" &
+      done
+      wait
+      echo "sweep over $path: $((SECONDS - t0)) s" | tee -a "$OUT/network-2gpu.txt"
+      cat "/tmp/sweep-$path.rank0.txt" >> "$OUT/network-2gpu.txt"
+    done
+    # One archive: both sweeps of both ranks and rank 0's recordings.
+    tar -C /tmp -czf "$OUT/network-2gpu.tar.gz" $(cd /tmp && ls sweep-net*.json sweep-nvlink*.json sweep-net*.c3rec sweep-nvlink*.c3rec 2> /dev/null)
+    tail -20 "$OUT/network-2gpu.txt"
     ;;
   lab-screen)
     lab_screen "lab screen capture" lab h200x2-lab "--scenario llama3-405b-tp-qkv-ag-224m" 12 10
