@@ -102,7 +102,7 @@ func procChild(t *testing.T) bool {
 			// with CUDA IPC; verification checks every rank's output.
 			res.CommNs = map[string]int64{}
 			for _, c := range ipcCollectives {
-				ns, err := medianComm(gctx, b, c, ipcStrategy)
+				ns, _, err := medianComm(gctx, b, c, ipcStrategy)
 				if err != nil {
 					return fmt.Errorf("copy-engine %s: %w", c, err)
 				}
@@ -112,15 +112,11 @@ func procChild(t *testing.T) bool {
 			res.CommNs = map[string]int64{}
 			for _, c := range procCollectives {
 				// Verification before timing checks every rank's result.
-				r, err := b.Run(gctx, backends.Experiment{Scenario: procCommScenario(c), Mode: backends.ModeComm, Reps: 20, Warmup: 3}, nil)
+				ns, r, err := medianComm(gctx, b, c, scenarios.Strategy{})
 				if err != nil {
 					return fmt.Errorf("%s: %w", c, err)
 				}
-				var comm []int64
-				for _, rep := range r.Reps {
-					comm = append(comm, rep.Comm)
-				}
-				res.CommNs[string(c)] = medianOf(comm)
+				res.CommNs[string(c)] = ns
 				res.Skews = append(res.Skews, r.StartSkews...)
 			}
 		default:
@@ -232,15 +228,11 @@ func TestGPUPerProcessTwoGPUCollectives(t *testing.T) {
 		b := openGPU(t)
 		needGPUs(t, b, 2)
 		for _, c := range procCollectives {
-			r, err := b.Run(context.Background(), backends.Experiment{Scenario: procCommScenario(c), Mode: backends.ModeComm, Reps: 20, Warmup: 3}, nil)
+			ns, _, err := medianComm(context.Background(), b, c, scenarios.Strategy{})
 			if err != nil {
 				t.Fatalf("one process, %s: %v", c, err)
 			}
-			var comm []int64
-			for _, rep := range r.Reps {
-				comm = append(comm, rep.Comm)
-			}
-			single[string(c)] = medianOf(comm)
+			single[string(c)] = ns
 		}
 	}()
 	res := runProcJob(t, "TestGPUPerProcessTwoGPUCollectives", "collectives", "")
@@ -278,17 +270,17 @@ var ipcCollectives = []scenarios.Collective{scenarios.AllGather, scenarios.AllTo
 var ipcStrategy = scenarios.Strategy{CommEngine: scenarios.EngineDMA}
 
 // medianComm runs collective c alone (verified first) under st and
-// returns its median comm time.
-func medianComm(ctx context.Context, b *Backend, c scenarios.Collective, st scenarios.Strategy) (int64, error) {
+// returns its median comm time and the run (its start skews).
+func medianComm(ctx context.Context, b *Backend, c scenarios.Collective, st scenarios.Strategy) (int64, backends.RunResult, error) {
 	r, err := b.Run(ctx, backends.Experiment{Scenario: procCommScenario(c), Strategy: st, Mode: backends.ModeComm, Reps: 20, Warmup: 3}, nil)
 	if err != nil {
-		return 0, err
+		return 0, r, err
 	}
 	var comm []int64
 	for _, rep := range r.Reps {
 		comm = append(comm, rep.Comm)
 	}
-	return medianOf(comm), nil
+	return medianOf(comm), r, nil
 }
 
 // ipcBusBWTolerance is the target: copy-engine collectives
@@ -310,7 +302,7 @@ func TestGPUPerProcessTwoGPUCopyEngine(t *testing.T) {
 		b := openGPU(t)
 		needGPUs(t, b, 2)
 		for _, c := range ipcCollectives {
-			ns, err := medianComm(context.Background(), b, c, ipcStrategy)
+			ns, _, err := medianComm(context.Background(), b, c, ipcStrategy)
 			if err != nil {
 				t.Fatalf("one process, copy-engine %s: %v", c, err)
 			}

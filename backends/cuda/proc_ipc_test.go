@@ -63,18 +63,7 @@ func TestPerProcessCopyEngineMatchesOneProcess(t *testing.T) {
 			bs, fs := procBackends(t, world, fb, Options{})
 			got, cols, errs := runRanks(context.Background(), bs, ex)
 			for r := range bs {
-				if errs[r] != nil {
-					t.Fatalf("rank %d: %v", r, errs[r])
-				}
-				if len(got[r].Reps) != len(want.Reps) {
-					t.Fatalf("rank %d: %d repetitions, one process %d", r, len(got[r].Reps), len(want.Reps))
-				}
-				for i := range want.Reps {
-					g, w := got[r].Reps[i], want.Reps[i]
-					if g.Wall != w.Wall || g.Compute != w.Compute || g.Comm != w.Comm || !equalInts(g.Ops, w.Ops) {
-						t.Errorf("rank %d rep %d: %+v; one process %+v", r, i, g, w)
-					}
-				}
+				sameAsOneProcess(t, r, got[r], errs[r], want)
 				if n, w := ceSpans(cols[r]), ceSpans(wantCol); n != w {
 					t.Errorf("rank %d: %d copy-engine spans, one process %d", r, n, w)
 				}

@@ -13,6 +13,25 @@ import (
 	"github.com/c3lab/c3lab/scenarios"
 )
 
+// sameAsOneProcess fails the test unless rank r's run (err, got) gave the
+// same repetitions as one process driving every GPU (want): wall,
+// compute, comm and per-op times.
+func sameAsOneProcess(t *testing.T, r int, got backends.RunResult, err error, want backends.RunResult) {
+	t.Helper()
+	if err != nil {
+		t.Fatalf("rank %d: %v", r, err)
+	}
+	if len(got.Reps) != len(want.Reps) {
+		t.Fatalf("rank %d: %d repetitions, one process %d", r, len(got.Reps), len(want.Reps))
+	}
+	for i := range want.Reps {
+		g, w := got.Reps[i], want.Reps[i]
+		if g.Wall != w.Wall || g.Compute != w.Compute || g.Comm != w.Comm || !equalInts(g.Ops, w.Ops) {
+			t.Errorf("rank %d rep %d: %+v; one process %+v", r, i, g, w)
+		}
+	}
+}
+
 // runCanceled runs ex on every rank's backend at once, cancels the job
 // after the given time, and returns each rank's error and when it left.
 func runCanceled(bs []*Backend, ex backends.Experiment, after time.Duration) ([]error, []time.Duration) {
@@ -117,18 +136,7 @@ func TestPerProcessMatchesOneProcess(t *testing.T) {
 			bs, fs := procBackends(t, 2, fb, Options{})
 			got, cols, errs := runRanks(context.Background(), bs, ex)
 			for r := range bs {
-				if errs[r] != nil {
-					t.Fatalf("rank %d: %v", r, errs[r])
-				}
-				if len(got[r].Reps) != len(want.Reps) {
-					t.Fatalf("rank %d: %d repetitions, one process %d", r, len(got[r].Reps), len(want.Reps))
-				}
-				for i := range want.Reps {
-					g, w := got[r].Reps[i], want.Reps[i]
-					if g.Wall != w.Wall || g.Compute != w.Compute || g.Comm != w.Comm || !equalInts(g.Ops, w.Ops) {
-						t.Errorf("rank %d rep %d: %+v; one process %+v", r, i, g, w)
-					}
-				}
+				sameAsOneProcess(t, r, got[r], errs[r], want)
 				if len(got[r].StartSkews) != len(want.Reps) {
 					t.Errorf("rank %d: %d start skews for %d gated repetitions", r, len(got[r].StartSkews), len(want.Reps))
 				}
