@@ -223,18 +223,7 @@ func TestGPUPerProcessTwoGPUCollectives(t *testing.T) {
 	if procChild(t) {
 		return
 	}
-	single := map[string]int64{}
-	func() {
-		b := openGPU(t)
-		needGPUs(t, b, 2)
-		for _, c := range procCollectives {
-			ns, _, err := medianComm(context.Background(), b, c, scenarios.Strategy{})
-			if err != nil {
-				t.Fatalf("one process, %s: %v", c, err)
-			}
-			single[string(c)] = ns
-		}
-	}()
+	single := singleProcessMedians(t, procCollectives, scenarios.Strategy{}, "")
 	res := runProcJob(t, "TestGPUPerProcessTwoGPUCollectives", "collectives", "")
 	report := map[string]any{"single_ns": single, "per_process_ns": res.CommNs, "bytes": procCommBytes}
 	ratios := map[string]float64{}
@@ -283,6 +272,28 @@ func medianComm(ctx context.Context, b *Backend, c scenarios.Collective, st scen
 	return medianOf(comm), r, nil
 }
 
+// singleProcessMedians opens the backend in this process (every GPU; it
+// skips below two), times each collective alone under st (medianComm),
+// and closes the backend before it returns, so that the ranks started
+// next find the GPUs free. what prefixes the collective in errors.
+func singleProcessMedians(t *testing.T, colls []scenarios.Collective, st scenarios.Strategy, what string) map[string]int64 {
+	t.Helper()
+	b := openGPU(t)
+	needGPUs(t, b, 2)
+	single := map[string]int64{}
+	for _, c := range colls {
+		ns, _, err := medianComm(context.Background(), b, c, st)
+		if err != nil {
+			t.Fatalf("one process, %s%s: %v", what, c, err)
+		}
+		single[string(c)] = ns
+	}
+	if err := b.Close(); err != nil {
+		t.Fatalf("closing the one-process backend: %v", err)
+	}
+	return single
+}
+
 // ipcBusBWTolerance is the target: copy-engine collectives
 // across processes within 3 % of one process's busbw.
 const ipcBusBWTolerance = 0.03
@@ -297,18 +308,7 @@ func TestGPUPerProcessTwoGPUCopyEngine(t *testing.T) {
 	if procChild(t) {
 		return
 	}
-	single := map[string]int64{}
-	func() {
-		b := openGPU(t)
-		needGPUs(t, b, 2)
-		for _, c := range ipcCollectives {
-			ns, _, err := medianComm(context.Background(), b, c, ipcStrategy)
-			if err != nil {
-				t.Fatalf("one process, copy-engine %s: %v", c, err)
-			}
-			single[string(c)] = ns
-		}
-	}()
+	single := singleProcessMedians(t, ipcCollectives, ipcStrategy, "copy-engine ")
 	res := runProcJob(t, "TestGPUPerProcessTwoGPUCopyEngine", "ipc", "")
 	report := map[string]any{"single_ns": single, "per_process_ns": res.CommNs, "bytes": procCommBytes, "strategy": "comm_engine dma",
 		"tolerance": ipcBusBWTolerance}
