@@ -104,19 +104,29 @@ type nevent struct {
 // maxGEMMWorkspace is the scratch memory a GEMM plan may ask for.
 const maxGEMMWorkspace = 64 << 20
 
+// initDriver initialises the CUDA driver and returns how many GPUs it
+// sees, refusing none.
+func initDriver(l *libs) (int, error) {
+	if err := l.drv.Init(); err != nil {
+		return 0, fmt.Errorf("initialising the CUDA driver: %w", err)
+	}
+	n, err := l.drv.DeviceCount()
+	if err != nil {
+		return 0, err
+	}
+	if n == 0 {
+		return 0, errors.New("the CUDA driver sees no GPU")
+	}
+	return n, nil
+}
+
 // newNativeGPU initialises the driver and every visible device: primary
 // contexts, peer access between all pairs, a cuBLASLt handle each, and
 // c3lab's kernels compiled for the device's architecture.
 func newNativeGPU(l *libs) (*nativeGPU, error) {
-	if err := l.drv.Init(); err != nil {
-		return nil, fmt.Errorf("initialising the CUDA driver: %w", err)
-	}
-	n, err := l.drv.DeviceCount()
+	n, err := initDriver(l)
 	if err != nil {
 		return nil, err
-	}
-	if n == 0 {
-		return nil, errors.New("the CUDA driver sees no GPU")
 	}
 	g := &nativeGPU{l: l, bufs: map[bufID]nbuf{}, streams: map[streamID]nstream{}, events: map[eventID]nevent{}, comms: map[commSpec][]native.Comm{}}
 	for i := range n {
@@ -153,15 +163,9 @@ func newNativeGPU(l *libs) (*nativeGPU, error) {
 // newNativeGPUOn initialises the driver and one GPU: the one of a rank of
 // one process per GPU (procDevice picks it from the local rank).
 func newNativeGPUOn(l *libs, localRank int) (*nativeGPU, error) {
-	if err := l.drv.Init(); err != nil {
-		return nil, fmt.Errorf("initialising the CUDA driver: %w", err)
-	}
-	n, err := l.drv.DeviceCount()
+	n, err := initDriver(l)
 	if err != nil {
 		return nil, err
-	}
-	if n == 0 {
-		return nil, errors.New("the CUDA driver sees no GPU")
 	}
 	dev, err := procDevice(n, localRank)
 	if err != nil {
