@@ -492,24 +492,22 @@ func Measure(ctx context.Context, b backends.Backend, sc scenarios.Scenario, st 
 		}
 		// A relative cap: the time the fixed rounds took, times the
 		// factor; the next round must fit under it.
-		fixed := clock().Sub(started)
 		if opt.TimeCapFactor > 0 {
-			capT = time.Duration(opt.TimeCapFactor * float64(fixed))
-		}
-		madeRounds := rounds
-		nextEnds := func() time.Duration {
-			el := clock().Sub(started)
-			if opt.TimeCapFactor <= 0 {
-				return el
-			}
-			// The mean round so far stands for the next one.
-			return el + el/time.Duration(max(madeRounds, 1))
+			capT = time.Duration(opt.TimeCapFactor * float64(clock().Sub(started)))
 		}
 		maxRounds := opt.MaxRounds
 		if maxRounds <= 0 {
 			maxRounds = MaxAdaptiveRounds
 		}
 		out := &PrecisionOutcome{Target: opt.Precision.String(), Rounds: rounds}
+		nextEnds := func() time.Duration {
+			el := clock().Sub(started)
+			if opt.TimeCapFactor <= 0 {
+				return el
+			}
+			// The mean round so far stands for the next one.
+			return el + el/time.Duration(max(out.Rounds, 1))
+		}
 		for round := rounds; ; round++ {
 			hw, ok, why := opt.Precision.Check(r, caps.Deterministic)
 			out.HalfWidth = nil
@@ -533,7 +531,6 @@ func Measure(ctx context.Context, b backends.Backend, sc scenarios.Scenario, st 
 				return Result{}, err
 			}
 			out.Rounds = round + 1
-			madeRounds = out.Rounds
 			if r, err = assemble(); err != nil {
 				return Result{}, err
 			}

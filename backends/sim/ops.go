@@ -348,18 +348,15 @@ func commJobs(p Profile, sc scenarios.Scenario, st scenarios.Strategy, dom []int
 	if st.CommCTAs > 0 {
 		ctas = st.CommCTAs
 	}
-	rate, perSM := p.CTALinkBandwidth[coll], false
-	// The latency stall is paid beside other kernels' CTAs on the same
-	// SMs; under the partition model (PartitionSMLinkBandwidth) a
-	// collective in an SM partition of its own shares no SM.
-	stall := p.CommLatencySensitivity
-	if p.PartitionSMLinkBandwidth[coll] > 0 && st.CommSMs > 0 {
-		stall = 0
-	}
-	// Confined to a partition of fewer SMs than its CTAs, the kernel
-	// moves as one unit per SM at the partition's per-SM bandwidth
-	// (PartitionSMLinkBandwidth), when the profile has one.
+	rate, perSM, stall := p.CTALinkBandwidth[coll], false, p.CommLatencySensitivity
+	// Under the partition model (PartitionSMLinkBandwidth) a collective in
+	// an SM partition of its own shares no SM, so it pays no latency stall
+	// (that is paid beside other kernels' CTAs); confined to fewer SMs
+	// than its CTAs it moves as one unit per SM at the per-SM bandwidth.
 	if bw := p.PartitionSMLinkBandwidth[coll]; bw > 0 {
+		if st.CommSMs > 0 {
+			stall = 0
+		}
 		if sms := domainSize(eng, dom); sms > 0 && sms < ctas {
 			ctas, rate, perSM = sms, bw, true
 		}
