@@ -407,15 +407,18 @@ func TestGateWatchdog(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			f := newFakeGPU(2)
-			// A watchdog far above what enqueuing takes on a loaded test
-			// machine, a stall far above the watchdog.
-			b := fakeBackend(t, f, Options{GateStallNanos: int64(300 * time.Millisecond)})
+			// A watchdog far above what enqueuing a clean repetition takes
+			// on a loaded test machine (a few ms; under 300 ms once seen
+			// with every package's tests running at once), and a stall that
+			// only the watchdog's opening of the gate ends (10 s at most),
+			// so each stall costs the watchdog's second and no more.
+			b := fakeBackend(t, f, Options{GateStallNanos: int64(time.Second)})
 			sc := smallGEMM(scenarios.AllGather)
 			ex := backends.Experiment{Scenario: sc, Mode: backends.ModeCompute, Reps: 2}
 			if _, err := b.Run(context.Background(), ex, nil); err != nil { // verifies and loads everything
 				t.Fatal(err)
 			}
-			f.log, f.stall, f.stallGEMMs, b.gateStalls = nil, 800*time.Millisecond, tc.stallGEMMs, 0
+			f.log, f.stall, f.stallUntilOpen, f.stallGEMMs, b.gateStalls = nil, 10*time.Second, true, tc.stallGEMMs, 0
 			res, err := b.Run(context.Background(), ex, nil)
 			if err != nil {
 				t.Fatal(err)

@@ -39,11 +39,16 @@ type fakeGPU struct {
 	copies   int
 	reduces  int
 	// stallGEMMs GEMM calls sleep for stall first (a host stall while
-	// enqueuing, as lazy module loading causes).
-	stallGEMMs int
-	stall      time.Duration
+	// enqueuing, as lazy module loading causes). With stallUntilOpen the
+	// stall ends early when the start gate armed last opens: a library
+	// waiting on the device the gate holds, which only the gate's watchdog
+	// frees.
+	stallGEMMs     int
+	stall          time.Duration
+	stallUntilOpen bool
 	mu         sync.Mutex // guards log and gate: the gate watchdog writes from its own goroutine
 	gate       uint32
+	gateArmed  uint32 // the value the last GateWait waits for
 	// flagAt is when a stream last wrote a flag word (the fake runs every
 	// call at once, in order, so a flag not yet written when something
 	// waits on it would wait forever: an error).
@@ -244,7 +249,23 @@ func (f *fakeGPU) Elapsed(from, to eventID) (int64, error) {
 
 func (f *fakeGPU) GateWait(s streamID, v uint32) error {
 	f.logf("gate-wait dev%d %d", f.streams[s].dev, v)
+	f.mu.Lock()
+	f.gateArmed = v
+	f.mu.Unlock()
 	return nil
+}
+
+// waitGateOpen blocks until the gate reaches the value the last GateWait
+// waits for, or for limit at most.
+func (f *fakeGPU) waitGateOpen(limit time.Duration) {
+	for end := time.Now().Add(limit); time.Now().Before(end); time.Sleep(time.Millisecond) {
+		f.mu.Lock()
+		open := int32(f.gate-f.gateArmed) >= 0
+		f.mu.Unlock()
+		if open {
+			return
+		}
+	}
 }
 
 func (f *fakeGPU) OpenGate(v uint32) {
@@ -383,7 +404,11 @@ func (f *fakeGPU) GEMMAt(s streamID, g gemmSpec, a, b, d bufRef) error {
 	f.gemms++
 	if f.stallGEMMs > 0 {
 		f.stallGEMMs--
-		time.Sleep(f.stall)
+		if f.stallUntilOpen {
+			f.waitGateOpen(f.stall)
+		} else {
+			time.Sleep(f.stall)
+		}
 	}
 	f.logf("gemm dev%d %dx%dx%d target=%d", st.dev, g.M, g.N, g.K, g.SMTarget)
 	if a.off != 0 || d.off != 0 {

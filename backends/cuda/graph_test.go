@@ -365,13 +365,13 @@ func TestGraphCommEngine(t *testing.T) {
 func TestGraphGateStall(t *testing.T) {
 	f := newFakeGPU(2)
 	// A watchdog far above what enqueuing takes on a loaded test machine,
-	// and a stall far above the watchdog: only the stall opens the gate.
-	b := fakeBackend(t, f, Options{GateStallNanos: int64(400 * time.Millisecond)})
+	// and a stall that only the watchdog's opening of the gate ends.
+	b := fakeBackend(t, f, Options{GateStallNanos: int64(time.Second)})
 	ex := backends.Experiment{Scenario: agGEMM(2, 2), Mode: backends.ModeConcurrent, Reps: 2}
 	if _, err := b.Run(context.Background(), ex, nil); err != nil {
 		t.Fatal(err)
 	}
-	f.stallGEMMs, f.stall, b.gateStalls = 1, 1200*time.Millisecond, 0
+	f.stallGEMMs, f.stall, f.stallUntilOpen, b.gateStalls = 1, 10*time.Second, true, 0
 	res, err := b.Run(context.Background(), ex, nil)
 	if err != nil {
 		t.Fatal(err)

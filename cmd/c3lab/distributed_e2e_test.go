@@ -340,9 +340,12 @@ func jobRefusals(t *testing.T, bin string) {
 		}
 	})
 	t.Run("a rank never comes", func(t *testing.T) {
-		ps := startRanks(t, bin, 2, func(int) []string { return []string{"WORLD_SIZE=3", "C3LAB_JOIN_TIMEOUT=1s"} }, "run", "--backend", "sim")
-		waitAll(t, ps, 20*time.Second)
-		want := "rank 2 did not join within 1s (is the world size 3 right? did every rank start?)"
+		// Long enough for rank 1's process to start and join on a loaded
+		// 2-core machine (1s was once too short, and the message named
+		// rank 1 as well).
+		ps := startRanks(t, bin, 2, func(int) []string { return []string{"WORLD_SIZE=3", "C3LAB_JOIN_TIMEOUT=4s"} }, "run", "--backend", "sim")
+		waitAll(t, ps, 30*time.Second)
+		want := "rank 2 did not join within 4s (is the world size 3 right? did every rank start?)"
 		for r, p := range ps {
 			if p.code() != 1 || !strings.Contains(p.errOut.String(), want) {
 				t.Errorf("rank %d: exit %d, %q", r, p.code(), p.errOut)
