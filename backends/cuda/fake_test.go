@@ -46,9 +46,9 @@ type fakeGPU struct {
 	stallGEMMs     int
 	stall          time.Duration
 	stallUntilOpen bool
-	mu         sync.Mutex // guards log and gate: the gate watchdog writes from its own goroutine
-	gate       uint32
-	gateArmed  uint32 // the value the last GateWait waits for
+	mu             sync.Mutex // guards log and gate: the gate watchdog writes from its own goroutine
+	gate           uint32
+	gateArmed      uint32 // the value the last GateWait waits for
 	// flagAt is when a stream last wrote a flag word (the fake runs every
 	// call at once, in order, so a flag not yet written when something
 	// waits on it would wait forever: an error).
