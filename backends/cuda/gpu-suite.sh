@@ -20,6 +20,8 @@
 # per-process-2gpu (collectives across processes, two GPUs, NCCL and the
 # copy engines through CUDA IPC). ce-bias, when named: the copy-engine
 # baseline probe (issue 16; one GPU runs its host-copy part only).
+# gemm-partitions, when named: every GEMM of the suite alone on
+# partitions and SM targets (one GPU).
 set -u
 export NCCL_NVLS_ENABLE=0 # never NVLink multicast
 cd "$(dirname "$0")/../.."
@@ -323,6 +325,18 @@ for s in "${steps[@]}"; do
       timeout 280 .gpu/cuda.test -test.v -test.run '^TestGPUCopyEngineBaselineBias$' -test.timeout 270s > "$OUT/ce-bias.txt" 2>&1
     echo "ce-bias rc=$?" | tee -a "$OUT/ce-bias.txt"
     grep -E "^(--- |ok|FAIL|panic)|VERDICT|alone/C3" "$OUT/ce-bias.txt" | head -30
+    ;;
+  gemm-partitions)
+    # Issue 17: every GEMM of the suite alone on one GPU, on the whole GPU,
+    # on the rest of comm partitions of 8-64 SMs, on compute partitions of
+    # 120 and 112 SMs and planned by cuBLASLt for 116 and 100 SMs, in
+    # interleaved rounds with NVML clocks and power (61 shapes, about two
+    # minutes on one H200).
+    step "GEMMs alone on partitions (one GPU)"
+    C3LAB_GEMM_PARTITION_OUT="$OUT/gemm-partitions.json" \
+      timeout 420 .gpu/cuda.test -test.v -test.run '^TestGPUGEMMOnPartitions$' -test.timeout 410s > "$OUT/gemm-partitions.txt" 2>&1
+    echo "gemm-partitions rc=$?" | tee -a "$OUT/gemm-partitions.txt"
+    grep -E "^(--- |ok|FAIL|panic)" "$OUT/gemm-partitions.txt" | head
     ;;
   network-2gpu)
     # Issue 19, multi-node without a cluster: two processes, one per GPU,
