@@ -444,6 +444,34 @@ func (d *Driver) GreenPartition(dev Device, sms int, wantRest bool) (group, rest
 	return
 }
 
+// StructuredGroup makes a green context of one structured group of at
+// most sms SMs out of g's SMs and returns it with the SM count it got. A
+// split's groups are structured (their SMs co-scheduled, so thread block
+// clusters fit), its remainder is not; g is typically such a remainder
+// (GreenPartition's rest), which cannot be split again except through a
+// green context of its own. g is left as it was.
+func (d *Driver) StructuredGroup(dev Device, g GreenContext, sms int) (GreenContext, int, error) {
+	if C.c3_cuda_has_green_resource(d.t) == 0 {
+		return GreenContext{}, 0, &MissingLibraryError{Library: "libcuda.so.1", NeededFor: "a structured SM group out of a partition's rest", Detail: "the driver has no cuGreenCtxGetDevResource (needs CUDA 12.4+)"}
+	}
+	var res, grp, rem C.CUdevResource
+	if err := d.check("cuGreenCtxGetDevResource", C.c3_cuGreenCtxGetDevResource(d.t, g.p, &res, 1)); err != nil {
+		return GreenContext{}, 0, err
+	}
+	n := C.uint(1)
+	if err := d.check(fmt.Sprintf("cuDevSmResourceSplitByCount(%d SMs of a green context)", sms), C.c3_cuDevSmResourceSplitByCount(d.t, &grp, &n, &res, &rem, 0, C.uint(sms))); err != nil {
+		return GreenContext{}, 0, err
+	}
+	if n != 1 {
+		return GreenContext{}, 0, fmt.Errorf("a structured group of %d SMs out of %d made %d groups, want 1", sms, int(C.c3_res_sm_count(&res)), n)
+	}
+	gc, err := d.greenFrom(dev, &grp)
+	if err != nil {
+		return GreenContext{}, 0, err
+	}
+	return gc, int(C.c3_res_sm_count(&grp)), nil
+}
+
 func (d *Driver) greenFrom(dev Device, res *C.CUdevResource) (GreenContext, error) {
 	var desc C.CUdevResourceDesc
 	if err := d.check("cuDevResourceGenerateDesc", C.c3_cuDevResourceGenerateDesc(d.t, &desc, res, 1)); err != nil {

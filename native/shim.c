@@ -33,6 +33,8 @@ int c3_cuda_has_green(const c3_cuda *t) {
 	       t->cuGreenCtxCreate && t->cuGreenCtxDestroy && t->cuGreenCtxStreamCreate;
 }
 
+int c3_cuda_has_green_resource(const c3_cuda *t) { return c3_cuda_has_green(t) && t->cuGreenCtxGetDevResource; }
+
 CUresult c3_launch_u64(const c3_cuda *t, CUfunction f, unsigned gx, unsigned bx, unsigned shmem, CUstream s,
                        const unsigned long long *args, int nargs) {
 	void *params[16];

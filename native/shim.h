@@ -141,6 +141,7 @@ typedef void *nvrtcProgram;
 
 // ---- CUDA helpers ----
 int c3_cuda_has_green(const c3_cuda *t);
+int c3_cuda_has_green_resource(const c3_cuda *t);
 // c3_copy_on_copy_engine copies n bytes within device dev on stream s with
 // cuMemcpyBatchAsync and the hint PREFER_OVERLAP_WITH_COMPUTE, so a copy
 // engine moves them rather than a kernel on the SMs. It returns

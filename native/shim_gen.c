@@ -68,6 +68,7 @@ int c3_cuda_open(c3_cuda *t, char *err, size_t errlen) {
 	OPT(t, cuGreenCtxCreate, "cuGreenCtxCreate");
 	OPT(t, cuGreenCtxDestroy, "cuGreenCtxDestroy");
 	OPT(t, cuGreenCtxStreamCreate, "cuGreenCtxStreamCreate");
+	OPT(t, cuGreenCtxGetDevResource, "cuGreenCtxGetDevResource");
 	OPT(t, cuMemcpyBatchAsync_v2, "cuMemcpyBatchAsync_v2");
 	OPT(t, cuMemcpyBatchAsync_v1, "cuMemcpyBatchAsync");
 	return 0;

@@ -67,6 +67,7 @@ typedef struct {
 	CUresult (*cuGreenCtxCreate)(CUgreenCtx *, CUdevResourceDesc, CUdevice, unsigned);
 	CUresult (*cuGreenCtxDestroy)(CUgreenCtx);
 	CUresult (*cuGreenCtxStreamCreate)(CUstream *, CUgreenCtx, unsigned, int);
+	CUresult (*cuGreenCtxGetDevResource)(CUgreenCtx, CUdevResource *, int);
 	// cuMemcpyBatchAsync: the 13.0 form (_v2) and the 12.8 form (with failIdx).
 	CUresult (*cuMemcpyBatchAsync_v2)(CUdeviceptr *, CUdeviceptr *, size_t *, size_t, CUmemcpyAttributes *, size_t *, size_t, CUstream);
 	CUresult (*cuMemcpyBatchAsync_v1)(CUdeviceptr *, CUdeviceptr *, size_t *, size_t, CUmemcpyAttributes *, size_t *, size_t, size_t *, CUstream);
@@ -198,6 +199,7 @@ static inline CUresult c3_cuDevResourceGenerateDesc(const c3_cuda *t, CUdevResou
 static inline CUresult c3_cuGreenCtxCreate(const c3_cuda *t, CUgreenCtx * a0, CUdevResourceDesc a1, CUdevice a2, unsigned a3) { return t->cuGreenCtxCreate(a0, a1, a2, a3); }
 static inline CUresult c3_cuGreenCtxDestroy(const c3_cuda *t, CUgreenCtx a0) { return t->cuGreenCtxDestroy(a0); }
 static inline CUresult c3_cuGreenCtxStreamCreate(const c3_cuda *t, CUstream * a0, CUgreenCtx a1, unsigned a2, int a3) { return t->cuGreenCtxStreamCreate(a0, a1, a2, a3); }
+static inline CUresult c3_cuGreenCtxGetDevResource(const c3_cuda *t, CUgreenCtx a0, CUdevResource * a1, int a2) { return t->cuGreenCtxGetDevResource(a0, a1, a2); }
 static inline int c3_cublasLtCreate(const c3_cublaslt *t, cublasLtHandle_t * a0) { return t->cublasLtCreate(a0); }
 static inline int c3_cublasLtDestroy(const c3_cublaslt *t, cublasLtHandle_t a0) { return t->cublasLtDestroy(a0); }
 static inline size_t c3_cublasLtGetVersion(const c3_cublaslt *t) { return t->cublasLtGetVersion(); }

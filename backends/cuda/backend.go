@@ -54,6 +54,13 @@ type Backend struct {
 	// copy-engine baseline probe).
 	primeCopies bool
 	busySeq     uint32
+	// structuredRest runs a compute op that a comm partition leaves the
+	// rest of the GPU on a structured group split again out of that rest,
+	// a few SMs fewer (112 of 116 beside a 16-SM partition on an H200):
+	// a probe of why a GEMM on a split's remainder loses more than its
+	// SMs (TestGPUGEMMOnPartitions; NOTES.md). Measured, it does not help
+	// (the same time at the median), so no strategy uses it.
+	structuredRest bool
 }
 
 // copyTracer reports memory copies as the GPUs saw them: CUPTI's activity

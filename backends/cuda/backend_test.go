@@ -110,9 +110,9 @@ func TestStrategyApplication(t *testing.T) {
 		st   scenarios.Strategy
 		want []string // fragments that must appear in the fake's log
 	}{
-		{"priority", scenarios.Strategy{CommPriority: -5}, []string{"prio=-5 part={GroupSMs:0 Rest:false}"}},
-		{"comm partition", scenarios.Strategy{CommSMs: 32}, []string{"prio=0 part={GroupSMs:32 Rest:false}", "prio=0 part={GroupSMs:32 Rest:true}", "target=100"}},
-		{"compute partition", scenarios.Strategy{ComputeSMs: 64}, []string{"part={GroupSMs:64 Rest:false}", "target=64"}},
+		{"priority", scenarios.Strategy{CommPriority: -5}, []string{"prio=-5 part={GroupSMs:0 Rest:false Structured:0}"}},
+		{"comm partition", scenarios.Strategy{CommSMs: 32}, []string{"prio=0 part={GroupSMs:32 Rest:false Structured:0}", "prio=0 part={GroupSMs:32 Rest:true Structured:0}", "target=100"}},
+		{"compute partition", scenarios.Strategy{ComputeSMs: 64}, []string{"part={GroupSMs:64 Rest:false Structured:0}", "target=64"}},
 		{"GEMM SM target", scenarios.Strategy{GEMMSMTarget: 96}, []string{"target=96"}},
 		{"CTA cap", scenarios.Strategy{CommCTAs: 8}, []string{"ctas=8"}},
 	} {

@@ -128,6 +128,12 @@ func (b *Backend) setUngated(on bool) error {
 	return b.do(func() { b.opts.Ungated = on })
 }
 
+// setStructuredRest turns the structured-rest probe on (or off) for the
+// experiments run after it (TestGPUGEMMOnPartitions compares the two).
+func (b *Backend) setStructuredRest(on bool) error {
+	return b.do(func() { b.structuredRest = on })
+}
+
 // primeCopyStreams enqueues, on every copy stream of every GPU, one copy of
 // the first primeBytes of a transfer the collective (or host copy) is
 // about to make, with the same data, so its result is unchanged. It runs

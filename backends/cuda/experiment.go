@@ -261,7 +261,7 @@ type plan struct {
 func (b *Backend) strategyPlan(p *prepared, st scenarios.Strategy) (plan, error) {
 	st = st.Normalize()
 	sms := b.devs[0].SMs
-	compPart, commPart, err := rolePartitions(sms, st)
+	compPart, commPart, err := b.partitions(st)
 	if err != nil {
 		return plan{}, err
 	}
@@ -323,6 +323,22 @@ func rolePartitions(sms int, st scenarios.Strategy) (compPart, commPart partitio
 	return compPart, commPart, nil
 }
 
+// partitions is rolePartitions on this backend's GPUs; with
+// structuredRest (a probe) a compute op on the rest of a split runs on a
+// structured group split again out of that rest: as many SMs as the
+// partition granularity allows (112 of the 116 a 16-SM comm partition
+// leaves on an H200).
+func (b *Backend) partitions(st scenarios.Strategy) (compPart, commPart partition, err error) {
+	d := b.devs[0]
+	if compPart, commPart, err = rolePartitions(d.SMs, st); err != nil || !b.structuredRest {
+		return compPart, commPart, err
+	}
+	if step := max(d.SMStep, 1); compPart.Rest && compPart.GroupSMs > 0 {
+		compPart.Structured = (d.SMs - compPart.GroupSMs) / step * step
+	}
+	return compPart, commPart, nil
+}
+
 // gemmSMTarget is the cuBLASLt SM count target a strategy gives GEMMs:
 // its own, else the SMs of the compute partition (0: the whole GPU).
 func gemmSMTarget(sms int, st scenarios.Strategy, compPart partition) int {
@@ -330,6 +346,8 @@ func gemmSMTarget(sms int, st scenarios.Strategy, compPart partition) int {
 		return st.GEMMSMTarget
 	}
 	switch {
+	case compPart.Structured > 0:
+		return compPart.Structured
 	case compPart.GroupSMs > 0 && compPart.Rest:
 		return sms - compPart.GroupSMs
 	case compPart.GroupSMs > 0:

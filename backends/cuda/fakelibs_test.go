@@ -311,6 +311,16 @@ func (d *fakeDriver) GreenPartition(_ native.Device, sms int, wantRest bool) (gr
 	return
 }
 
+func (d *fakeDriver) StructuredGroup(_ native.Device, g native.GreenContext, sms int) (native.GreenContext, int, error) {
+	d.l.use("cuGreenCtxGetDevResource", key("green context", g))
+	if err := d.l.call("cuGreenCtxCreate"); err != nil {
+		return native.GreenContext{}, 0, err
+	}
+	gc := native.FakeGreenContext(handle())
+	d.l.acquire(key("green context", gc))
+	return gc, sms, nil
+}
+
 func (d *fakeDriver) GreenStream(g native.GreenContext, _ int) (native.Stream, error) {
 	d.l.use("cuGreenCtxStreamCreate", key("green context", g))
 	if err := d.l.call("cuGreenCtxStreamCreate"); err != nil {

@@ -334,7 +334,7 @@ for s in "${steps[@]}"; do
     # minutes on one H200).
     step "GEMMs alone on partitions (one GPU)"
     C3LAB_GEMM_PARTITION_OUT="$OUT/gemm-partitions.json" \
-      timeout 420 .gpu/cuda.test -test.v -test.run '^TestGPUGEMMOnPartitions$' -test.timeout 410s > "$OUT/gemm-partitions.txt" 2>&1
+      timeout 560 .gpu/cuda.test -test.v -test.run '^TestGPUGEMMOnPartitions$' -test.timeout 550s > "$OUT/gemm-partitions.txt" 2>&1
     echo "gemm-partitions rc=$?" | tee -a "$OUT/gemm-partitions.txt"
     grep -E "^(--- |ok|FAIL|panic)" "$OUT/gemm-partitions.txt" | head
     ;;

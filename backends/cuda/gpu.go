@@ -57,6 +57,10 @@ type partition struct {
 	// group of GroupSMs SMs and the rest, and Rest picks which side.
 	GroupSMs int
 	Rest     bool
+	// Structured, on the rest side, runs it on a structured group of this
+	// many SMs split again out of the rest (the structured-rest probe); 0
+	// runs it on the rest itself.
+	Structured int
 }
 
 // streamSpec describes a stream: its priority and its SMs.

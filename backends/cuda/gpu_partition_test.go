@@ -21,24 +21,31 @@ import (
 type gemmPartitionConfig struct {
 	Name     string             `json:"name"`
 	Strategy scenarios.Strategy `json:"strategy"`
+	// StructuredRest runs it with the structured-rest probe on.
+	StructuredRest bool `json:"structured_rest,omitempty"`
 }
 
 // gemmPartitionConfigs are the GEMM's places in the strategies the suite
 // sweeps: the whole GPU; the rest of a comm partition of 8, 16, 32 and 64
-// SMs (comm-sms-*, dma-comm-sms-*); a compute partition of 120 and 112 SMs
-// (dma-gemm-*); cuBLASLt planned for 116 and 100 SMs without a partition
-// (gemm_sm_target).
+// SMs (comm-sms-*, dma-comm-sms-*), as is and as a structured group split
+// again out of it (the structured-rest probe); a compute partition of 120 and
+// 112 SMs (dma-gemm-*); cuBLASLt planned for 116 and 100 SMs without a
+// partition (gemm_sm_target).
 func gemmPartitionConfigs() []gemmPartitionConfig {
 	return []gemmPartitionConfig{
-		{"full", scenarios.Strategy{}},
-		{"rest-of-8", scenarios.Strategy{CommSMs: 8}},
-		{"rest-of-16", scenarios.Strategy{CommSMs: 16}},
-		{"rest-of-32", scenarios.Strategy{CommSMs: 32}},
-		{"rest-of-64", scenarios.Strategy{CommSMs: 64}},
-		{"compute-120", scenarios.Strategy{ComputeSMs: 120}},
-		{"compute-112", scenarios.Strategy{ComputeSMs: 112}},
-		{"target-116", scenarios.Strategy{GEMMSMTarget: 116}},
-		{"target-100", scenarios.Strategy{GEMMSMTarget: 100}},
+		{Name: "full"},
+		{Name: "rest-of-8", Strategy: scenarios.Strategy{CommSMs: 8}},
+		{Name: "rest-of-16", Strategy: scenarios.Strategy{CommSMs: 16}},
+		{Name: "rest-of-32", Strategy: scenarios.Strategy{CommSMs: 32}},
+		{Name: "rest-of-64", Strategy: scenarios.Strategy{CommSMs: 64}},
+		{Name: "structured-rest-of-8", Strategy: scenarios.Strategy{CommSMs: 8}, StructuredRest: true},
+		{Name: "structured-rest-of-16", Strategy: scenarios.Strategy{CommSMs: 16}, StructuredRest: true},
+		{Name: "structured-rest-of-32", Strategy: scenarios.Strategy{CommSMs: 32}, StructuredRest: true},
+		{Name: "structured-rest-of-64", Strategy: scenarios.Strategy{CommSMs: 64}, StructuredRest: true},
+		{Name: "compute-120", Strategy: scenarios.Strategy{ComputeSMs: 120}},
+		{Name: "compute-112", Strategy: scenarios.Strategy{ComputeSMs: 112}},
+		{Name: "target-116", Strategy: scenarios.Strategy{GEMMSMTarget: 116}},
+		{Name: "target-100", Strategy: scenarios.Strategy{GEMMSMTarget: 100}},
 	}
 }
 
@@ -133,6 +140,7 @@ func TestGPUGEMMOnPartitions(t *testing.T) {
 				if r < 0 {
 					reps, warm = 1, 2 // set-up, verification and the plan's first launches, untimed
 				}
+				must(t, b.setStructuredRest(c.StructuredRest))
 				pre := state.State()
 				res, err := b.Run(ctx, backends.Experiment{Scenario: sc, Strategy: c.Strategy, Mode: backends.ModeCompute, Reps: reps, Warmup: warm}, nil)
 				post := state.State()

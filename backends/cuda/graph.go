@@ -424,7 +424,7 @@ type graphPlan struct {
 func (b *Backend) graphStrategy(gp *graphPrep, st scenarios.Strategy, mode backends.Mode) (graphPlan, error) {
 	st = st.Normalize()
 	sms := b.devs[0].SMs
-	compPart, commPart, err := rolePartitions(sms, st)
+	compPart, commPart, err := b.partitions(st)
 	if err != nil {
 		return graphPlan{}, err
 	}

@@ -73,3 +73,39 @@ func TestNewKnobRefused(t *testing.T) {
 		t.Errorf("an invalid dummy setting: %v", err)
 	}
 }
+
+// With the structured-rest probe on, a compute op on the rest of a comm
+// partition runs on a structured group of the rest's SMs rounded down to
+// the partition step, and cuBLASLt plans for that many; every other
+// placement is as without it.
+func TestStructuredRestPartitions(t *testing.T) {
+	for _, tc := range []struct {
+		name       string
+		st         scenarios.Strategy
+		structured bool
+		wantComp   partition
+		wantTarget int
+	}{
+		{"comm 16, rest as is", scenarios.Strategy{CommSMs: 16}, false, partition{GroupSMs: 16, Rest: true}, 116},
+		{"comm 16, structured rest", scenarios.Strategy{CommSMs: 16}, true, partition{GroupSMs: 16, Rest: true, Structured: 112}, 112},
+		{"comm 64, structured rest", scenarios.Strategy{CommSMs: 64}, true, partition{GroupSMs: 64, Rest: true, Structured: 64}, 64},
+		{"comm 8, structured rest", scenarios.Strategy{CommSMs: 8}, true, partition{GroupSMs: 8, Rest: true, Structured: 120}, 120},
+		{"compute group: already structured", scenarios.Strategy{ComputeSMs: 112, CommSMs: 20}, true, partition{GroupSMs: 112}, 112},
+		{"no partition", scenarios.Strategy{}, true, partition{}, 0},
+		{"an SM target wins", scenarios.Strategy{CommSMs: 16, GEMMSMTarget: 100}, true, partition{GroupSMs: 16, Rest: true, Structured: 112}, 100},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			b := &Backend{devs: []devInfo{{SMs: 132, SMStep: 8}}, structuredRest: tc.structured}
+			comp, _, err := b.partitions(tc.st)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if comp != tc.wantComp {
+				t.Errorf("compute partition %+v, want %+v", comp, tc.wantComp)
+			}
+			if got := gemmSMTarget(132, tc.st, comp); got != tc.wantTarget {
+				t.Errorf("GEMM SM target %d, want %d", got, tc.wantTarget)
+			}
+		})
+	}
+}

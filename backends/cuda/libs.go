@@ -59,6 +59,7 @@ type driverAPI interface {
 	// Streams, green contexts and events.
 	NewStream(priority int) (native.Stream, error)
 	GreenPartition(dev native.Device, sms int, wantRest bool) (group, rest native.GreenContext, groupSMs, restSMs int, err error)
+	StructuredGroup(dev native.Device, g native.GreenContext, sms int) (native.GreenContext, int, error)
 	GreenStream(g native.GreenContext, priority int) (native.Stream, error)
 	DestroyGreenContext(g native.GreenContext) error
 	DestroyStream(s native.Stream) error

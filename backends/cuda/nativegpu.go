@@ -27,8 +27,9 @@ type device struct {
 	// reductions need them).
 	reduce, reducePipe native.Function
 	reduceModule       native.Module
-	// green partitions by group size: [0] the group, [1] the rest.
-	green map[int][2]native.GreenContext
+	// green partitions by group size: [0] the group, [1] the rest, [2] a
+	// structured group out of the rest (made when first asked for).
+	green map[int][3]native.GreenContext
 	plans map[gemmSpec]*native.GEMMPlan
 	ws    map[gemmSpec]native.DevPtr
 }
@@ -189,7 +190,7 @@ func (g *nativeGPU) openDevice(i int) (_ *device, err error) {
 	if err != nil {
 		return nil, err
 	}
-	d := &device{handle: h, green: map[int][2]native.GreenContext{}, plans: map[gemmSpec]*native.GEMMPlan{}, ws: map[gemmSpec]native.DevPtr{}}
+	d := &device{handle: h, green: map[int][3]native.GreenContext{}, plans: map[gemmSpec]*native.GEMMPlan{}, ws: map[gemmSpec]native.DevPtr{}}
 	if d.info.Name, err = drv.DeviceName(h); err != nil {
 		return nil, err
 	}
@@ -427,10 +428,11 @@ func (g *nativeGPU) Stream(dev int, spec streamSpec) (streamID, error) {
 	return id, nil
 }
 
-// green returns (creating once) the green context of one side of a split.
+// green returns (creating once) the green context of one side of a split:
+// the group, the rest, or a structured group out of the rest.
 func (g *nativeGPU) green(dev int, p partition) (native.GreenContext, error) {
 	d := g.devs[dev]
-	pair, ok := d.green[p.GroupSMs]
+	split, ok := d.green[p.GroupSMs]
 	if !ok {
 		group, rest, got, _, err := g.l.drv.GreenPartition(d.handle, p.GroupSMs, true)
 		if err != nil {
@@ -444,13 +446,28 @@ func (g *nativeGPU) green(dev int, p partition) (native.GreenContext, error) {
 			}
 			return native.GreenContext{}, fmt.Errorf("asked the driver for a %d-SM partition and got %d SMs", p.GroupSMs, got)
 		}
-		pair = [2]native.GreenContext{group, rest}
-		d.green[p.GroupSMs] = pair
+		split = [3]native.GreenContext{group, rest}
+		d.green[p.GroupSMs] = split
 	}
-	if p.Rest {
-		return pair[1], nil
+	switch {
+	case p.Rest && p.Structured > 0:
+		if split[2] == (native.GreenContext{}) {
+			gc, got, err := g.l.drv.StructuredGroup(d.handle, split[1], p.Structured)
+			if err != nil {
+				return native.GreenContext{}, fmt.Errorf("a structured group of %d SMs out of the rest of a %d-SM partition: %w", p.Structured, p.GroupSMs, err)
+			}
+			if got != p.Structured {
+				g.l.drv.DestroyGreenContext(gc)
+				return native.GreenContext{}, fmt.Errorf("asked the driver for a structured group of %d SMs out of the rest of a %d-SM partition and got %d SMs", p.Structured, p.GroupSMs, got)
+			}
+			split[2] = gc
+			d.green[p.GroupSMs] = split
+		}
+		return split[2], nil
+	case p.Rest:
+		return split[1], nil
 	}
-	return pair[0], nil
+	return split[0], nil
 }
 
 func (g *nativeGPU) Event(dev int) (eventID, error) {
@@ -1095,10 +1112,10 @@ func (g *nativeGPU) releaseDevice(d *device) []error {
 			errs = append(errs, drv.Free(ws))
 		}
 	}
-	for _, pair := range d.green {
-		for _, gc := range pair {
-			if gc != (native.GreenContext{}) {
-				errs = append(errs, drv.DestroyGreenContext(gc))
+	for _, split := range d.green {
+		for i := len(split) - 1; i >= 0; i-- { // what was made from the rest before the rest
+			if split[i] != (native.GreenContext{}) {
+				errs = append(errs, drv.DestroyGreenContext(split[i]))
 			}
 		}
 	}
@@ -1112,7 +1129,7 @@ func (g *nativeGPU) releaseDevice(d *device) []error {
 		g.l.blas.DestroyHandle(d.blas)
 	}
 	errs = append(errs, drv.ReleasePrimaryContext(d.handle))
-	d.plans, d.ws, d.green = map[gemmSpec]*native.GEMMPlan{}, map[gemmSpec]native.DevPtr{}, map[int][2]native.GreenContext{}
+	d.plans, d.ws, d.green = map[gemmSpec]*native.GEMMPlan{}, map[gemmSpec]native.DevPtr{}, map[int][3]native.GreenContext{}
 	d.module, d.reduceModule, d.blas, d.ctx = native.Module{}, native.Module{}, native.BLASHandle{}, native.Context{}
 	return errs
 }

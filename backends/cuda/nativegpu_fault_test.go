@@ -18,7 +18,7 @@ import (
 func exercise(g *nativeGPU) error {
 	const n = 1024 // bf16 elements per buffer
 	var send, recv, symSend, symRecv, a, bm, d, sync, host []bufID
-	var compute, comm, copies []streamID
+	var compute, comm, copies, structured []streamID
 	var evs []eventID
 	for dev := range 2 {
 		if _, err := g.FreeMemory(dev); err != nil {
@@ -61,6 +61,7 @@ func exercise(g *nativeGPU) error {
 			{&compute, streamSpec{Partition: partition{GroupSMs: 16, Rest: true}}},
 			{&comm, streamSpec{Priority: -5, Partition: partition{GroupSMs: 16}}},
 			{&copies, streamSpec{}},
+			{&structured, streamSpec{Partition: partition{GroupSMs: 16, Rest: true, Structured: 112}}},
 		} {
 			s, err := g.Stream(dev, sp.spec)
 			if err != nil {
@@ -91,6 +92,9 @@ func exercise(g *nativeGPU) error {
 			return g.GEMM(compute[0], gemmSpec{M: 32, N: 32, K: 32, DType: scenarios.BF16, SMTarget: 116}, a[0], bm[0], d[0])
 		},
 		func() error { return g.StreamOp(compute[1], a[1], d[1], 2*n) },
+		func() error {
+			return g.GEMM(structured[0], gemmSpec{M: 32, N: 32, K: 32, DType: scenarios.BF16, SMTarget: 112}, a[0], bm[0], d[0])
+		},
 		func() error {
 			return g.CopyKernel(comm[0], []copySeg{{dst: bufRef{host[0], 0}, src: bufRef{d[0], 0}, bytes: 2 * n}}, 4)
 		},
