@@ -46,8 +46,8 @@ type job struct {
 	// stall divides ctaRate by 1 + stall x (other ops' HBM share).
 	stall float64
 	// computeStall marks an SM collective's kernel: while compute kernels'
-	// CTAs hold SMs, its CTAs slow by Profile.CommComputeStall x the share
-	// of the device's SMs they hold (engine.computeSMShare).
+	// CTAs hold SMs, its rate is divided by 1 + Profile.CommComputeStall x
+	// the share of the device's SMs they hold (engine.computeSMShare).
 	computeStall bool
 	// hostWrite is, for c3lab's copy kernel, the share of its bytes it
 	// writes to host memory (1 for d2h, half for a swap, 0 for h2d):
