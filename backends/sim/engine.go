@@ -45,6 +45,10 @@ type job struct {
 	privRes backends.Resource
 	// stall divides ctaRate by 1 + stall x (other ops' HBM share).
 	stall float64
+	// computeStall marks an SM collective's kernel: while compute kernels'
+	// CTAs hold SMs, its rate is divided by 1 + Profile.CommComputeStall x
+	// the share of the device's SMs they hold (engine.computeSMShare).
+	computeStall bool
 	// hostWrite is, for c3lab's copy kernel, the share of its bytes it
 	// writes to host memory (1 for d2h, half for a swap, 0 for h2d):
 	// while it moves data, every other kernel's CTAs slow by
@@ -454,6 +458,18 @@ func (e *engine) rates() []flow {
 			}
 		}
 	}
+	// An SM collective beside compute kernels' CTAs moves less, whatever
+	// bounds it (its CTAs or the link): their operands crowd L2 and the
+	// crossbar its loads and stores cross (Profile.CommComputeStall).
+	if e.p.CommComputeStall > 0 {
+		if g := e.computeSMShare(); g > 0 {
+			for i := range flows {
+				if flows[i].j.computeStall {
+					flows[i].max /= 1 + e.p.CommComputeStall*g
+				}
+			}
+		}
+	}
 	// HBM is one pool: copy engines get no absolute priority, their
 	// requests queue beside the SMs' in the same memory controllers, and
 	// every user gets the same share of its demand, a copy engine's demand
@@ -638,6 +654,19 @@ func (e *engine) tensorBusy() bool {
 		}
 	}
 	return false
+}
+
+// computeSMShare is the share of the device's SMs held now by the CTAs of
+// compute kernels (GEMMs and stream ops) past their setup: how much of the
+// chip streams operands through L2 and the crossbar beside a collective.
+func (e *engine) computeSMShare() float64 {
+	n := 0
+	for _, j := range e.live {
+		if j.op == backends.OpCompute && !j.copy && e.active(j) && !e.settingUp(j) {
+			n += j.resident
+		}
+	}
+	return math.Min(1, float64(n)/float64(max(e.p.SMs, 1)))
 }
 
 // nextEvent returns the time to the next change: a cohort or copy finishing,

@@ -377,6 +377,8 @@ func commJobs(p Profile, sc scenarios.Scenario, st scenarios.Strategy, dom []int
 		ctaRate: rate / perCTA, privRes: backends.ResCTA, perSM: perSM,
 		stall: stall,
 		hbm:   hbm, link: perCTA / p.LinkEfficiencySM[coll],
+		// It slows beside compute kernels' CTAs (Profile.CommComputeStall).
+		computeStall: true,
 	}
 	return []*job{j}
 }

@@ -154,6 +154,18 @@ type Profile struct {
 	// 1 + CommLatencySensitivity x (the other op's share of HBM). Fitted;
 	// the copy-engine reduction kernel shares it.
 	CommLatencySensitivity float64
+	// CommComputeStall slows an SM collective (NCCL's kernel) while
+	// compute kernels (GEMMs, stream ops) hold SMs beside it, in a
+	// partition of its own or not: its rate, whatever bounds it (its CTAs
+	// or the link), is divided by 1 + CommComputeStall x the share of the
+	// device's SMs their CTAs hold. Their operands stream through
+	// L2 and the crossbar the collective's loads and stores also cross,
+	// whatever HBM they use: on two H200s an SM collective next to a
+	// compute-bound GEMM of 800-4500 flop/B, which hardly loads HBM, ran
+	// 1.07-1.27x its isolated time under comm-first+prio and 1.05-1.20x in
+	// a partition of 32 or 64 SMs (model.md, "Shared bandwidth").
+	// Fitted; 0 turns it off (the built-in).
+	CommComputeStall float64
 	// CommHBMPerLinkByte is the HBM traffic per byte sent over the link
 	// (read to send, write on receive, reduction reads), per collective.
 	CommHBMPerLinkByte map[scenarios.Collective]float64

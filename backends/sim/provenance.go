@@ -113,6 +113,9 @@ func H200Provenance() map[string]Provenance {
 		"CommLocalCopy":            {Source: SourceModel},
 		"CommSetup":                {Source: SourceFitted, Stage: StageIsolated, Range: r(0, 1e-3), Note: "intercept of isolated SM collectives against size"},
 
+		"CommComputeStall": {Source: SourceFitted, Stage: StageInterference, Range: r(0, 1),
+			Note: "an SM collective slows while compute kernels (GEMMs, stream ops) hold SMs beside it; at most 2x with every SM taken; 0 = off (the built-in)"},
+
 		"CopyEngines":         {Source: SourceMeasured, Range: r(0, 64)},
 		"CopyEngineBandwidth": {Source: SourceMeasured, Range: r(1e9, 1e13)},
 		"CopyLaunchOverhead":  {Source: SourceModel, Range: r(0, 1e-3)},
