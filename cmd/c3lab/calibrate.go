@@ -173,7 +173,11 @@ func writeCalibration(w io.Writer, res calib.Result, runs int, out string, took 
 		if c.Note != "" {
 			flags = append(flags, c.Note)
 		}
-		fmt.Fprintf(tw, "%s\t%d\t%.4g\t%.4g\t%s\t%.4g..%.4g\t%d\t%s\n", c.Name(), c.Stage, c.Value, c.Start, rng, c.Low, c.High, c.Points, strings.Join(flags, "; "))
+		start := "-" // the base profile has no such entry
+		if c.Start != nil {
+			start = fmt.Sprintf("%.4g", *c.Start)
+		}
+		fmt.Fprintf(tw, "%s\t%d\t%.4g\t%s\t%s\t%.4g..%.4g\t%d\t%s\n", c.Name(), c.Stage, c.Value, start, rng, c.Low, c.High, c.Points, strings.Join(flags, "; "))
 	}
 	if err := tw.Flush(); err != nil {
 		return err

@@ -36,13 +36,38 @@ func TestCalibrateValidateRatchet(t *testing.T) {
 	if string(da) != string(db) {
 		t.Error("two calibrations with the same data and seed wrote different files")
 	}
+	// --json: every figure is a JSON number, including a stage-1 map entry
+	// the built-in base profile lacks (its start is left out, not NaN).
+	code, stdout, stderr := call(t, "calibrate", "--from", testSweep, "--holdout", "0.3", "--seed", "3", "--starts", "2", "--evals", "5", "--json", "--out", filepath.Join(dir, "c.yaml"))
+	if code != 0 {
+		t.Fatalf("calibrate --json: exit %d\n%s\n%s", code, stdout, stderr)
+	}
+	var fit struct {
+		Constants []struct {
+			Field string   `json:"field"`
+			Key   string   `json:"key"`
+			Start *float64 `json:"start"`
+		} `json:"constants"`
+	}
+	if err := json.Unmarshal([]byte(stdout), &fit); err != nil || len(fit.Constants) == 0 {
+		t.Fatalf("calibrate --json: %v\n%s", err, stdout)
+	}
+	noStart := 0
+	for _, c := range fit.Constants {
+		if c.Start == nil {
+			noStart++
+		}
+	}
+	if noStart == 0 {
+		t.Errorf("no constant without a start in the base profile; the case this checks did not come up:\n%s", stdout)
+	}
 	pf, err := sim.LoadProfileFile(a)
 	if err != nil || pf.Fit == nil || len(pf.Fit.HeldOut) == 0 {
 		t.Fatalf("the profile: %v, fit %+v", err, pf.Fit)
 	}
 
 	// validate: the table, then the figures as JSON.
-	code, stdout, stderr := call(t, "validate", "--profile", a, "--against", testSweep)
+	code, stdout, stderr = call(t, "validate", "--profile", a, "--against", testSweep)
 	if code != 0 {
 		t.Fatalf("validate: exit %d\n%s", code, stderr)
 	}

@@ -130,9 +130,10 @@ type Constant struct {
 	Field string `json:"field"`
 	Key   string `json:"key,omitempty"`
 	Stage int    `json:"stage"`
-	// Value is the fitted value; Start the base profile's.
-	Value float64 `json:"value"`
-	Start float64 `json:"start"`
+	// Value is the fitted value; Start the base profile's, nil when the
+	// base has none (a map entry it lacks).
+	Value float64  `json:"value"`
+	Start *float64 `json:"start,omitempty"`
 	// Range is the physical range it was held to.
 	Range []float64 `json:"range,omitempty"`
 	// Low and High are its identification interval (Provenance's
@@ -324,7 +325,9 @@ func Calibrate(ctx context.Context, base sim.ProfileFile, runs []Run, opt Option
 	for _, f := range ones {
 		c := Constant{Field: f.Field, Key: f.Key, Stage: sim.StageIsolated, Value: f.Value, Range: prov[f.Field].Range,
 			Low: f.Low, High: f.High, Points: f.Points, Note: f.Note}
-		c.Start = mapOrScalar(start, f.Field, f.Key)
+		if v := mapOrScalar(start, f.Field, f.Key); !math.IsNaN(v) {
+			c.Start = &v
+		}
 		c.AtBound = atBound(c.Value, c.Range)
 		half := (c.High - c.Low) / 2
 		c.Poor = c.AtBound != "" || f.Points < 3 || half > 0.1*math.Abs(c.Value)
@@ -416,8 +419,8 @@ func Calibrate(ctx context.Context, base sim.ProfileFile, runs []Run, opt Option
 		if err != nil {
 			return Result{}, err
 		}
-		v := pr.get(p)
-		c := Constant{Field: pr.field, Stage: sim.StageInterference, Value: v, Start: pr.get(base.Profile),
+		v, v0 := pr.get(p), pr.get(base.Profile)
+		c := Constant{Field: pr.field, Stage: sim.StageInterference, Value: v, Start: &v0,
 			Range: []float64{pr.lo, pr.hi}, Low: lo, High: hi, Points: len(fitRuns)}
 		c.AtBound = atBound(v, c.Range)
 		c.Poor = c.AtBound != "" || hi-lo > 0.5*(pr.hi-pr.lo)
