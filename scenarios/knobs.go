@@ -384,7 +384,10 @@ func StrategyKnobs() Knobs {
 		{
 			Key: "comm_engine", Flag: "comm-engine",
 			Usage:    "what carries the collective: sm (NCCL kernels), dma (c3lab's copy-engine collectives), nccl-ce (NCCL 2.28's copy-engine path; all-gather, all-to-all) or p2p-load (c3lab's reduction kernel loading the peers' blocks over NVLink; reduce-scatter, all-reduce)",
-			Examples: []string{string(EngineDMA), string(EngineNCCLCE), string(EngineP2PLoad)},
+			// p2p-load is no example: it runs reductions only, and the
+			// knob walks (backends/backendtest) run every example on
+			// all-gathers; each backend's own tests cover it.
+			Examples: []string{string(EngineDMA), string(EngineNCCLCE)},
 			Value:    func(s *Strategy) any { return &s.CommEngine },
 			Needs: func(s Strategy) Capability {
 				switch s.CommEngine {
