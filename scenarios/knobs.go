@@ -383,7 +383,7 @@ func StrategyKnobs() Knobs {
 		},
 		{
 			Key: "comm_engine", Flag: "comm-engine",
-			Usage:    "what carries the collective: sm (NCCL kernels), dma (c3lab's copy-engine collectives), nccl-ce (NCCL 2.28's copy-engine path; all-gather, all-to-all) or p2p-load (c3lab's reduction kernel loading the peers' blocks over NVLink; reduce-scatter, all-reduce)",
+			Usage: "what carries the collective: sm (NCCL kernels), dma (c3lab's copy-engine collectives), nccl-ce (NCCL 2.28's copy-engine path; all-gather, all-to-all) or p2p-load (c3lab's reduction kernel loading the peers' blocks over NVLink; reduce-scatter, all-reduce)",
 			// p2p-load is no example: it runs reductions only, and the
 			// knob walks (backends/backendtest) run every example on
 			// all-gathers; each backend's own tests cover it.
