@@ -60,7 +60,7 @@ func (b *Backend) Capabilities() backends.Capabilities {
 			backends.MetricPCIeTXUtil, backends.MetricPCIeRXUtil,
 		},
 	}.With(scenarios.CapPriority, scenarios.CapSMPartition, scenarios.CapCommCTACap, scenarios.CapGEMMSMTarget,
-		scenarios.CapDMA, scenarios.CapNCCLCopyEngine, scenarios.CapDecompose)
+		scenarios.CapDMA, scenarios.CapNCCLCopyEngine, scenarios.CapDecompose, scenarios.CapPeerLoad)
 }
 
 // Close implements backends.Backend.
