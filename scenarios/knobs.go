@@ -415,7 +415,7 @@ func StrategyKnobs() Knobs {
 			},
 			Setting: func(s Strategy, _ Limits) string { return string(s.CommEngine) },
 			Keys: []KnobKey{{Action: "dma", Key: "d", Needs: CapDMA,
-				Help: func(Limits) string { return "DMA offload: collective on copy engines" }}},
+				Help: func(Limits) string { return "comm engine: sm / dma / peer loads" }}},
 		},
 		{
 			Key: "copy_engines", Flag: "copy-engines", Usage: "copy engines a dma collective uses; 0 = all",
