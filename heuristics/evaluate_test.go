@@ -283,12 +283,12 @@ func TestCandidateSetFollowsCapabilities(t *testing.T) {
 		}
 	}
 	for _, n := range names(CandidateSet(ar, caps.Without(scenarios.CapDMA, scenarios.CapSMPartition))) {
-		if strings.HasPrefix(n, "dma") || strings.HasPrefix(n, "comm-sms") || strings.HasPrefix(n, "p2p-load-comm-sms") {
+		if strings.HasPrefix(n, "dma") || strings.HasPrefix(n, "comm-sms") || strings.HasPrefix(n, "p2p-comm-sms") {
 			t.Errorf("without copy engines and partitions: %s", n)
 		}
 	}
 	// p2p-load: for a pair's reduction on a device with peer loads only.
-	for _, want := range []string{"p2p-load", "p2p-load-comm-first", "p2p-load-comm-sms-16", "p2p-load-comm-sms-32"} {
+	for _, want := range []string{"p2p-load", "p2p-comm-first", "p2p-comm-sms-16", "p2p-comm-sms-32"} {
 		if !slices.Contains(all, want) {
 			t.Errorf("all-reduce candidates lack %s: %v", want, all)
 		}
@@ -303,7 +303,7 @@ func TestCandidateSetFollowsCapabilities(t *testing.T) {
 		{"a device without peer loads", CandidateSet(ar, caps.Without(scenarios.CapPeerLoad))},
 	} {
 		for _, n := range names(sc.cs) {
-			if strings.HasPrefix(n, "p2p-load") {
+			if strings.HasPrefix(n, "p2p-") {
 				t.Errorf("%s has candidate %s", sc.what, n)
 			}
 		}

@@ -78,9 +78,9 @@ func PeerLoadGrid(lim scenarios.Limits) []NamedStrategy {
 	p2p := scenarios.EngineP2PLoad
 	return []NamedStrategy{
 		{"p2p-load", scenarios.Strategy{CommEngine: p2p}},
-		{"p2p-load-comm-first", scenarios.Strategy{CommEngine: p2p, Launch: scenarios.CommFirst}},
-		{"p2p-load-comm-sms-16", scenarios.Strategy{CommEngine: p2p, Launch: scenarios.CommFirst, CommSMs: 16}},
-		{"p2p-load-comm-sms-32", scenarios.Strategy{CommEngine: p2p, Launch: scenarios.CommFirst, CommSMs: 32}},
+		{"p2p-comm-first", scenarios.Strategy{CommEngine: p2p, Launch: scenarios.CommFirst}},
+		{"p2p-comm-sms-16", scenarios.Strategy{CommEngine: p2p, Launch: scenarios.CommFirst, CommSMs: 16}},
+		{"p2p-comm-sms-32", scenarios.Strategy{CommEngine: p2p, Launch: scenarios.CommFirst, CommSMs: 32}},
 	}
 }
 

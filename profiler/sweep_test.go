@@ -344,10 +344,10 @@ func TestSweepPassesCutShortKeepsWhatWasMeasured(t *testing.T) {
 func TestPeerLoadGrid(t *testing.T) {
 	names := GridNames()
 	n := len(DefaultGrid(scenarios.Limits{})) + len(CopyEngineGrid(scenarios.Limits{})) + len(DecomposeGrid(scenarios.Limits{}))
-	if got := names[n:]; !slices.Equal(got, []string{"p2p-load", "p2p-load-comm-first", "p2p-load-comm-sms-16", "p2p-load-comm-sms-32"}) {
+	if got := names[n:]; !slices.Equal(got, []string{"p2p-load", "p2p-comm-first", "p2p-comm-sms-16", "p2p-comm-sms-32"}) {
 		t.Errorf("names after the other grids: %v", got)
 	}
-	grid, err := ParseGrid([]string{"p2p-load-comm-sms-16", "p2p-load"}, scenarios.Limits{SMs: 132, SMStep: 8})
+	grid, err := ParseGrid([]string{"p2p-comm-sms-16", "p2p-load"}, scenarios.Limits{SMs: 132, SMStep: 8})
 	if err != nil {
 		t.Fatal(err)
 	}
