@@ -354,19 +354,20 @@ for s in "${steps[@]}"; do
     ;;
   peer-load-2gpu)
     # Issue 18, build item 4: comm_engine p2p-load, a reduction kernel that
-    # loads the peers' blocks over NVLink (no staging copy). The GPU test
-    # checks the sums and reports busbw alone under CTA caps and beside
-    # GEMM-long shapes on a 16/32-SM partition; then the GEMM-long
+    # loads the peers' blocks over NVLink (no staging copy). The GPU tests
+    # check the sums and report busbw alone under CTA caps, beside
+    # GEMM-long shapes on a 16/32-SM partition, and with one process per
+    # GPU through CUDA IPC against one process; then the GEMM-long
     # reduce-scatters and all-reduces swept under p2p-load next to the
     # baseline, the copy-engine reductions and the SM partitions, with a
     # recording. BACKEND=sim checks the sweep part without GPUs (the test
     # part needs .gpu/cuda.test and is skipped then).
     step "p2p-load reductions (two GPUs)"
     if [ "${BACKEND:-cuda}" = cuda ]; then
-      C3LAB_PEERLOAD_OUT="$OUT/peer-load-2gpu.json" \
-        timeout 300 .gpu/cuda.test -test.v -test.run '^TestGPUPeerLoad$' -test.timeout 290s > "$OUT/peer-load-2gpu.txt" 2>&1
+      C3LAB_PEERLOAD_OUT="$OUT/peer-load-2gpu.json" C3LAB_PEERLOAD_PROC_OUT="$OUT/peer-load-per-process.json" \
+        timeout 400 .gpu/cuda.test -test.v -test.run '^(TestGPUPeerLoad|TestGPUPerProcessTwoGPUPeerLoad)$' -test.timeout 390s > "$OUT/peer-load-2gpu.txt" 2>&1
       echo "peer-load-2gpu test rc=$?" | tee -a "$OUT/peer-load-2gpu.txt"
-      grep -E "^(--- |ok|FAIL|panic)|busbw" "$OUT/peer-load-2gpu.txt" | head -40
+      grep -E "^(--- |ok|FAIL|panic)|busbw" "$OUT/peer-load-2gpu.txt" | head -50
     fi
     PL=$(.gpu/c3lab scenarios 2> /dev/null | awk '$3 == "gemm-long" && $1 ~ /-(rs|ar)-[0-9]+m-2gpu$/ {print $1}' | paste -sd,)
     echo "GEMM-long reductions: $PL"

@@ -83,3 +83,39 @@ func TestGPUPeerLoad(t *testing.T) {
 	writeReport(t, "C3LAB_PEERLOAD_OUT", "peer-load-2gpu", map[string]any{"rows": rows,
 		"note": "comm_engine p2p-load: each rank's kernel loads its block of every peer's input over NVLink; an all-reduce gathers on the copy engines"})
 }
+
+// p2pCollectives and p2pStrategy are what TestGPUPerProcessTwoGPUPeerLoad
+// runs across processes, 256 MiB each.
+var (
+	p2pCollectives = []scenarios.Collective{scenarios.ReduceScatter, scenarios.AllReduce}
+	p2pStrategy    = scenarios.Strategy{CommEngine: scenarios.EngineP2PLoad}
+)
+
+// TestGPUPerProcessTwoGPUPeerLoad: one process per GPU on two GPUs, the
+// p2p-load reduce-scatter and all-reduce through CUDA IPC (each rank's
+// kernel loads its peer's mapped send buffer; flags order the ranks),
+// verified on every rank, timed at 256 MiB against one process driving
+// both GPUs. Reported, not held to a ratio: unmeasured so far. The
+// figures go to $C3LAB_PEERLOAD_PROC_OUT as JSON when it is set.
+func TestGPUPerProcessTwoGPUPeerLoad(t *testing.T) {
+	if procChild(t) {
+		return
+	}
+	single := singleProcessMedians(t, p2pCollectives, p2pStrategy, "p2p-load ")
+	res := runProcJob(t, "TestGPUPerProcessTwoGPUPeerLoad", "p2p", "")
+	busbw := map[string]map[string]float64{}
+	for _, c := range p2pCollectives {
+		one, pp := single[string(c)], res.CommNs[string(c)]
+		if pp == 0 || one == 0 {
+			t.Errorf("p2p-load %s: no time (one process %d ns, per process %d ns)", c, one, pp)
+			continue
+		}
+		size := procCommScenario(c).Comm.SizeBytes(2)
+		bw := func(ns int64) float64 { return profiler.BusBW(c, 2, profiler.AlgBW(size, float64(ns)/1e9)) / 1e9 }
+		busbw[string(c)] = map[string]float64{"single_GBps": bw(one), "per_process_GBps": bw(pp)}
+		t.Logf("p2p-load %s 256 MiB: one process %.1f µs (busbw %.1f GB/s), one process per GPU through CUDA IPC %.1f µs (%.1f GB/s)",
+			c, float64(one)/1e3, bw(one), float64(pp)/1e3, bw(pp))
+	}
+	writeReport(t, "C3LAB_PEERLOAD_PROC_OUT", "per-process-p2p-load", map[string]any{"single_ns": single, "per_process_ns": res.CommNs,
+		"bytes": procCommBytes, "strategy": "comm_engine p2p-load", "busbw": busbw})
+}
