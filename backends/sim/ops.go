@@ -536,8 +536,8 @@ func peerLoadJobs(p Profile, sc scenarios.Scenario, st scenarios.Strategy, dom [
 		ctas: ctas, maxResident: unlimited, priority: st.CommPriority, order: order,
 		domain:  dom,
 		ctaRate: p.peerLoadCTABandwidth() / perCTA, privRes: backends.ResCTA,
-		stall: p.CommLatencySensitivity,
-		hbm:   perCTA * (n + 1) / (n - 1), link: perCTA / p.LinkEfficiencyCE,
+		stall: p.CommLatencySensitivity, peerLoad: true,
+		hbm: perCTA * (n + 1) / (n - 1), link: perCTA / p.LinkEfficiencyCE,
 	}
 	if coll != scenarios.AllReduce {
 		return []*job{red}

@@ -77,6 +77,9 @@ func TestPeerLoadModel(t *testing.T) {
 	if !kernel {
 		t.Error("no p2p-load kernel in the explanation")
 	}
+	if got := ctaGBs(p, &job{peerLoad: true, coll: scenarios.ReduceScatter}); got != DefaultPeerLoadCTABandwidth/1e9 {
+		t.Errorf("a p2p-load CTA is explained as moving %.1f GB/s, want %.0f", got, DefaultPeerLoadCTABandwidth/1e9)
+	}
 
 	ar := gemmLong(scenarios.AllReduce, 64<<20)
 	arRes := measure(t, ar, p2p(scenarios.Strategy{}))

@@ -308,6 +308,9 @@ func ctaGBs(p Profile, j *job) float64 {
 	if j.coll.IsHostCopy() {
 		return p.HostCopyCTABandwidth / 1e9
 	}
+	if j.peerLoad {
+		return p.peerLoadCTABandwidth() / 1e9
+	}
 	return j.ctaRate * j.link * p.LinkEfficiencySM[j.coll] / 1e9
 }
 
