@@ -283,8 +283,43 @@ func TestCandidateSetFollowsCapabilities(t *testing.T) {
 		}
 	}
 	for _, n := range names(CandidateSet(ar, caps.Without(scenarios.CapDMA, scenarios.CapSMPartition))) {
-		if strings.HasPrefix(n, "dma") || strings.HasPrefix(n, "comm-sms") {
+		if strings.HasPrefix(n, "dma") || strings.HasPrefix(n, "comm-sms") || strings.HasPrefix(n, "p2p-comm-sms") {
 			t.Errorf("without copy engines and partitions: %s", n)
+		}
+	}
+	// p2p-load: for a pair's reduction on a device with peer loads only.
+	for _, want := range []string{"p2p-load", "p2p-comm-first", "p2p-comm-sms-16", "p2p-comm-sms-32"} {
+		if !slices.Contains(all, want) {
+			t.Errorf("all-reduce candidates lack %s: %v", want, all)
+		}
+	}
+	ag := ar
+	ag.Comm.Collective = scenarios.AllGather
+	for _, sc := range []struct {
+		what string
+		cs   []profiler.NamedStrategy
+	}{
+		{"an all-gather", CandidateSet(ag, caps)},
+		{"a device without peer loads", CandidateSet(ar, caps.Without(scenarios.CapPeerLoad))},
+	} {
+		for _, n := range names(sc.cs) {
+			if strings.HasPrefix(n, "p2p-") {
+				t.Errorf("%s has candidate %s", sc.what, n)
+			}
+		}
+	}
+}
+
+// The explanation of a p2p-load strategy says what it does, on what CTAs,
+// and that its model constant is unmeasured.
+func TestExplainPeerLoad(t *testing.T) {
+	sc := scenarios.Scenario{Name: "x", GPUs: 2, Compute: scenarios.ComputeOp{Kind: scenarios.GEMM, M: 8192, N: 8192, K: 8192, DType: scenarios.BF16},
+		Comm: scenarios.CommOp{Collective: scenarios.ReduceScatter, Bytes: 64 << 20}}
+	st := scenarios.Strategy{CommEngine: scenarios.EngineP2PLoad, Launch: scenarios.CommFirst, CommSMs: 16}
+	got := strings.Join(explain(sc, sim.New(sim.H200()).Capabilities(), Findings{}, st), "\n")
+	for _, want := range []string{"why load the peers' blocks", "no staging copy", "its 16-SM partition", "no GPU run has measured"} {
+		if !strings.Contains(got, want) {
+			t.Errorf("explanation lacks %q:\n%s", want, got)
 		}
 	}
 }

@@ -213,6 +213,8 @@ func explain(sc scenarios.Scenario, caps backends.Capabilities, f Findings, st s
 		}
 	case scenarios.EngineNCCLCE:
 		say("why NCCL's copy-engine path: the %s's data moves without SMs, and NCCL keeps its own synchronization", what)
+	case scenarios.EngineP2PLoad:
+		say("why load the peers' blocks: the %s's kernel reads them over NVLink and adds them in one pass, with no staging copy before the add, on %s; the model's per-CTA NVLink load rate is an estimate no GPU run has measured yet", what, p2pCTAs(st))
 	}
 	if st.ComputeSMs > 0 {
 		say("why confine the GEMM to %d SMs: the add starts on the SMs it leaves as soon as the copies land, not when the GEMM ends%s", st.ComputeSMs, f.in("gemm-partition-for-add"))
@@ -234,4 +236,16 @@ func explain(sc scenarios.Scenario, caps backends.Capabilities, f Findings, st s
 		say("the compute op is memory-bound: both ops share HBM, so the ideal speedup may be out of physical reach; judge the result against the bound")
 	}
 	return out
+}
+
+// p2pCTAs words the CTAs a p2p-load kernel runs on under st (as
+// backends/cuda sizes its grid).
+func p2pCTAs(st scenarios.Strategy) string {
+	switch {
+	case st.CommCTAs > 0:
+		return fmt.Sprintf("at most %d CTAs", st.CommCTAs)
+	case st.CommSMs > 0:
+		return fmt.Sprintf("its %d-SM partition, so a GEMM holding the other SMs does not delay it", st.CommSMs)
+	}
+	return "a few dozen CTAs"
 }

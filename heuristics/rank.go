@@ -115,8 +115,9 @@ func Rank(preds []Prediction) []Prediction {
 // decomposition) whose knobs the device has, that are valid on its
 // limits and that apply to the scenario (copy engines for reductions only
 // where the device adds after them; decomposition only for a scenario
-// with dependent ops; no NCCL copy-engine path for host copies), each
-// strategy once under its first name.
+// with dependent ops; no NCCL copy-engine path for host copies; p2p-load
+// only for a pair's reduce-scatter or all-reduce on a device with peer
+// access), each strategy once under its first name.
 func CandidateSet(sc scenarios.Scenario, caps backends.Capabilities) []profiler.NamedStrategy {
 	lim := caps.Limits
 	knobs := scenarios.StrategyKnobs()
@@ -126,6 +127,9 @@ func CandidateSet(sc scenarios.Scenario, caps backends.Capabilities) []profiler.
 	grid = append(grid, profiler.CopyEngineGrid(lim)...)
 	if hasDependency(sc) {
 		grid = append(grid, profiler.DecomposeGrid(lim)...)
+	}
+	if !sc.IsGraph() && sc.Comm.Collective.P2PLoadCovers() && caps.Has(scenarios.CapPeerLoad) {
+		grid = append(grid, profiler.PeerLoadGrid(lim)...)
 	}
 	var out []profiler.NamedStrategy
 	for _, c := range grid {

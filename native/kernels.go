@@ -42,7 +42,12 @@ const (
 	// words (uint32) are the status word, ReduceSyncStatusTimeout once a
 	// flag timed out; from word ReduceSyncFlags one flag per peer source
 	// and chunk; then one done counter per chunk.
-	ReducePipeKernel        = "c3_reduce_pipe_bf16"
+	ReducePipeKernel = "c3_reduce_pipe_bf16"
+	// ReduceLoadKernel is comm_engine p2p-load's reduction (reduce.cu): the
+	// sum of ReduceKernel, launched with the same arguments and threads
+	// per CTA, whose sources may live in peer GPUs' memory, loaded over
+	// NVLink with more loads in flight per thread.
+	ReduceLoadKernel        = "c3_reduce_load_bf16"
 	ReduceSyncFlags         = 16
 	ReduceSyncStatusTimeout = 1
 )

@@ -68,6 +68,22 @@ func CopyEngineGrid(lim scenarios.Limits) []NamedStrategy {
 	}
 }
 
+// PeerLoadGrid holds named p2p-load strategies (comm_engine p2p-load: a
+// reduction kernel that loads the peers' blocks over NVLink) a sweep can
+// ask for by name on a device of limits lim: alone, launched first, and
+// launched first on a 16- and a 32-SM partition of its own beside the
+// GEMM. Not part of the default grid: they run reduce-scatter and
+// all-reduce only, on GPUs with peer access.
+func PeerLoadGrid(lim scenarios.Limits) []NamedStrategy {
+	p2p := scenarios.EngineP2PLoad
+	return []NamedStrategy{
+		{"p2p-load", scenarios.Strategy{CommEngine: p2p}},
+		{"p2p-comm-first", scenarios.Strategy{CommEngine: p2p, Launch: scenarios.CommFirst}},
+		{"p2p-comm-sms-16", scenarios.Strategy{CommEngine: p2p, Launch: scenarios.CommFirst, CommSMs: 16}},
+		{"p2p-comm-sms-32", scenarios.Strategy{CommEngine: p2p, Launch: scenarios.CommFirst, CommSMs: 32}},
+	}
+}
+
 // DecomposeGrid holds named strategies for scenarios written as streams
 // with dependent pairs (a collective feeding a GEMM, a GEMM feeding a
 // collective): the pairs whole, and cut into 2, 4 and 8 chunks wired chunk
@@ -88,7 +104,7 @@ func DecomposeGrid(lim scenarios.Limits) []NamedStrategy {
 
 // namedGrids is every named strategy, the default grid first.
 func namedGrids(lim scenarios.Limits) []NamedStrategy {
-	return append(append(DefaultGrid(lim), CopyEngineGrid(lim)...), DecomposeGrid(lim)...)
+	return append(append(append(DefaultGrid(lim), CopyEngineGrid(lim)...), DecomposeGrid(lim)...), PeerLoadGrid(lim)...)
 }
 
 // GEMMPartitions are the two GEMM partitions a copy-engine reduction's add

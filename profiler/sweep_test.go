@@ -338,3 +338,21 @@ func TestSweepPassesCutShortKeepsWhatWasMeasured(t *testing.T) {
 		}
 	}
 }
+
+// The p2p-load strategies are named, parse to what they say, and follow
+// the other grids (whose names and order stay).
+func TestPeerLoadGrid(t *testing.T) {
+	names := GridNames()
+	n := len(DefaultGrid(scenarios.Limits{})) + len(CopyEngineGrid(scenarios.Limits{})) + len(DecomposeGrid(scenarios.Limits{}))
+	if got := names[n:]; !slices.Equal(got, []string{"p2p-load", "p2p-comm-first", "p2p-comm-sms-16", "p2p-comm-sms-32"}) {
+		t.Errorf("names after the other grids: %v", got)
+	}
+	grid, err := ParseGrid([]string{"p2p-comm-sms-16", "p2p-load"}, scenarios.Limits{SMs: 132, SMStep: 8})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := scenarios.Strategy{CommEngine: scenarios.EngineP2PLoad, Launch: scenarios.CommFirst, CommSMs: 16}
+	if grid[0].Strategy != want || grid[1].Strategy != (scenarios.Strategy{CommEngine: scenarios.EngineP2PLoad}) {
+		t.Errorf("parsed %+v", grid)
+	}
+}

@@ -68,6 +68,11 @@ func TestParseValid(t *testing.T) {
 		{"flow style", `{name: demo, gpus: 2, compute: {kind: gemm, m: 4096, n: 4096, k: 4096, dtype: bf16}, comm: {collective: all-gather, bytes: 256MiB}}`, base},
 		{"crlf line ends", strings.ReplaceAll(baseYAML, "\n", "\r\n"), base},
 		{"empty strategy", baseYAML + "strategy:\n", base},
+		{"p2p-load reduce-scatter", edit(t, "collective: all-gather", "collective: reduce-scatter") + "strategy:\n  launch: comm-first\n  comm_sms: 16\n  comm_ctas: 32\n  comm_engine: p2p-load\n",
+			with(func(s *Scenario) {
+				s.Comm.Collective = ReduceScatter
+				s.Strategy = Strategy{Launch: CommFirst, CommSMs: 16, CommCTAs: 32, CommEngine: EngineP2PLoad}
+			})},
 		{"anchor and alias", edit(t, "m: 4096\n  n: 4096\n  k: 4096", "m: &d 4096\n  n: *d\n  k: *d"), base},
 		{"strategy", baseYAML + "reps: 5\nstrategy:\n  launch: comm-first\n  comm_priority: -5\n  comm_sms: 16\n  comm_engine: dma\n  copy_engines: 2\n  chunk_bytes: 4MiB\n",
 			with(func(s *Scenario) {
@@ -148,6 +153,9 @@ func TestParseErrors(t *testing.T) {
 		{"comm_sms odd near the top", baseYAML + "strategy:\n  comm_sms: 127\n", 13, 13, "steps of 8 (try 120)", 0},
 		{"priority too high", baseYAML + "strategy:\n  comm_priority: -9\n", 13, 18, "comm_priority is -9; allowed -5 (highest) .. 0 (lowest)", 0},
 		{"copy engines without dma", baseYAML + "strategy:\n  copy_engines: 2\n", 13, 17, "copy_engines applies only with comm_engine: dma", 0},
+		{"p2p-load of an all-gather", baseYAML + "strategy:\n  comm_engine: p2p-load\n", 13, 16, "comm_engine p2p-load is a reduction that loads the peers' blocks; it runs reduce-scatter and all-reduce, not all-gather", 0},
+		{"p2p-load with copy engines", edit(t, "collective: all-gather", "collective: all-reduce") + "strategy:\n  comm_engine: p2p-load\n  copy_engines: 2\n", 14, 17, "copy_engines applies only with comm_engine: dma", 0},
+		{"unknown comm engine", baseYAML + "strategy:\n  comm_engine: p2p\n", 13, 16, `comm_engine "p2p" is unknown; allowed sm, dma, nccl-ce, p2p-load`, 0},
 		{"unknown collective", edit(t, "collective: all-gather", "collective: all-gether"), 10, 15, `collective "all-gether" is unknown; allowed all-gather, reduce-scatter, all-reduce, all-to-all`, 0},
 		{"unknown dtype", edit(t, "dtype: bf16", "dtype: bf32"), 8, 10, `dtype "bf32" is unknown; allowed bf16, fp16, fp8, fp32`, 0},
 		{"gemm with bytes", edit(t, "dtype: bf16", "dtype: bf16\n  bytes: 1MiB"), 9, 10, "bytes belongs to a stream op; a gemm's size comes from m, n, k and dtype", 0},
@@ -587,6 +595,8 @@ func TestParseV2Errors(t *testing.T) {
 		{"no communication op", editV2(t, "kind: all-gather\n        bytes: 64MiB", "kind: stream\n        bytes: 64MiB"), 3, 1, "$.streams",
 			"the streams hold no communication op (a collective or a host copy); a scenario runs compute next to communication", 2},
 		{"empty streams", "name: tp\ngpus: 2\nstreams: []\n", 3, 1, "$.streams", "streams is empty; want a list of streams", 0},
+		{"p2p-load of a format-2 scenario", editV2(t, "gpus: 2\n", "gpus: 2\nstrategy: {comm_engine: p2p-load}\n"), 3, 25, "$.strategy.comm_engine",
+			"comm_engine p2p-load runs the one reduction of a format-1 scenario (compute: and comm:), not a format-2 scenario's streams; allowed sm, dma or nccl-ce", 0},
 		// Ops by kind.
 		{"unknown kind", editV2(t, "kind: all-gather", "kind: all-gathr"), 7, 15, "$.streams[0].ops[0].kind",
 			`streams[0].ops[0].kind "all-gathr" is unknown (did you mean all-gather?); allowed gemm, stream, all-gather, reduce-scatter, all-reduce, all-to-all, h2d, d2h, swap`, 0},

@@ -57,6 +57,8 @@ func FuzzParse(f *testing.F) {
 		"", "~", "- a\n", "hello", "{", "[[[[", "a: &a [*a]", "<<: {name: x}", "\x00\xff",
 		`{name: x, gpus: 2, compute: {kind: stream, bytes: 1GiB}, comm: {collective: all-to-all, bytes: 16MiB}}`,
 		"name: x\ngpus: &g 2\ncompute: {kind: stream, bytes: 1KiB}\ncomm: {collective: all-reduce, bytes: 1MiB}\nreps: *g\n",
+		"name: x\ngpus: 2\ncompute: {kind: gemm, m: 64, n: 64, k: 64, dtype: bf16}\ncomm: {collective: reduce-scatter, bytes: 1MiB}\nstrategy: {launch: comm-first, comm_sms: 16, comm_ctas: 16, comm_engine: p2p-load}\n",
+		"name: x\ngpus: 2\ncompute: {kind: stream, bytes: 1KiB}\ncomm: {collective: all-gather, bytes: 1MiB}\nstrategy: {comm_engine: p2p-load}\n",
 	} {
 		f.Add([]byte(s))
 	}

@@ -27,6 +27,10 @@ const (
 	CapDMA            Capability = "run collectives on copy engines"
 	CapNCCLCopyEngine Capability = "run NCCL's copy-engine collectives"
 	CapDecompose      Capability = "decompose dependent pairs into chunks"
+	// CapPeerLoad is comm_engine p2p-load: a reduction kernel that loads
+	// the peers' blocks over NVLink, which needs peer access between
+	// every pair of GPUs.
+	CapPeerLoad Capability = "load the peers' blocks over NVLink in a reduction kernel"
 )
 
 // Knob is one strategy knob: its name in every place c3lab shows or reads
@@ -228,7 +232,7 @@ func StrategyKnobs() Knobs {
 	dmaOnly := func(key string, set func(Strategy) bool, check func(Strategy, Limits) []string) func(Strategy, Limits) []string {
 		return func(s Strategy, lim Limits) []string {
 			switch s.CommEngine {
-			case EngineSM, EngineNCCLCE:
+			case EngineSM, EngineNCCLCE, EngineP2PLoad:
 				// Reported at the field that is set, which is in the
 				// file; comm_engine may well be absent (sm is the default).
 				if set(s) {
@@ -379,7 +383,10 @@ func StrategyKnobs() Knobs {
 		},
 		{
 			Key: "comm_engine", Flag: "comm-engine",
-			Usage:    "what carries the collective: sm (NCCL kernels), dma (c3lab's copy-engine collectives) or nccl-ce (NCCL 2.28's copy-engine path; all-gather, all-to-all)",
+			Usage: "what carries the collective: sm (NCCL kernels), dma (c3lab's copy-engine collectives), nccl-ce (NCCL 2.28's copy-engine path; all-gather, all-to-all) or p2p-load (c3lab's reduction kernel loading the peers' blocks over NVLink; reduce-scatter, all-reduce)",
+			// p2p-load is no example: it runs reductions only, and the
+			// knob walks (backends/backendtest) run every example on
+			// all-gathers; each backend's own tests cover it.
 			Examples: []string{string(EngineDMA), string(EngineNCCLCE)},
 			Value:    func(s *Strategy) any { return &s.CommEngine },
 			Needs: func(s Strategy) Capability {
@@ -388,15 +395,17 @@ func StrategyKnobs() Knobs {
 					return CapDMA
 				case EngineNCCLCE:
 					return CapNCCLCopyEngine
+				case EngineP2PLoad:
+					return CapPeerLoad
 				}
 				return ""
 			},
 			Check: func(s Strategy, _ Limits) []string {
 				switch s.CommEngine {
-				case EngineSM, EngineDMA, EngineNCCLCE:
+				case EngineSM, EngineDMA, EngineNCCLCE, EngineP2PLoad:
 					return nil
 				}
-				return []string{fmt.Sprintf("comm_engine %q is unknown; allowed sm, dma, nccl-ce", s.CommEngine)}
+				return []string{fmt.Sprintf("comm_engine %q is unknown; allowed sm, dma, nccl-ce, p2p-load", s.CommEngine)}
 			},
 			Show: func(s Strategy) string {
 				if s.CommEngine == EngineSM {
@@ -406,7 +415,7 @@ func StrategyKnobs() Knobs {
 			},
 			Setting: func(s Strategy, _ Limits) string { return string(s.CommEngine) },
 			Keys: []KnobKey{{Action: "dma", Key: "d", Needs: CapDMA,
-				Help: func(Limits) string { return "DMA offload: collective on copy engines" }}},
+				Help: func(Limits) string { return "comm engine: sm / dma / peer loads" }}},
 		},
 		{
 			Key: "copy_engines", Flag: "copy-engines", Usage: "copy engines a dma collective uses; 0 = all",

@@ -272,7 +272,18 @@ const (
 	// EngineNCCLCE runs it on NCCL's own copy-engine path (NCCL 2.28+: CTA
 	// policy 2 on symmetric memory windows), for all-gather and all-to-all.
 	EngineNCCLCE CommEngine = "nccl-ce"
+	// EngineP2PLoad runs a reduction (reduce-scatter, all-reduce) as one
+	// kernel per GPU that loads each peer's block straight from the
+	// peer's memory over NVLink (peer access, or CUDA IPC mappings between
+	// processes), adds it to the local block and stores the sum: no
+	// staging copy, few CTAs (comm_ctas, comm_sms). An all-reduce then
+	// gathers the reduced blocks on the copy engines.
+	EngineP2PLoad CommEngine = "p2p-load"
 )
+
+// P2PLoadCovers reports whether comm_engine p2p-load runs the op: the
+// reductions between GPUs, reduce-scatter and all-reduce.
+func (c Collective) P2PLoadCovers() bool { return c == ReduceScatter || c == AllReduce }
 
 // Strategy is the set of knobs applied to a concurrent run. The zero value
 // (after Normalize) is plain C3: compute first, equal priorities, no
@@ -296,7 +307,9 @@ type Strategy struct {
 	// GEMMSMTarget asks the GEMM library to size the GEMM for this many SMs
 	// (cuBLASLt's SM count target): softer than a partition; 0 is off.
 	GEMMSMTarget int `yaml:"gemm_sm_target,omitempty" json:"gemm_sm_target"`
-	// CommEngine is sm (kernels) or dma (copy engines); empty means sm.
+	// CommEngine is sm (kernels), dma (copy engines), nccl-ce (NCCL's
+	// copy engines) or p2p-load (a reduction kernel that loads the peers'
+	// blocks over NVLink); empty means sm.
 	CommEngine CommEngine `yaml:"comm_engine,omitempty" json:"comm_engine"`
 	// CopyEngines is how many copy engines a dma collective spreads over;
 	// 0 means all the device has.

@@ -117,6 +117,9 @@ func (ks Knobs) validatePair(sc Scenario, lim Limits) []FieldError {
 	if sc.Strategy.CommEngine == EngineNCCLCE && !sc.Comm.Collective.NCCLCopyEngineCovers() && sc.Comm.Collective != "" {
 		errs = append(errs, FieldError{"$.strategy.comm_engine", fmt.Sprintf("NCCL's copy-engine path covers all-gather and all-to-all, not %s; allowed sm or dma", sc.Comm.Collective)})
 	}
+	if sc.Strategy.CommEngine == EngineP2PLoad && !sc.Comm.Collective.P2PLoadCovers() && sc.Comm.Collective != "" {
+		errs = append(errs, FieldError{"$.strategy.comm_engine", fmt.Sprintf("comm_engine p2p-load is a reduction that loads the peers' blocks; it runs reduce-scatter and all-reduce, not %s; allowed sm, dma or nccl-ce", sc.Comm.Collective)})
+	}
 	errs = append(errs, ks.strategyErrors(sc.Strategy, lim)...)
 	if sizesOK {
 		if e := checkMemory(sc, lim); e != nil {
@@ -221,6 +224,9 @@ func (ks Knobs) validateGraph(sc Scenario, lim Limits, withGraph bool) []FieldEr
 				break
 			}
 		}
+	}
+	if sc.Strategy.CommEngine == EngineP2PLoad {
+		add("$.strategy.comm_engine", "comm_engine p2p-load runs the one reduction of a format-1 scenario (compute: and comm:), not a format-2 scenario's streams; allowed sm, dma or nccl-ce")
 	}
 	if !withGraph {
 		return append(errs, ks.strategyErrors(sc.Strategy, lim)...)

@@ -142,16 +142,34 @@ func turners() map[knob]func(t turning) (scenarios.Strategy, string, error) {
 			}
 			return st, fmt.Sprintf("comm CTAs: at most %d", next), nil
 		},
+		// d cycles the comm engine: sm -> dma -> sm, and for a reduction
+		// on a backend that loads peer blocks sm -> dma -> p2p-load -> sm
+		// (a step the backend lacks is skipped).
 		knobDMA: func(t turning) (scenarios.Strategy, string, error) {
 			st := t.st
-			if st.CommEngine == scenarios.EngineDMA {
-				st.CommEngine, st.CopyEngines, st.ChunkBytes = scenarios.EngineSM, 0, 0
+			p2p := t.coll.P2PLoadCovers() && t.c.Has(scenarios.CapPeerLoad) && !t.sc.IsGraph()
+			const toP2P = "comm engine: p2p-load (a kernel loads the peers' blocks over NVLink, no staging copy)"
+			switch st.CommEngine {
+			case scenarios.EngineDMA:
+				st.CopyEngines, st.ChunkBytes = 0, 0
+				if p2p {
+					st.CommEngine = scenarios.EngineP2PLoad
+					return st, toP2P, nil
+				}
+				st.CommEngine = scenarios.EngineSM
+				return st, "comm engine: sm (kernels on the SMs)", nil
+			case scenarios.EngineP2PLoad:
+				st.CommEngine = scenarios.EngineSM
 				return st, "comm engine: sm (kernels on the SMs)", nil
 			}
-			if t.lacks != nil {
+			dmaOK := t.lacks == nil && (t.coll.IsPureCopy() || t.c.DMAReductions)
+			switch {
+			case !dmaOK && p2p:
+				st.CommEngine = scenarios.EngineP2PLoad
+				return st, toP2P, nil
+			case t.lacks != nil:
 				return st, "", t.lacks
-			}
-			if !t.coll.IsPureCopy() && !t.c.DMAReductions {
+			case !dmaOK:
 				return st, "", fmt.Errorf("d: a %s needs a reduction, and the %s backend has no DMA reductions", t.coll, t.backend)
 			}
 			st.CommEngine = scenarios.EngineDMA
@@ -322,6 +340,10 @@ func fitStrategy(st scenarios.Strategy, coll scenarios.Collective, c backends.Ca
 	if st.CommEngine == scenarios.EngineNCCLCE && (!coll.NCCLCopyEngineCovers() || !c.Has(scenarios.CapNCCLCopyEngine)) {
 		st.CommEngine = scenarios.EngineSM
 		return st, fmt.Sprintf("nccl-ce off: NCCL's copy-engine path covers all-gather and all-to-all on backends that have it, not a %s on %s", coll, backend)
+	}
+	if st.CommEngine == scenarios.EngineP2PLoad && (!coll.P2PLoadCovers() || !c.Has(scenarios.CapPeerLoad)) {
+		st.CommEngine = scenarios.EngineSM
+		return st, fmt.Sprintf("p2p-load off: it runs reduce-scatter and all-reduce on backends whose GPUs have peer access, not a %s on %s", coll, backend)
 	}
 	if st.CommEngine == scenarios.EngineDMA && !coll.IsPureCopy() && !c.DMAReductions {
 		st.CommEngine, st.CopyEngines, st.ChunkBytes = scenarios.EngineSM, 0, 0

@@ -96,6 +96,54 @@ func TestFitStrategy(t *testing.T) {
 	}
 }
 
+// d cycles the comm engine through what the backend has for the
+// collective: p2p-load only for a reduction on a backend with peer loads.
+func TestTurnCommEngineCycle(t *testing.T) {
+	p2p := h200Caps().With(scenarios.CapPeerLoad)
+	red := p2p
+	red.DMAReductions = true
+	rs, ag := scenarios.ReduceScatter, scenarios.AllGather
+	for _, tc := range []struct {
+		name string
+		coll scenarios.Collective
+		caps backends.Capabilities
+		want []string // Strategy.String after each press, from baseline
+	}{
+		{"reduction, dma reductions and peer loads", rs, red, []string{"dma", "p2p-load", "baseline", "dma"}},
+		{"reduction, peer loads only", scenarios.AllReduce, p2p, []string{"p2p-load", "baseline", "p2p-load"}},
+		{"pure copy", ag, red, []string{"dma", "baseline", "dma"}},
+		{"reduction without peer loads", rs, red.Without(scenarios.CapPeerLoad), []string{"dma", "baseline"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			st := scenarios.Strategy{}
+			for i, want := range tc.want {
+				got, note, err := turn(knobDMA, st, tc.coll, tc.caps, "fake")
+				if err != nil {
+					t.Fatalf("press %d: %v", i+1, err)
+				}
+				if got.String() != want || note == "" {
+					t.Fatalf("press %d: %q (note %q), want %q", i+1, got.String(), note, want)
+				}
+				st = got
+			}
+		})
+	}
+	if _, _, err := turn(knobDMA, scenarios.Strategy{}, rs, h200Caps(), "fake"); err == nil || !strings.Contains(err.Error(), "needs a reduction") {
+		t.Errorf("a reduction on a backend with neither: %v", err)
+	}
+	st, note := fitStrategy(scenarios.Strategy{CommEngine: scenarios.EngineP2PLoad}, ag, p2p, "fake")
+	if st.CommEngine != scenarios.EngineSM || !strings.Contains(note, "p2p-load off") {
+		t.Errorf("p2p-load onto an all-gather: %s, %q", st, note)
+	}
+	st, note = fitStrategy(scenarios.Strategy{CommEngine: scenarios.EngineP2PLoad}, rs, h200Caps(), "fake")
+	if st.CommEngine != scenarios.EngineSM || !strings.Contains(note, "p2p-load off") {
+		t.Errorf("p2p-load on a backend without it: %s, %q", st, note)
+	}
+	if st, note := fitStrategy(scenarios.Strategy{CommEngine: scenarios.EngineP2PLoad}, rs, p2p, "fake"); st.CommEngine != scenarios.EngineP2PLoad || note != "" {
+		t.Errorf("a reduce-scatter lost p2p-load: %s %q", st, note)
+	}
+}
+
 // The a key applies the heuristics' advice and measures it.
 func TestAdviceKey(t *testing.T) {
 	m := New(Config{Backend: newFake(), Suite: testSuite(), Start: "ag-gemm-balanced"})

@@ -317,6 +317,9 @@ func (b *Backend) Capabilities() backends.Capabilities {
 	if b.ncclCE {
 		c = c.With(scenarios.CapNCCLCopyEngine)
 	}
+	if peerLoadable(b.devs) {
+		c = c.With(scenarios.CapPeerLoad)
+	}
 	return c
 }
 
@@ -355,6 +358,9 @@ func (b *Backend) Run(ctx context.Context, ex backends.Experiment, sink backends
 		return backends.RunResult{}, err
 	}
 	if err := b.procDMACheck(sc, ex.Strategy); err != nil {
+		return backends.RunResult{}, err
+	}
+	if err := b.procPeerCheck(sc, ex.Strategy); err != nil {
 		return backends.RunResult{}, err
 	}
 	var res backends.RunResult

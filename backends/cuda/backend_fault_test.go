@@ -39,6 +39,8 @@ func faultCases() []faultCase {
 			scenarios.Strategy{CommEngine: scenarios.EngineDMA, CommSMs: 16, ChunkBytes: 64 << 10}, backends.ModeComm},
 		{"copy-engine reduce-scatter", smallGEMM(scenarios.ReduceScatter), scenarios.Strategy{CommEngine: scenarios.EngineDMA}, backends.ModeComm},
 		{"NCCL's copy engines", smallGEMM(scenarios.AllToAll), scenarios.Strategy{CommEngine: scenarios.EngineNCCLCE}, backends.ModeComm},
+		{"p2p-load reduce-scatter next to a GEMM", smallGEMM(scenarios.ReduceScatter), scenarios.Strategy{Launch: scenarios.CommFirst, CommEngine: scenarios.EngineP2PLoad, CommSMs: 16}, backends.ModeConcurrent},
+		{"p2p-load all-reduce", allReduce, scenarios.Strategy{CommEngine: scenarios.EngineP2PLoad, CommCTAs: 8}, backends.ModeComm},
 		{"host swap on the copy engines", hostCopyScenario(scenarios.HostSwap, 1), scenarios.Strategy{CommEngine: scenarios.EngineDMA}, backends.ModeComm},
 		{"host copy on the SMs", hostCopyScenario(scenarios.HostToDevice, 1), scenarios.Strategy{CommCTAs: 4}, backends.ModeComm},
 		{"graph: decomposed all-gather -> GEMM", agGEMM(2, 2), scenarios.Strategy{Launch: scenarios.CommFirst, CommCTAs: 8}, backends.ModeConcurrent},
@@ -295,6 +297,16 @@ func (f *faultyGPU) Reduce(s streamID, out bufID, outOff int64, srcs []bufRef, n
 		return err
 	}
 	return f.fakeGPU.Reduce(s, out, outOff, srcs, n)
+}
+
+func (f *faultyGPU) ReduceLoad(s streamID, out bufRef, srcs []bufRef, n int64, ctas int) error {
+	if err := f.fail("ReduceLoad"); err != nil {
+		return err
+	}
+	if err := f.onDev("ReduceLoad", f.streams[s].dev, out.b); err != nil {
+		return err
+	}
+	return f.fakeGPU.ReduceLoad(s, out, srcs, n, ctas)
 }
 
 func (f *faultyGPU) ReducePipelined(s streamID, out bufRef, srcs []bufRef, n int64, ps pipeSync) error {

@@ -146,9 +146,15 @@ func (b *Backend) primeCopyStreams(p *prepared, pl plan) error {
 	}
 	for q := range p.gpus {
 		var ts []transfer
-		if p.hostOp.Collective != "" {
+		switch {
+		case p.hostOp.Collective != "":
 			ts = hostTransfers(p, q)
-		} else {
+		case pl.peer != nil:
+			// A p2p-load all-reduce's gather: rank q's reduced block as
+			// the last run left it; the gather's own copies, later on the
+			// same streams, write those bytes again.
+			ts = gatherReduced(pl.coll, p, q)
+		default:
 			ts = dmaTransfers(pl.coll, p, q)
 		}
 		if len(ts) == 0 {

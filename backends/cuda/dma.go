@@ -378,6 +378,9 @@ func (b *Backend) collective(p *prepared, pl plan) error {
 	if p.hostOp.Collective != "" {
 		return b.hostCopy(p, pl)
 	}
+	if pl.peer != nil {
+		return b.peerLoadReduction(p, pl)
+	}
 	if pl.dma == nil {
 		return b.g.Collective(pl.coll, pl.send, pl.recv, pl.commStreams)
 	}

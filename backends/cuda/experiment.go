@@ -247,8 +247,11 @@ type plan struct {
 	computeStreams, commStreams []streamID
 	gemm                        gemmSpec
 	coll                        collective
-	// dma is set when the collective runs on the copy engines.
+	// dma is set when the collective runs on the copy engines, and for a
+	// p2p-load all-reduce's gather.
 	dma *dmaPlan
+	// peer is set for a p2p-load reduction (peerload.go).
+	peer *peerPlan
 	// send and recv are the collective's buffers per rank (symmetric-memory
 	// ones for NCCL's copy-engine path).
 	send, recv []bufID
@@ -296,6 +299,15 @@ func (b *Backend) strategyPlan(p *prepared, st scenarios.Strategy) (plan, error)
 			return plan{}, err
 		}
 		pl.dma = d
+	} else if st.CommEngine == scenarios.EngineP2PLoad {
+		if p.hostOp.Collective != "" {
+			return plan{}, fmt.Errorf("comm_engine p2p-load runs reduce-scatter and all-reduce, not a host copy (%s); use sm or dma", p.hostOp.Collective)
+		}
+		pp, d, err := b.peerSetup(p, st)
+		if err != nil {
+			return plan{}, err
+		}
+		pl.peer, pl.dma = pp, d
 	} else if p.hostOp.Collective != "" {
 		pl.hostCTAs = hostCopyCTAs(st)
 	}
@@ -487,7 +499,7 @@ func (b *Backend) verify(p *prepared, pl plan, mode backends.Mode) error {
 		return nil
 	}
 	if mode != backends.ModeCompute {
-		key := fmt.Sprintf("coll %+v dma %v", pl.coll, pl.dma.key())
+		key := fmt.Sprintf("coll %+v dma %v peer %v", pl.coll, pl.dma.key(), pl.peer.key())
 		if !b.verified[key] {
 			if pl.dma != nil && pl.coll.Kind.IsPureCopy() {
 				// In place: each rank's own shard (all-gather) or own block
@@ -558,9 +570,10 @@ func (b *Backend) run(ctx context.Context, ex backends.Experiment, sink backends
 	if err := b.agree(ctx, "setup", err); err != nil {
 		return backends.RunResult{}, err
 	}
-	if b.proc != nil && pl.dma != nil && p.hostOp.Collective == "" {
-		// Copy engines between processes: map the peers' buffers.
-		if err := b.ipcMap(ctx, p); err != nil {
+	if b.proc != nil && (pl.dma != nil || pl.peer != nil) && p.hostOp.Collective == "" {
+		// Copy engines or p2p-load between processes: map the peers'
+		// buffers (for p2p-load the send buffers its kernel loads too).
+		if err := b.ipcMap(ctx, p, pl.peer != nil); err != nil {
 			return backends.RunResult{}, err
 		}
 	}
@@ -749,6 +762,8 @@ func (b *Backend) rep(ctx context.Context, p *prepared, pl plan, ex backends.Exp
 			switch {
 			case p.hostOp.Collective != "":
 				name, kind = hostCopySpanName(p.hostOp, pl)
+			case pl.peer != nil:
+				name, kind = "p2p-load "+ex.Scenario.Comm.String(), "kernel"
 			case pl.dma != nil:
 				name, kind = "copy-engine "+ex.Scenario.Comm.String(), "copy"
 			case pl.coll.Comm.CTAPolicy == 2:

@@ -56,6 +56,11 @@ type fakeGPU struct {
 	// pipeReduces counts pipelined reductions; pipeGrids their grids.
 	pipeReduces int
 	pipeGrids   []int
+	// loads counts p2p-load reductions, loadGrids their CTA caps and
+	// peerLoads the sources they read from another GPU's memory.
+	loads     int
+	loadGrids []int
+	peerLoads int
 	// copyNsOn[dev] and reduceNsOn[dev] are extra time every copy and
 	// every reduction on GPU dev's streams take.
 	copyNsOn   map[int]int64
@@ -237,7 +242,7 @@ func (f *fakeGPU) Wait(s streamID, e eventID) error {
 	if f.events[e].never {
 		st.clock = -1 // a dependency that never fires holds the stream for good
 	}
-	f.logf("wait dev%d", st.dev)
+	f.logf("wait dev%d for dev%d", st.dev, f.events[e].dev)
 	return nil
 }
 
@@ -295,6 +300,44 @@ func (f *fakeGPU) Reduce(s streamID, out bufID, outOff int64, srcs []bufRef, n i
 			sum += decodeAny(scenarios.BF16, f.bufs[src.b].data[src.off+2*i:])
 		}
 		encodeRounded(scenarios.BF16, sum, f.bufs[out].data[outOff+2*i:])
+	}
+	st.clock += n/100 + f.reduceNsOn[st.dev]
+	return nil
+}
+
+// ReduceLoad sums like Reduce, reading each source where it lives: on
+// the stream's GPU, on a GPU it has peer access to, or (one process per
+// GPU) through a CUDA IPC mapping of a peer's buffer.
+func (f *fakeGPU) ReduceLoad(s streamID, out bufRef, srcs []bufRef, n int64, ctas int) error {
+	st := f.streams[s]
+	if ctas < 1 || len(srcs) < 1 || len(srcs) > 8 {
+		return fmt.Errorf("fake: a p2p-load reduction of %d sources on %d CTAs", len(srcs), ctas)
+	}
+	f.loads++
+	f.loadGrids = append(f.loadGrids, ctas)
+	f.logf("reduce-load dev%d %d sources ctas %d", st.dev, len(srcs), ctas)
+	if o := f.bufs[out.b]; o.dev != st.dev || o.peer != 0 || out.off+2*n > int64(len(o.data)) {
+		return fmt.Errorf("fake: the p2p-load reduction on GPU %d writes a buffer that is not its own or runs past it", st.dev)
+	}
+	for _, src := range srcs {
+		b := f.bufs[src.b]
+		switch {
+		case src.off+2*n > int64(len(b.data)):
+			return fmt.Errorf("fake: the p2p-load reduction reads past a buffer")
+		case b.peer != 0:
+			f.peerLoads++ // a CUDA IPC mapping
+		case b.dev != st.dev && !slices.Contains(f.devs[st.dev].Peers, b.dev):
+			return fmt.Errorf("fake: the p2p-load reduction on GPU %d loads GPU %d's memory without peer access", st.dev, b.dev)
+		case b.dev != st.dev:
+			f.peerLoads++
+		}
+	}
+	for i := range n {
+		sum := 0.0
+		for _, src := range srcs {
+			sum += decodeAny(scenarios.BF16, f.bufs[src.b].data[src.off+2*i:])
+		}
+		encodeRounded(scenarios.BF16, sum, f.bufs[out.b].data[out.off+2*i:])
 	}
 	st.clock += n/100 + f.reduceNsOn[st.dev]
 	return nil

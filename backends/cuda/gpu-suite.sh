@@ -15,7 +15,8 @@
 # the stream scenarios sweep-graphs-1gpu lab-screen-graph; for the
 # intervals sweep-twice-1gpu sweep-adaptive-1gpu (in this order: the
 # second uses the first's scenario list), and sweep-passes-1gpu. On two
-# GPUs, when named: ce-bias, per-process-2gpu, network-2gpu, kineto-2gpu. One
+# GPUs, when named: ce-bias, per-process-2gpu, network-2gpu, kineto-2gpu,
+# peer-load-2gpu (p2p-load reductions: GPU test and sweep). One
 # process per GPU, when named: per-process-1gpu (start skew, one GPU) and
 # per-process-2gpu (collectives across processes, two GPUs, NCCL and the
 # copy engines through CUDA IPC). ce-bias, when named: the copy-engine
@@ -364,6 +365,31 @@ for s in "${steps[@]}"; do
     # One archive: both sweeps of both ranks and rank 0's recordings.
     tar -C /tmp -czf "$OUT/network-2gpu.tar.gz" $(cd /tmp && ls sweep-net*.json sweep-nvlink*.json sweep-net*.c3rec sweep-nvlink*.c3rec 2> /dev/null)
     tail -20 "$OUT/network-2gpu.txt"
+    ;;
+  peer-load-2gpu)
+    # Issue 18, build item 4: comm_engine p2p-load, a reduction kernel that
+    # loads the peers' blocks over NVLink (no staging copy). The GPU tests
+    # check the sums and report busbw alone under CTA caps, beside
+    # GEMM-long shapes on a 16/32-SM partition, and with one process per
+    # GPU through CUDA IPC against one process; then the GEMM-long
+    # reduce-scatters and all-reduces swept under p2p-load next to the
+    # baseline, the copy-engine reductions and the SM partitions, with a
+    # recording. BACKEND=sim checks the sweep part without GPUs (the test
+    # part needs .gpu/cuda.test and is skipped then).
+    step "p2p-load reductions (two GPUs)"
+    if [ "${BACKEND:-cuda}" = cuda ]; then
+      C3LAB_PEERLOAD_OUT="$OUT/peer-load-2gpu.json" C3LAB_PEERLOAD_PROC_OUT="$OUT/peer-load-per-process.json" \
+        timeout 400 .gpu/cuda.test -test.v -test.run '^(TestGPUPeerLoad|TestGPUPerProcessTwoGPUPeerLoad)$' -test.timeout 390s > "$OUT/peer-load-2gpu.txt" 2>&1
+      echo "peer-load-2gpu test rc=$?" | tee -a "$OUT/peer-load-2gpu.txt"
+      grep -E "^(--- |ok|FAIL|panic)|busbw" "$OUT/peer-load-2gpu.txt" | head -50
+    fi
+    PL=$(.gpu/c3lab scenarios 2> /dev/null | awk '$3 == "gemm-long" && $1 ~ /-(rs|ar)-[0-9]+m-2gpu$/ {print $1}' | paste -sd,)
+    echo "GEMM-long reductions: $PL"
+    timeout -s INT 420 .gpu/c3lab sweep --backend "${BACKEND:-cuda}" --scenarios "$PL" \
+      --strategies baseline,comm-first+prio,comm-sms-16,comm-sms-32,dma-comm-first,dma-comm-sms-8,dma-comm-sms-16,p2p-load,p2p-comm-first,p2p-comm-sms-16,p2p-comm-sms-32 \
+      --out "$OUT/sweep-peer-load.json" --record "$OUT/sweep-peer-load.c3rec" > "$OUT/sweep-peer-load.txt" 2> "$OUT/sweep-peer-load.err"
+    echo "sweep-peer-load rc=$?"
+    cat "$OUT/sweep-peer-load.txt"
     ;;
   lab-screen)
     lab_screen "lab screen capture" lab h200x2-lab "--scenario llama3-405b-tp-qkv-ag-224m" 12 10

@@ -143,6 +143,13 @@ type gpu interface {
 	// from the start. The flags and counters are ps.sync's words (see
 	// pipeSync).
 	ReducePipelined(s streamID, out bufRef, srcs []bufRef, n int64, ps pipeSync) error
+	// ReduceLoad enqueues out = the element-wise bf16 sum of n elements of
+	// every source (at most 8), as Reduce, as one kernel of at most ctas
+	// CTAs on stream s that loads each source where it lives: a source in
+	// a peer GPU's memory (peer access in one process, a CUDA IPC mapping
+	// between processes) is read over NVLink by the kernel itself, with no
+	// copy before it (comm_engine p2p-load).
+	ReduceLoad(s streamID, out bufRef, srcs []bufRef, n int64, ctas int) error
 	// WriteFlag enqueues, on stream s after the work before it, a write of
 	// v to the 32-bit word at w; WaitFlag holds stream s until that word,
 	// compared cyclically, is at least v. Neither runs a kernel.

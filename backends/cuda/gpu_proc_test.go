@@ -108,6 +108,18 @@ func procChild(t *testing.T) bool {
 				}
 				res.CommNs[string(c)] = ns
 			}
+		case "p2p":
+			// p2p-load reductions: each rank's kernel loads its peer's
+			// send buffer through a CUDA IPC mapping; verification checks
+			// every rank's sums.
+			res.CommNs = map[string]int64{}
+			for _, c := range p2pCollectives {
+				ns, _, err := medianComm(gctx, b, c, p2pStrategy)
+				if err != nil {
+					return fmt.Errorf("p2p-load %s: %w", c, err)
+				}
+				res.CommNs[string(c)] = ns
+			}
 		case "collectives":
 			res.CommNs = map[string]int64{}
 			for _, c := range procCollectives {

@@ -23,10 +23,10 @@ type device struct {
 	stamp  native.Function // c3lab's %globaltimer stamp
 	spin   native.Function // c3lab's busy kernel (busy.go)
 	module native.Module
-	// reduce and reducePipe are compiled on first use (only copy-engine
-	// reductions need them).
-	reduce, reducePipe native.Function
-	reduceModule       native.Module
+	// reduce, reducePipe and reduceLoad are compiled on first use (only
+	// copy-engine and p2p-load reductions need them).
+	reduce, reducePipe, reduceLoad native.Function
+	reduceModule                   native.Module
 	// green partitions by group size: [0] the group, [1] the rest, [2] a
 	// structured group out of the rest (made when first asked for).
 	green map[int][3]native.GreenContext
@@ -564,30 +564,33 @@ func (g *nativeGPU) OpenGate(v uint32) {
 }
 
 // reduceKernels compiles (once per device) and returns the reduction
-// kernels: after the copies, and pipelined with them.
-func (g *nativeGPU) reduceKernels(dev int) (after, pipe native.Function, err error) {
+// kernels: after the copies, pipelined with them, and loading the peers'
+// blocks (p2p-load).
+func (g *nativeGPU) reduceKernels(dev int) (after, pipe, load native.Function, err error) {
 	d := g.devs[dev]
 	if d.reduceModule != (native.Module{}) {
-		return d.reduce, d.reducePipe, nil
+		return d.reduce, d.reducePipe, d.reduceLoad, nil
 	}
 	arch := fmt.Sprintf("sm_%d%d", d.info.CCMajor, d.info.CCMinor)
 	cubin, err := g.l.nvrtc.CompileCached("reduce.cu", arch, kernelCacheDir())
 	if err != nil {
-		return after, pipe, fmt.Errorf("compiling the reduction kernels for %s: %w", arch, err)
+		return after, pipe, load, fmt.Errorf("compiling the reduction kernels for %s: %w", arch, err)
 	}
 	m, err := g.l.drv.LoadModule(cubin)
 	if err != nil {
-		return after, pipe, err
+		return after, pipe, load, err
 	}
 	if after, err = g.l.drv.Function(m, native.ReduceKernel); err == nil {
-		pipe, err = g.l.drv.Function(m, native.ReducePipeKernel)
+		if pipe, err = g.l.drv.Function(m, native.ReducePipeKernel); err == nil {
+			load, err = g.l.drv.Function(m, native.ReduceLoadKernel)
+		}
 	}
 	if err != nil {
 		g.l.drv.UnloadModule(m)
-		return after, pipe, err
+		return after, pipe, load, err
 	}
-	d.reduceModule, d.reduce, d.reducePipe = m, after, pipe
-	return after, pipe, nil
+	d.reduceModule, d.reduce, d.reducePipe, d.reduceLoad = m, after, pipe, load
+	return after, pipe, load, nil
 }
 
 // reduceArgs are the kernel arguments both reductions start with: out, n,
@@ -619,7 +622,7 @@ func (g *nativeGPU) Reduce(s streamID, out bufID, outOff int64, srcs []bufRef, n
 	if err := g.current(st.dev); err != nil {
 		return err
 	}
-	f, _, err := g.reduceKernels(st.dev)
+	f, _, _, err := g.reduceKernels(st.dev)
 	if err != nil {
 		return err
 	}
@@ -640,7 +643,7 @@ func (g *nativeGPU) ReducePipelined(s streamID, out bufRef, srcs []bufRef, n int
 	if err := g.current(st.dev); err != nil {
 		return err
 	}
-	_, f, err := g.reduceKernels(st.dev)
+	_, f, _, err := g.reduceKernels(st.dev)
 	if err != nil {
 		return err
 	}
@@ -650,6 +653,29 @@ func (g *nativeGPU) ReducePipelined(s streamID, out bufRef, srcs []bufRef, n int
 	}
 	args = append(args, uint64(g.bufs[ps.sync].p), uint64(ps.chunk), uint64(ps.seq), uint64(ps.timeoutNs), count)
 	return g.l.drv.Launch(f, uint32(max(ps.grid, 1)), native.ReduceThreads, st.s, args...)
+}
+
+// ReduceLoad launches the p2p-load reduction: the sources' pointers are
+// this process's view of them (a peer GPU's buffer through peer access,
+// or a peer process's through its CUDA IPC mapping), so the kernel loads
+// them over NVLink. ctas is the grid, no more than the work fills.
+func (g *nativeGPU) ReduceLoad(s streamID, out bufRef, srcs []bufRef, n int64, ctas int) error {
+	st := g.streams[s]
+	if ctas < 1 {
+		return fmt.Errorf("a p2p-load reduction of %d CTAs; at least 1", ctas)
+	}
+	args, err := g.reduceArgs(out, srcs, n)
+	if err != nil {
+		return err
+	}
+	if err := g.current(st.dev); err != nil {
+		return err
+	}
+	_, _, f, err := g.reduceKernels(st.dev)
+	if err != nil {
+		return err
+	}
+	return g.l.drv.Launch(f, uint32(loadGrid(n, ctas)), native.ReduceThreads, st.s, args...)
 }
 
 // WriteFlag and WaitFlag are stream memory operations: the stream's front
@@ -1131,5 +1157,6 @@ func (g *nativeGPU) releaseDevice(d *device) []error {
 	errs = append(errs, drv.ReleasePrimaryContext(d.handle))
 	d.plans, d.ws, d.green = map[gemmSpec]*native.GEMMPlan{}, map[gemmSpec]native.DevPtr{}, map[int][3]native.GreenContext{}
 	d.module, d.reduceModule, d.blas, d.ctx = native.Module{}, native.Module{}, native.BLASHandle{}, native.Context{}
+	d.reduce, d.reducePipe, d.reduceLoad = native.Function{}, native.Function{}, native.Function{}
 	return errs
 }

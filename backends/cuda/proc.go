@@ -478,6 +478,21 @@ func (r *rankGPU) ReducePipelined(s streamID, out bufRef, srcs []bufRef, n int64
 	return r.in.ReducePipelined(is, out, srcs, n, ps)
 }
 
+// ReduceLoad runs on this rank's GPU; a source of another rank's GPU is
+// its CUDA IPC mapping here (ipcMap maps the send buffers for p2p-load).
+func (r *rankGPU) ReduceLoad(s streamID, out bufRef, srcs []bufRef, n int64, ctas int) error {
+	srcs = append([]bufRef(nil), srcs...)
+	refs := []*bufRef{&out}
+	for i := range srcs {
+		refs = append(refs, &srcs[i])
+	}
+	is, mine, err := r.local(s, refs...)
+	if err != nil || !mine {
+		return err
+	}
+	return r.in.ReduceLoad(is, out, srcs, n, ctas)
+}
+
 func (r *rankGPU) WriteFlag(s streamID, w bufRef, v uint32) error {
 	is, mine, err := r.local(s, &w)
 	if err != nil || !mine {

@@ -130,10 +130,15 @@ func ipcFlag(p *prepared, r, q, e int) bufRef {
 }
 
 // ipcMap maps, on every rank, the peers' buffers a copy-engine collective
-// writes into. Every rank calls it at the same point of a run.
-func (b *Backend) ipcMap(ctx context.Context, p *prepared) error {
+// writes into, and with send those a p2p-load reduction's kernel loads.
+// Every rank calls it at the same point of a run, with the same send.
+func (b *Backend) ipcMap(ctx context.Context, p *prepared, send bool) error {
+	sets := [][]bufID{p.recv, p.staging, p.ceFlags}
+	if send {
+		sets = append(sets, p.send)
+	}
 	var ids []bufID
-	for _, set := range [][]bufID{p.recv, p.staging, p.ceFlags} {
+	for _, set := range sets {
 		ids = append(ids, set...)
 	}
 	return b.proc.mapPeers(ctx, ids, p.gpus)

@@ -103,6 +103,9 @@ type job struct {
 	// (the engine keeps one resident CTA per SM) while a tensor-bound GEMM
 	// runs.
 	contended bool
+	// peerLoad marks c3lab's p2p-load kernel, whose CTAs each load
+	// Profile.PeerLoadCTABandwidth over the link (explanations say so).
+	peerLoad bool
 
 	// Copy jobs: remaining work in units (bytes) and their private rate.
 	// Pooled kernels keep their pool in remaining too.

@@ -343,6 +343,8 @@ func commJobs(p Profile, sc scenarios.Scenario, st scenarios.Strategy, dom []int
 		return dmaJobs(p, sc, st, dom, eng, at, order, payload)
 	case scenarios.EngineNCCLCE:
 		return ncclCEJobs(p, sc, st, dom, at, order, payload)
+	case scenarios.EngineP2PLoad:
+		return peerLoadJobs(p, sc, st, dom, eng, at, order, payload)
 	}
 	ctas := p.CommCTAs[coll]
 	if st.CommCTAs > 0 {
@@ -498,6 +500,53 @@ func dmaJobs(p Profile, sc scenarios.Scenario, st scenarios.Strategy, dom []int,
 		jobs = append(jobs, ag)
 	}
 	return jobs
+}
+
+// peerLoadCTAs is backends/cuda's p2p-load grid without comm_ctas or
+// comm_sms (its peerLoadCTAs).
+const peerLoadCTAs = 32
+
+// peerLoadJobs models c3lab's p2p-load reduction (backends/cuda
+// peerload.go): one SM kernel per rank that loads its block of every
+// peer's input over NVLink, adds its own and stores the sum, with no
+// staging copy. Its CTAs (comm_ctas; else ReductionCTAsPerSM per SM of a
+// comm partition; else peerLoadCTAs) each move PeerLoadCTABandwidth over
+// the link, which caps them all at the copy engines' share of it; like
+// NCCL's CTAs they are latency-bound (CommLatencySensitivity). Each rank's
+// HBM reads its own block, writes the result and serves its peers' loads
+// of its blocks: N+1 blocks per N-1 over the link. An all-reduce then
+// gathers the reduced blocks on the copy engines, as the copy-engine
+// all-reduce does.
+func peerLoadJobs(p Profile, sc scenarios.Scenario, st scenarios.Strategy, dom []int, eng *engine, at float64, order int, payload float64) []*job {
+	coll := sc.Comm.Collective
+	phase := payload
+	if coll == scenarios.AllReduce {
+		phase = payload / 2
+	}
+	n := float64(sc.GPUs)
+	ctas := peerLoadCTAs
+	switch {
+	case st.CommCTAs > 0:
+		ctas = st.CommCTAs
+	case st.CommSMs > 0:
+		ctas = p.ReductionCTAsPerSM * max(domainSize(eng, dom), 1)
+	}
+	perCTA := phase / float64(ctas)
+	red := &job{
+		name: "p2p-load " + sc.Comm.String(), op: backends.OpComm, track: "comm", coll: coll,
+		enqueued: at, launch: at + p.KernelFixedCost,
+		ctas: ctas, maxResident: unlimited, priority: st.CommPriority, order: order,
+		domain:  dom,
+		ctaRate: p.peerLoadCTABandwidth() / perCTA, privRes: backends.ResCTA,
+		stall: p.CommLatencySensitivity, peerLoad: true,
+		hbm: perCTA * (n + 1) / (n - 1), link: perCTA / p.LinkEfficiencyCE,
+	}
+	if coll != scenarios.AllReduce {
+		return []*job{red}
+	}
+	ag := copyJob(p, sc, st, at, order, phase)
+	ag.after, ag.afterDelay = red, ag.launch-at
+	return []*job{red, ag}
 }
 
 // backends/cuda's copy schedule, which the model follows (its dma.go

@@ -245,6 +245,16 @@ type Profile struct {
 	NCCLCECTAs  int
 	NCCLCESetup float64
 
+	// PeerLoadCTABandwidth is the link bandwidth one CTA of c3lab's
+	// p2p-load reduction (comm_engine p2p-load) drives while it loads the
+	// peers' blocks over NVLink: 256 threads with 8 loads of 16 bytes in
+	// flight each (32 KiB) per round trip of about 2 µs, so about 16 GB/s;
+	// the link caps the kernel at LinkBandwidth x LinkEfficiencyCE (a load
+	// moves raw data, as a copy engine does, without NCCL's protocol). 0
+	// (a profile from before it) takes DefaultPeerLoadCTABandwidth.
+	// Model: no run has measured it yet.
+	PeerLoadCTABandwidth float64
+
 	// PCIeBandwidth is what one GPU's copies move over PCIe in one
 	// direction (host to device, or device to host) from pinned host
 	// memory; PCIeDuplexBandwidth is both directions together (a swap).
@@ -363,6 +373,19 @@ type Profile struct {
 	GEMMTileEpilogue float64
 }
 
+// DefaultPeerLoadCTABandwidth is PeerLoadCTABandwidth's model value
+// (bytes/s per CTA), taken by a profile that does not set it.
+const DefaultPeerLoadCTABandwidth = 16e9
+
+// peerLoadCTABandwidth is p's PeerLoadCTABandwidth, or the model default
+// for a profile written before the field.
+func (p Profile) peerLoadCTABandwidth() float64 {
+	if p.PeerLoadCTABandwidth > 0 {
+		return p.PeerLoadCTABandwidth
+	}
+	return DefaultPeerLoadCTABandwidth
+}
+
 // H200 returns the profile of an NVIDIA H200 SXM (141 GB), the node c3lab is
 // first built for. Its HBM, NVLink and PCIe figures are
 // backends.H200Facts', the ones the cuda backend reports for the device.
@@ -458,6 +481,8 @@ func H200() Profile {
 
 		NCCLCECTAs:  1,
 		NCCLCESetup: 36.8e-6,
+
+		PeerLoadCTABandwidth: DefaultPeerLoadCTABandwidth,
 
 		PCIeBandwidth:                 55.3e9,
 		PCIeDuplexBandwidth:           100e9,

@@ -173,7 +173,7 @@ func ReadProfileFile(data []byte) (ProfileFile, error) {
 	// Every field set, unless a base fills it.
 	if !hasBase {
 		for _, name := range ProfileFields() {
-			if _, ok := d.lines["profile."+name]; !ok {
+			if _, ok := d.lines["profile."+name]; !ok && !defaultedField(name) {
 				return ProfileFile{}, &ProfileError{Line: d.lines["profile"], Msg: fmt.Sprintf("profile sets no %s; set it, or add base: h200 to take the built-in H200's", name)}
 			}
 		}
@@ -228,6 +228,11 @@ func (pf ProfileFile) EffectiveProvenance() map[string]Provenance {
 	}
 	return out
 }
+
+// defaultedField reports whether a Profile field was added after profile
+// files were first written: a file without a base may leave it out, and
+// the model then takes its default (Profile.peerLoadCTABandwidth).
+func defaultedField(name string) bool { return name == "PeerLoadCTABandwidth" }
 
 // ProfileFields lists Profile's field names in declaration order.
 func ProfileFields() []string {

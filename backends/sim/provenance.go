@@ -134,6 +134,9 @@ func H200Provenance() map[string]Provenance {
 		"NCCLCECTAs":  {Source: SourceModel, Range: r(0, 1024)},
 		"NCCLCESetup": {Source: SourceFitted, Stage: StageIsolated, Range: r(0, 1e-3), Note: "intercept of NCCL's isolated copy-engine collectives"},
 
+		"PeerLoadCTABandwidth": {Source: SourceModel, Range: r(0, 1e12),
+			Note: "32 KiB in flight per CTA over a ~2 µs NVLink round trip; unmeasured (no 2-GPU run of p2p-load yet); 0 takes the default"},
+
 		"PCIeBandwidth":                 {Source: SourceMeasured, Range: r(1e8, 1e12)},
 		"PCIeDuplexBandwidth":           {Source: SourceMeasured, Range: r(1e8, 1e12)},
 		"PCIeLinkBandwidth":             {Source: SourceDatasheet, Range: r(1e8, 1e12)},

@@ -60,7 +60,7 @@ func (b *Backend) Capabilities() backends.Capabilities {
 			backends.MetricPCIeTXUtil, backends.MetricPCIeRXUtil,
 		},
 	}.With(scenarios.CapPriority, scenarios.CapSMPartition, scenarios.CapCommCTACap, scenarios.CapGEMMSMTarget,
-		scenarios.CapDMA, scenarios.CapNCCLCopyEngine, scenarios.CapDecompose)
+		scenarios.CapDMA, scenarios.CapNCCLCopyEngine, scenarios.CapDecompose, scenarios.CapPeerLoad)
 }
 
 // Close implements backends.Backend.
@@ -307,6 +307,9 @@ func ctaDetail(p Profile, j *job, pl *plan) string {
 func ctaGBs(p Profile, j *job) float64 {
 	if j.coll.IsHostCopy() {
 		return p.HostCopyCTABandwidth / 1e9
+	}
+	if j.peerLoad {
+		return p.peerLoadCTABandwidth() / 1e9
 	}
 	return j.ctaRate * j.link * p.LinkEfficiencySM[j.coll] / 1e9
 }

@@ -361,7 +361,12 @@ func strategyNames() string {
 	for _, n := range profiler.DecomposeGrid(scenarios.Limits{}) {
 		dec = append(dec, n.Name)
 	}
-	return strings.Join(grid, ", ") + " (the default grid), " + strings.Join(ce, ", ") + "; for stream scenarios with dependent pairs " + strings.Join(dec, ", ")
+	var p2p []string
+	for _, n := range profiler.PeerLoadGrid(scenarios.Limits{}) {
+		p2p = append(p2p, n.Name)
+	}
+	return strings.Join(grid, ", ") + " (the default grid), " + strings.Join(ce, ", ") + "; for stream scenarios with dependent pairs " + strings.Join(dec, ", ") +
+		"; for reduce-scatter and all-reduce on GPUs with peer access " + strings.Join(p2p, ", ")
 }
 
 // maxPasses bounds --passes: each pass prepares every scenario again.

@@ -222,3 +222,78 @@ c3_reduce_pipe_bf16(unsigned short *__restrict__ out, unsigned long long n, unsi
 		}
 	}
 }
+
+// c3_reduce_load_bf16 is comm_engine p2p-load's reduction: the same sum as
+// c3_reduce_bf16, but the sources other than the rank's own block live in
+// the peers' memory (a peer-access pointer in one process, a CUDA IPC
+// mapping between processes), so every load of them crosses NVLink and
+// nothing was staged first. A load from a peer takes a round trip over
+// the link, several times an HBM one, and the kernel runs on few CTAs (a
+// CTA cap, or a small comm partition beside a GEMM): each thread keeps
+// C3_LOAD_UNROLL 16-byte loads of a source in flight before it adds them,
+// twice the staged kernel's, so a few dozen CTAs cover the link's
+// bandwidth-delay product. The host orders the peers' writes of the
+// sources before the launch (cross-GPU events or stream flags), and the
+// loads bypass L1 (ld.global.cg).
+#define C3_LOAD_UNROLL 8
+
+__device__ void c3_load_range(unsigned short *out, const unsigned short *const *src, int nsrc,
+                              unsigned long long n, bool vec) {
+	unsigned long long tid = (unsigned long long)blockIdx.x * blockDim.x + threadIdx.x;
+	unsigned long long stride = (unsigned long long)gridDim.x * blockDim.x;
+	unsigned long long i = 0;
+	if (vec) {
+		unsigned long long words = n / 8;
+		uint4 *o = (uint4 *)out;
+		unsigned long long w = tid;
+		for (; w + (C3_LOAD_UNROLL - 1) * stride < words; w += C3_LOAD_UNROLL * stride) {
+			float acc[C3_LOAD_UNROLL][8];
+			uint4 v[C3_LOAD_UNROLL];
+#pragma unroll
+			for (int u = 0; u < C3_LOAD_UNROLL; u++) {
+#pragma unroll
+				for (int j = 0; j < 8; j++) acc[u][j] = 0.0f;
+			}
+			for (int k = 0; k < nsrc; k++) {
+				const uint4 *sk = (const uint4 *)src[k];
+#pragma unroll
+				for (int u = 0; u < C3_LOAD_UNROLL; u++) {
+					v[u] = c3_load_cg16(sk + w + u * stride);
+				}
+#pragma unroll
+				for (int u = 0; u < C3_LOAD_UNROLL; u++) {
+					c3_add8(acc[u], v[u]);
+				}
+			}
+#pragma unroll
+			for (int u = 0; u < C3_LOAD_UNROLL; u++) {
+				o[w + u * stride] = c3_pack8(acc[u]);
+			}
+		}
+		for (; w < words; w += stride) {
+			float acc[8] = {0, 0, 0, 0, 0, 0, 0, 0};
+			for (int k = 0; k < nsrc; k++) {
+				c3_add8(acc, c3_load_cg16((const uint4 *)src[k] + w));
+			}
+			o[w] = c3_pack8(acc);
+		}
+		i = words * 8;
+	}
+	for (unsigned long long e = i + tid; e < n; e += stride) {
+		float acc = 0.0f;
+		for (int k = 0; k < nsrc; k++) {
+			acc += c3_bf16_to_float(c3_load_cg2(src[k] + e));
+		}
+		out[e] = c3_float_to_bf16(acc);
+	}
+}
+
+extern "C" __global__ void __launch_bounds__(C3_REDUCE_THREADS)
+c3_reduce_load_bf16(unsigned short *__restrict__ out, unsigned long long n, unsigned long long nsrc,
+                    const unsigned short *s0, const unsigned short *s1, const unsigned short *s2,
+                    const unsigned short *s3, const unsigned short *s4, const unsigned short *s5,
+                    const unsigned short *s6, const unsigned short *s7) {
+	const unsigned short *src[C3_REDUCE_MAX_SRC] = {s0, s1, s2, s3, s4, s5, s6, s7};
+	int ns = (int)(nsrc < C3_REDUCE_MAX_SRC ? nsrc : C3_REDUCE_MAX_SRC);
+	c3_load_range(out, src, ns, n, c3_aligned(out, src, ns));
+}
