@@ -439,3 +439,45 @@ func TestAdviseHostCopy(t *testing.T) {
 		})
 	}
 }
+
+// Advice never rests on a guess: while p2p-load's per-CTA load bandwidth
+// is the model's estimate (its provenance), its candidates are left out
+// and a reason says why; once a profile file says it was measured, they
+// are ranked.
+func TestAdviceLeavesOutUnmeasuredCandidates(t *testing.T) {
+	sc, err := scenarios.Find("llama3-70b-tp-ffn-down-rs-112m-2gpu")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ranked := func(a Advice) bool {
+		for _, p := range a.Predictions {
+			if strings.HasPrefix(p.Name, "p2p-") {
+				return true
+			}
+		}
+		return strings.HasPrefix(a.Advised, "p2p-")
+	}
+	notRanked := func(a Advice) bool {
+		return slices.ContainsFunc(a.Reasons, func(r string) bool {
+			return strings.HasPrefix(r, "not ranked: p2p-load") && strings.Contains(r, "PeerLoadCTABandwidth")
+		})
+	}
+	guess := sim.New(sim.H200())
+	a, err := AdviseModel(context.Background(), BackendModel{Backend: guess}, sc, guess.Capabilities(), AdviseOptions{TopK: 30})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ranked(a) || !notRanked(a) {
+		t.Errorf("with a guessed constant: advised %s, predictions %v, reasons %q", a.Advised, a.Candidates, a.Reasons)
+	}
+	pf := sim.ProfileFile{Format: sim.ProfileFormat, Base: "h200", Profile: sim.H200(),
+		Provenance: map[string]sim.Provenance{"PeerLoadCTABandwidth": {Source: sim.SourceMeasured}}} // as a measured profile would say
+	measured := sim.NewFromFile(pf)
+	a, err = AdviseModel(context.Background(), BackendModel{Backend: measured}, sc, measured.Capabilities(), AdviseOptions{TopK: 30})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !ranked(a) || notRanked(a) {
+		t.Errorf("with the constant set: advised %s, predictions %v, reasons %q", a.Advised, a.Candidates, a.Reasons)
+	}
+}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"path/filepath"
+	"strings"
 
 	"github.com/c3lab/c3lab/backends"
 	"github.com/c3lab/c3lab/profiler"
@@ -31,7 +32,23 @@ type AdviseOptions struct {
 func AdviseModel(ctx context.Context, m Model, sc scenarios.Scenario, caps backends.Capabilities, opt AdviseOptions) (Advice, error) {
 	f := FindingsFor(caps.Limits.Device)
 	rules := advise(sc, caps, f)
-	cands := CandidateSet(sc, caps)
+	// A candidate whose prediction rests on a constant nobody measured is
+	// left out: advice never rests on a guess. The reasons say which and
+	// why, so the user knows what a measurement would add.
+	var cands []profiler.NamedStrategy
+	var guessed []string
+	why := ""
+	for _, c := range CandidateSet(sc, caps) {
+		if u, ok := m.(interface {
+			Unmeasured(scenarios.Strategy) string
+		}); ok {
+			if w := u.Unmeasured(c.Strategy); w != "" {
+				guessed, why = append(guessed, c.Name), w
+				continue
+			}
+		}
+		cands = append(cands, c)
+	}
 	// The rules' strategy is ranked too, under the name "rules" when no
 	// named strategy is it.
 	if !containsStrategy(cands, rules.Strategy) {
@@ -58,6 +75,9 @@ func AdviseModel(ctx context.Context, m Model, sc scenarios.Scenario, caps backe
 	a.Reasons = predictedReasons(ranked, best, rules.Strategy)
 	a.Reasons = append(a.Reasons, measuredReasons(opt.Measured, sc.Name, ranked.Predictions[best].Name)...)
 	a.Reasons = append(a.Reasons, explain(sc, caps, f, a.Strategy)...)
+	if len(guessed) > 0 {
+		a.Reasons = append(a.Reasons, fmt.Sprintf("not ranked: %s, because %s", strings.Join(guessed, ", "), why))
+	}
 	return a, nil
 }
 

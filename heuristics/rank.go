@@ -65,6 +65,18 @@ func (m BackendModel) Name() string {
 	return m.Backend.Name()
 }
 
+// Unmeasured says why the model's prediction for st rests on a constant
+// no measurement has set ("" when none does), where the backend can say
+// (the simulator); "" otherwise.
+func (m BackendModel) Unmeasured(st scenarios.Strategy) string {
+	if u, ok := m.Backend.(interface {
+		Unmeasured(scenarios.Strategy) string
+	}); ok {
+		return u.Unmeasured(st)
+	}
+	return ""
+}
+
 // Capabilities are the backend's: what the candidates may use.
 func (m BackendModel) Capabilities() backends.Capabilities { return m.Backend.Capabilities() }
 

@@ -81,7 +81,7 @@ var errNotMine = errors.New("the buffer is on another rank's GPU (one process pe
 
 // ErrCopyEngineAcrossProcesses is the refusal of copy-engine work between
 // GPUs of different processes that c3lab does not map with CUDA IPC.
-var ErrCopyEngineAcrossProcesses = errors.New("between processes, c3lab runs the copy-engine collectives of one-pair scenarios only (all-gather, all-to-all, and reductions outside a comm_sms partition), through CUDA IPC: use NCCL (--comm-engine nccl, or nccl-ce for NCCL's own copy-engine path), or run one process per node so one process drives every GPU")
+var ErrCopyEngineAcrossProcesses = errors.New("between processes, c3lab runs the copy-engine collectives of one-pair scenarios only (all-gather, all-to-all, and reductions outside a comm_sms partition), through CUDA IPC: use NCCL (--comm-engine sm, or nccl-ce for NCCL's own copy-engine path), or run one process per node so one process drives every GPU")
 
 // procGPU is what a rank's own GPU offers beyond gpu: per-process
 // communicators, the timestamp kernel, the shared start gate and an

@@ -52,7 +52,7 @@ import (
 
 // ErrCopyEngineAcrossNodes refuses copy-engine collectives between ranks
 // on different hosts.
-var ErrCopyEngineAcrossNodes = errors.New("copy-engine collectives cannot cross nodes: a GPU's copy engines reach only the GPUs of its own node (NVLink or PCIe, mapped with CUDA IPC); use NCCL (--comm-engine nccl), which takes the network between nodes")
+var ErrCopyEngineAcrossNodes = errors.New("copy-engine collectives cannot cross nodes: a GPU's copy engines reach only the GPUs of its own node (NVLink or PCIe, mapped with CUDA IPC); use NCCL (--comm-engine sm), which takes the network between nodes")
 
 // ipcFlagStreams is how many copy streams of each peer a rank's flag
 // buffer has a word for.

@@ -15,10 +15,19 @@ import (
 // a time per Run; it holds no mutable state, so concurrent Runs are fine.
 type Backend struct {
 	p Profile
+	// prov is the provenance of p's constants; nil takes the built-in
+	// table of p's name.
+	prov map[string]Provenance
 }
 
 // New returns a simulator of a node of p's devices.
 func New(p Profile) *Backend { return &Backend{p: p} }
+
+// NewFromFile returns a simulator of the profile file's device, which
+// knows the provenance of the file's constants (Unmeasured reads it).
+func NewFromFile(pf ProfileFile) *Backend {
+	return &Backend{p: pf.Profile, prov: pf.EffectiveProvenance()}
+}
 
 // Profile returns the device profile the simulator uses.
 func (b *Backend) Profile() Profile { return b.p }
@@ -61,6 +70,21 @@ func (b *Backend) Capabilities() backends.Capabilities {
 		},
 	}.With(scenarios.CapPriority, scenarios.CapSMPartition, scenarios.CapCommCTACap, scenarios.CapGEMMSMTarget,
 		scenarios.CapDMA, scenarios.CapNCCLCopyEngine, scenarios.CapDecompose, scenarios.CapPeerLoad)
+}
+
+// Unmeasured says why the simulator's prediction for strategy st rests on
+// a constant no measurement has set, or "" when none does: p2p-load's
+// per-CTA load bandwidth while its provenance (the profile file's, else
+// the built-in table's) is the model's estimate.
+func (b *Backend) Unmeasured(st scenarios.Strategy) string {
+	prov := b.prov
+	if prov == nil {
+		prov, _ = BuiltinProvenance(b.p.Name)
+	}
+	if st.Normalize().CommEngine == scenarios.EngineP2PLoad && prov["PeerLoadCTABandwidth"].Source == SourceModel {
+		return "p2p-load's per-CTA load bandwidth (PeerLoadCTABandwidth) is the model's guess, not measured: gpu-suite.sh peer-load-2gpu measures it on two GPUs"
+	}
+	return ""
 }
 
 // Close implements backends.Backend.

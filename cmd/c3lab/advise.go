@@ -167,7 +167,7 @@ func adviceModel(arg string, be backendFlag) (heuristics.Model, error) {
 			label = "the profile " + filepath.Base(arg)
 		}
 	}
-	return heuristics.BackendModel{Backend: sim.New(pf.Profile), Label: label}, nil
+	return heuristics.BackendModel{Backend: sim.NewFromFile(pf), Label: label}, nil
 }
 
 // writePredictions prints the ranked candidates, the advice first.

@@ -67,7 +67,8 @@ func (b *backendFlag) simulator() (*sim.Backend, error) {
 	case b.simGPUs > 0:
 		p.MaxGPUs = b.simGPUs
 	}
-	return sim.New(p), nil
+	pf.Profile = p
+	return sim.NewFromFile(pf), nil
 }
 
 // open returns the chosen backend and a note for the user about the choice.
