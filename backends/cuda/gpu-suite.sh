@@ -101,7 +101,7 @@ for s in "${steps[@]}"; do
     C3LAB_REF_OUT="$OUT/c3lab-ref.json" C3LAB_OVERHEAD_OUT="$OUT/harness-overhead.json" C3LAB_CE_SIZES_OUT="$OUT/ce-sizes.json" \
       C3LAB_TELEMETRY_OUT="$OUT/telemetry.json" C3LAB_PROFILER_OVERHEAD_OUT="$OUT/profiler-overhead.json" \
       C3LAB_HOSTCOPY_OUT="$OUT/hostcopy.json" \
-      timeout 330 .gpu/cuda.test -test.v -test.run "${GPU_TESTS:-GPU}" -test.timeout 320s > "$OUT/gpu-tests.txt" 2>&1
+      timeout 330 .gpu/cuda.test -test.v -test.run "${GPU_TESTS:-GPU}" -test.skip '^TestGPUGEMMOnPartitions$' -test.timeout 320s > "$OUT/gpu-tests.txt" 2>&1
     echo "gpu tests rc=$?" >> "$OUT/gpu-tests.txt"
     grep -E "^(--- |ok|FAIL|panic)|overhead|gated|gate stalls|busbw|ticks|profiled|plain|unsupported|rc=" "$OUT/gpu-tests.txt" | head -80
     ;;
