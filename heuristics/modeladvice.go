@@ -38,10 +38,9 @@ func AdviseModel(ctx context.Context, m Model, sc scenarios.Scenario, caps backe
 	var cands []profiler.NamedStrategy
 	var guessed []string
 	why := ""
+	u, _ := m.(unmeasured)
 	for _, c := range CandidateSet(sc, caps) {
-		if u, ok := m.(interface {
-			Unmeasured(scenarios.Strategy) string
-		}); ok {
+		if u != nil {
 			if w := u.Unmeasured(c.Strategy); w != "" {
 				guessed, why = append(guessed, c.Name), w
 				continue

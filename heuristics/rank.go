@@ -69,12 +69,16 @@ func (m BackendModel) Name() string {
 // no measurement has set ("" when none does), where the backend can say
 // (the simulator); "" otherwise.
 func (m BackendModel) Unmeasured(st scenarios.Strategy) string {
-	if u, ok := m.Backend.(interface {
-		Unmeasured(scenarios.Strategy) string
-	}); ok {
+	if u, ok := m.Backend.(unmeasured); ok {
 		return u.Unmeasured(st)
 	}
 	return ""
+}
+
+// unmeasured is a model or backend that can say why its prediction for a
+// strategy rests on a constant no measurement has set ("" when none does).
+type unmeasured interface {
+	Unmeasured(st scenarios.Strategy) string
 }
 
 // Capabilities are the backend's: what the candidates may use.

@@ -81,11 +81,9 @@ type gemmPartitionShape struct {
 	Stats   map[string]profiler.Stat        `json:"stats"`
 	OverAll map[string]gemmPartitionRatio   `json:"over_full"`
 	State   map[string][]profiler.PartState `json:"state,omitempty"`
-	Rounds  map[string][][]int64            `json:"rounds_ns"`
-	// sums and means are per config: the NVML readings and each round's
-	// mean time.
-	sums  map[string][]profiler.StateSum
-	means map[string][]float64
+	Rounds  ceRuns                          `json:"rounds_ns"`
+	// sums are the NVML readings of GPU 0 per config.
+	sums map[string]*profiler.StateSum
 }
 
 // gemmPartitionRatio is the per-round ratio of a config's mean time over
@@ -132,7 +130,7 @@ func TestGPUGEMMOnPartitions(t *testing.T) {
 		}
 		sh := gemmPartitionShape{GEMM: g.String(), M: g.M, N: g.N, K: g.K, DType: g.DType,
 			Stats: map[string]profiler.Stat{}, OverAll: map[string]gemmPartitionRatio{}, State: map[string][]profiler.PartState{},
-			Rounds: map[string][][]int64{}, sums: map[string][]profiler.StateSum{}, means: map[string][]float64{}}
+			Rounds: ceRuns{}, sums: map[string]*profiler.StateSum{}}
 		for r := -1; r < gemmPartitionRounds; r++ {
 			k := ((r % len(configs)) + len(configs)) % len(configs)
 			for _, c := range append(slices.Clone(configs[k:]), configs[:k]...) {
@@ -151,19 +149,16 @@ func TestGPUGEMMOnPartitions(t *testing.T) {
 					continue
 				}
 				var ts []int64
-				sum := 0.0
 				for _, rep := range res.Reps {
 					ts = append(ts, rep.Compute)
-					sum += float64(rep.Compute)
 				}
-				sh.Rounds[c.Name] = append(sh.Rounds[c.Name], ts)
-				sh.means[c.Name] = append(sh.means[c.Name], sum/float64(len(ts)))
+				sh.Rounds[ceCond(c.Name)] = append(sh.Rounds[ceCond(c.Name)], ts)
 				for _, s := range append(pre, post...) {
 					if s.Device == 0 {
-						if len(sh.sums[c.Name]) == 0 {
-							sh.sums[c.Name] = make([]profiler.StateSum, 1)
+						if sh.sums[c.Name] == nil {
+							sh.sums[c.Name] = &profiler.StateSum{}
 						}
-						sh.sums[c.Name][0].Add(s)
+						sh.sums[c.Name].Add(s)
 					}
 				}
 			}
@@ -171,18 +166,15 @@ func TestGPUGEMMOnPartitions(t *testing.T) {
 		line := fmt.Sprintf("%-30s", g)
 		for _, c := range configs {
 			var all []int64
-			for _, ts := range sh.Rounds[c.Name] {
+			for _, ts := range sh.Rounds[ceCond(c.Name)] {
 				all = append(all, ts...)
 			}
 			sh.Stats[c.Name] = profiler.Summarize(all)
-			var ratios []float64
-			for i, m := range sh.means[c.Name] {
-				ratios = append(ratios, m/sh.means["full"][i])
-			}
-			med, lo, hi := medianCI(ratios)
-			sh.OverAll[c.Name] = gemmPartitionRatio{Median: med, Lo: lo, Hi: hi}
-			for _, s := range sh.sums[c.Name] {
-				sh.State[c.Name] = append(sh.State[c.Name], s.State())
+			rt := sh.Rounds.ratio(ceCond(c.Name), "full", false)
+			med := rt.Median
+			sh.OverAll[c.Name] = gemmPartitionRatio{Median: med, Lo: rt.Lo, Hi: rt.Hi}
+			if s := sh.sums[c.Name]; s != nil {
+				sh.State[c.Name] = []profiler.PartState{s.State()}
 			}
 			if c.Name == "full" {
 				line += fmt.Sprintf(" full %8.1f µs", sh.Stats[c.Name].Median/1e3)

@@ -226,22 +226,9 @@ func TestPerProcessPeerLoadMatchesOneProcess(t *testing.T) {
 				if f.colls != 0 || f.reduces != 0 {
 					t.Errorf("rank %d: %d NCCL calls, %d staged reductions", r, f.colls, f.reduces)
 				}
-				for _, l := range f.log {
-					if strings.Contains(l, "dev1") || strings.Contains(l, "dev2") {
-						t.Errorf("rank %d's GPU was given work of another: %s", r, l)
-						break
-					}
-				}
-				if !f.logHas("wait-flag dev0") {
-					t.Errorf("rank %d waited on no flag: its peers' loads are not ordered", r)
-				}
+				rankKeptToItself(t, r, f, "loads")
 			}
-			for _, b := range bs {
-				b.Close()
-			}
-			if m := mappings(fb); !allZero(m) {
-				t.Errorf("open IPC mappings after Close: %v", m)
-			}
+			closeRanksUnmapped(t, bs, fb)
 		})
 	}
 }

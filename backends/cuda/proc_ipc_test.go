@@ -92,23 +92,38 @@ func TestPerProcessCopyEngineMatchesOneProcess(t *testing.T) {
 				if pushes == 0 {
 					t.Errorf("rank %d pushed nothing into its peers' buffers", r)
 				}
-				for _, l := range f.log {
-					if strings.Contains(l, "dev1") || strings.Contains(l, "dev2") {
-						t.Errorf("rank %d's GPU was given work of another: %s", r, l)
-						break
-					}
-				}
-				if !f.logHas("wait-flag dev0") {
-					t.Errorf("rank %d waited on no flag: its peers' copies are not ordered before its end", r)
-				}
+				rankKeptToItself(t, r, f, "copies")
 			}
-			for _, b := range bs {
-				b.Close()
-			}
-			if m := mappings(fb); !allZero(m) {
-				t.Errorf("open IPC mappings after Close: %v", m)
-			}
+			closeRanksUnmapped(t, bs, fb)
 		})
+	}
+}
+
+// rankKeptToItself fails when rank r's GPU (dev0 of its fake) was given
+// work of another GPU, or waited on no flag word, so that its peers' work
+// (what: copies, loads) was not ordered before its end.
+func rankKeptToItself(t *testing.T, r int, f *fakeGPU, what string) {
+	t.Helper()
+	for _, l := range f.log {
+		if strings.Contains(l, "dev1") || strings.Contains(l, "dev2") {
+			t.Errorf("rank %d's GPU was given work of another: %s", r, l)
+			break
+		}
+	}
+	if !f.logHas("wait-flag dev0") {
+		t.Errorf("rank %d waited on no flag: its peers' %s are not ordered before its end", r, what)
+	}
+}
+
+// closeRanksUnmapped closes every rank and fails when an IPC mapping of
+// the fabric is left open.
+func closeRanksUnmapped(t *testing.T, bs []*Backend, fb *fakeFabric) {
+	t.Helper()
+	for _, b := range bs {
+		b.Close()
+	}
+	if m := mappings(fb); !allZero(m) {
+		t.Errorf("open IPC mappings after Close: %v", m)
 	}
 }
 
@@ -196,12 +211,7 @@ func TestPerProcessCopyEngineLostPeer(t *testing.T) {
 			}
 		}
 	}
-	for _, b := range bs {
-		b.Close()
-	}
-	if m := mappings(fb); !allZero(m) {
-		t.Errorf("open IPC mappings after Close: %v", m)
-	}
+	closeRanksUnmapped(t, bs, fb)
 }
 
 // TestPerProcessCopyEngineMappingsFollowBuffers: a new scenario shape
