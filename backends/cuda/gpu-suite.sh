@@ -22,7 +22,8 @@
 # copy engines through CUDA IPC). ce-bias, when named: the copy-engine
 # baseline probe (issue 16; one GPU runs its host-copy part only).
 # gemm-partitions, when named: every GEMM of the suite alone on
-# partitions and SM targets (one GPU).
+# partitions and SM targets (one GPU). gemm-clocks, when named: NVML's
+# clocks and power during large GEMMs on those placements (one GPU).
 set -u
 export NCCL_NVLS_ENABLE=0 # never NVLink multicast
 cd "$(dirname "$0")/../.."
@@ -101,7 +102,7 @@ for s in "${steps[@]}"; do
     C3LAB_REF_OUT="$OUT/c3lab-ref.json" C3LAB_OVERHEAD_OUT="$OUT/harness-overhead.json" C3LAB_CE_SIZES_OUT="$OUT/ce-sizes.json" \
       C3LAB_TELEMETRY_OUT="$OUT/telemetry.json" C3LAB_PROFILER_OVERHEAD_OUT="$OUT/profiler-overhead.json" \
       C3LAB_HOSTCOPY_OUT="$OUT/hostcopy.json" \
-      timeout 330 .gpu/cuda.test -test.v -test.run "${GPU_TESTS:-GPU}" -test.skip '^TestGPUGEMMOnPartitions$' -test.timeout 320s > "$OUT/gpu-tests.txt" 2>&1
+      timeout 330 .gpu/cuda.test -test.v -test.run "${GPU_TESTS:-GPU}" -test.skip '^(TestGPUGEMMOnPartitions|TestGPUGEMMPartitionClocks)$' -test.timeout 320s > "$OUT/gpu-tests.txt" 2>&1
     echo "gpu tests rc=$?" >> "$OUT/gpu-tests.txt"
     grep -E "^(--- |ok|FAIL|panic)|overhead|gated|gate stalls|busbw|ticks|profiled|plain|unsupported|rc=" "$OUT/gpu-tests.txt" | head -80
     ;;
@@ -338,6 +339,18 @@ for s in "${steps[@]}"; do
       timeout 560 .gpu/cuda.test -test.v -test.run '^TestGPUGEMMOnPartitions$' -test.timeout 550s > "$OUT/gemm-partitions.txt" 2>&1
     echo "gemm-partitions rc=$?" | tee -a "$OUT/gemm-partitions.txt"
     grep -E "^(--- |ok|FAIL|panic)" "$OUT/gemm-partitions.txt" | head
+    ;;
+  gemm-clocks)
+    # Issue 17: why a GEMM confined to fewer SMs loses less than its share
+    # of them. Five large suite GEMMs on the whole GPU, compute partitions,
+    # SM targets and rests of a split, with NVML's SM clock, power and
+    # clock event reasons read every 2 ms during the timed runs (one GPU,
+    # about a minute).
+    step "GEMM clocks on partitions (one GPU)"
+    C3LAB_GEMM_CLOCKS_OUT="$OUT/gemm-clocks.json" \
+      timeout 300 .gpu/cuda.test -test.v -test.run '^TestGPUGEMMPartitionClocks$' -test.timeout 290s > "$OUT/gemm-clocks.txt" 2>&1
+    echo "gemm-clocks rc=$?" | tee -a "$OUT/gemm-clocks.txt"
+    grep -E "^(--- |ok|FAIL|panic)" "$OUT/gemm-clocks.txt" | head
     ;;
   network-2gpu)
     # Issue 19, multi-node without a cluster: two processes, one per GPU,

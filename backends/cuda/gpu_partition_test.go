@@ -6,6 +6,7 @@ import (
 	"math"
 	"slices"
 	"testing"
+	"time"
 
 	"github.com/NVIDIA/go-nvml/pkg/nvml"
 
@@ -195,4 +196,156 @@ func TestGPUGEMMOnPartitions(t *testing.T) {
 	writeReport(t, "C3LAB_GEMM_PARTITION_OUT", "c3lab GEMMs on partitions", map[string]any{
 		"devices": b.Devices(), "doctor": Probe(), "rounds": gemmPartitionRounds, "reps_per_run": gemmPartitionReps,
 		"configs": configs, "shapes": shapes})
+}
+
+// gemmClockConfigs are the placements whose clocks the clock probe reads:
+// the whole GPU, the structured groups and SM targets that lose less than
+// their share of the SMs, and two rests of a split that lose more.
+func gemmClockConfigs() []gemmPartitionConfig {
+	keep := []string{"full", "compute-120", "compute-112", "target-116", "target-100", "rest-of-16", "rest-of-64"}
+	var out []gemmPartitionConfig
+	for _, c := range gemmPartitionConfigs() {
+		if slices.Contains(keep, c.Name) {
+			out = append(out, c)
+		}
+	}
+	return out
+}
+
+// gemmClockShapes are large suite GEMMs with the sub-linear scaling the
+// partition probe found (a 120-SM group within 2 % of the whole GPU for
+// the largest), and an fp8 one.
+func gemmClockShapes() []scenarios.ComputeOp {
+	bf := func(m, n, k int) scenarios.ComputeOp {
+		return scenarios.ComputeOp{Kind: scenarios.GEMM, M: m, N: n, K: k, DType: scenarios.BF16}
+	}
+	fp8 := bf(4096, 13312, 16384)
+	fp8.DType = scenarios.FP8
+	return []scenarios.ComputeOp{bf(8192, 16384, 16384), bf(16384, 10240, 8192), bf(4096, 16384, 16384), bf(16384, 1280, 8192), fp8}
+}
+
+// gemmClockSample is the NVML readings taken while one placement's GEMMs
+// ran: SM clock (MHz) and board power (W) per reading, and the union of
+// the clock event reasons seen.
+type gemmClockSample struct {
+	SMClockMHz []float64 `json:"sm_clock_mhz"`
+	PowerW     []float64 `json:"power_w"`
+	Reasons    []string  `json:"reasons,omitempty"`
+}
+
+// gemmClockResult is one shape's per-placement figures: the median time
+// of one GEMM, its ratio over the whole GPU's in the same round (median
+// over rounds), and the NVML readings taken during the timed runs.
+type gemmClockResult struct {
+	GEMM       string                      `json:"gemm"`
+	RepsPerRun int                         `json:"reps_per_run"`
+	MedianNs   map[string]float64          `json:"median_ns"`
+	OverFull   map[string]float64          `json:"over_full"`
+	During     map[string]*gemmClockSample `json:"during"`
+	ClockMed   map[string]float64          `json:"sm_clock_median_mhz"`
+	PowerMed   map[string]float64          `json:"power_median_w"`
+}
+
+// TestGPUGEMMPartitionClocks asks why a GEMM in a structured group or
+// planned for fewer SMs loses less than its share of the SMs (the
+// partition probe: 1.045x on 120 SMs for 1.100 of the SMs): is the whole
+// GPU held back by its power limit, so that a confined GEMM runs at a
+// higher SM clock? It runs a few large suite GEMMs on the placements that
+// differ most, each for about 300 ms per run in 3 interleaved rounds, and
+// reads NVML's SM clock, power and clock event reasons every 2 ms while
+// the GEMMs run (the partition probe read them only around each run).
+// JSON to $C3LAB_GEMM_CLOCKS_OUT.
+func TestGPUGEMMPartitionClocks(t *testing.T) {
+	b := openGPU(t)
+	ctx := context.Background()
+	state, err := telemetry.OpenState(nvml.New(), []int{0})
+	if err != nil {
+		t.Skipf("the clock probe needs NVML: %v", err)
+	}
+	configs := gemmClockConfigs()
+	const rounds, runTarget = 3, 300e6 // ns of GEMMs per run
+	var results []gemmClockResult
+	for _, g := range gemmClockShapes() {
+		sc := scenarios.Scenario{Name: "gemm-clocks", GPUs: 1, Compute: g,
+			Comm: scenarios.CommOp{Collective: scenarios.HostToDevice, Bytes: 64 << 10}}
+		// One untimed run per placement (plans, verification), then the
+		// whole GPU's time sets the repetitions per run.
+		var fullNs float64
+		for _, c := range configs {
+			res, err := b.Run(ctx, backends.Experiment{Scenario: sc, Strategy: c.Strategy, Mode: backends.ModeCompute, Reps: 3, Warmup: 2}, nil)
+			if err != nil {
+				t.Fatalf("%s on %s: %v", g, c.Name, err)
+			}
+			if c.Name == "full" {
+				fullNs = float64(res.Reps[len(res.Reps)-1].Compute)
+			}
+		}
+		reps := max(8, int(runTarget/max(fullNs, 1)))
+		r := gemmClockResult{GEMM: g.String(), RepsPerRun: reps, MedianNs: map[string]float64{}, OverFull: map[string]float64{},
+			During: map[string]*gemmClockSample{}, ClockMed: map[string]float64{}, PowerMed: map[string]float64{}}
+		means := map[string][]float64{}
+		all := map[string][]int64{}
+		for round := range rounds {
+			k := round % len(configs)
+			for _, c := range append(slices.Clone(configs[k:]), configs[:k]...) {
+				s := r.During[c.Name]
+				if s == nil {
+					s = &gemmClockSample{}
+					r.During[c.Name] = s
+				}
+				stop := make(chan struct{})
+				done := make(chan struct{})
+				var reasons uint64
+				go func() {
+					defer close(done)
+					tick := time.NewTicker(2 * time.Millisecond)
+					defer tick.Stop()
+					for {
+						select {
+						case <-stop:
+							return
+						case <-tick.C:
+							for _, st := range state.State() {
+								s.SMClockMHz = append(s.SMClockMHz, st.SMClockMHz)
+								s.PowerW = append(s.PowerW, st.PowerW)
+								reasons |= st.Throttle
+							}
+						}
+					}
+				}()
+				res, err := b.Run(ctx, backends.Experiment{Scenario: sc, Strategy: c.Strategy, Mode: backends.ModeCompute, Reps: reps, Warmup: 1}, nil)
+				close(stop)
+				<-done
+				if err != nil {
+					t.Fatalf("%s on %s: %v", g, c.Name, err)
+				}
+				if n := telemetry.ThrottleNames(reasons); n != "" && !slices.Contains(s.Reasons, n) {
+					s.Reasons = append(s.Reasons, n)
+				}
+				var sum float64
+				for _, rep := range res.Reps {
+					all[c.Name] = append(all[c.Name], rep.Compute)
+					sum += float64(rep.Compute)
+				}
+				means[c.Name] = append(means[c.Name], sum/float64(len(res.Reps)))
+			}
+		}
+		line := fmt.Sprintf("%-30s reps %4d", g, reps)
+		for _, c := range configs {
+			r.MedianNs[c.Name] = profiler.Summarize(all[c.Name]).Median
+			var ratios []float64
+			for i := range means[c.Name] {
+				ratios = append(ratios, means[c.Name][i]/means["full"][i])
+			}
+			r.OverFull[c.Name], _, _ = medianCI(ratios)
+			r.ClockMed[c.Name], _, _ = medianCI(r.During[c.Name].SMClockMHz)
+			r.PowerMed[c.Name], _, _ = medianCI(r.During[c.Name].PowerW)
+			line += fmt.Sprintf(" | %s %.3f %4.0f MHz %3.0f W", c.Name, r.OverFull[c.Name], r.ClockMed[c.Name], r.PowerMed[c.Name])
+		}
+		t.Log(line)
+		results = append(results, r)
+	}
+	writeReport(t, "C3LAB_GEMM_CLOCKS_OUT", "c3lab GEMM clocks on partitions", map[string]any{
+		"devices": b.Devices(), "doctor": Probe(), "rounds": rounds, "sample_interval_ms": 2,
+		"configs": configs, "shapes": results})
 }
