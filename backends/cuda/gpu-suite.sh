@@ -102,7 +102,7 @@ for s in "${steps[@]}"; do
     C3LAB_REF_OUT="$OUT/c3lab-ref.json" C3LAB_OVERHEAD_OUT="$OUT/harness-overhead.json" C3LAB_CE_SIZES_OUT="$OUT/ce-sizes.json" \
       C3LAB_TELEMETRY_OUT="$OUT/telemetry.json" C3LAB_PROFILER_OVERHEAD_OUT="$OUT/profiler-overhead.json" \
       C3LAB_HOSTCOPY_OUT="$OUT/hostcopy.json" \
-      timeout 330 .gpu/cuda.test -test.v -test.run "${GPU_TESTS:-GPU}" -test.skip '^(TestGPUGEMMOnPartitions|TestGPUGEMMPartitionClocks)$' -test.timeout 320s > "$OUT/gpu-tests.txt" 2>&1
+      timeout 330 .gpu/cuda.test -test.v -test.run "${GPU_TESTS:-GPU}" -test.skip '^(TestGPUGEMMOnPartitions|TestGPUGEMMPartitionClocks|TestGPUGEMMClockTransient)$' -test.timeout 320s > "$OUT/gpu-tests.txt" 2>&1
     echo "gpu tests rc=$?" >> "$OUT/gpu-tests.txt"
     grep -E "^(--- |ok|FAIL|panic)|overhead|gated|gate stalls|busbw|ticks|profiled|plain|unsupported|rc=" "$OUT/gpu-tests.txt" | head -80
     ;;
@@ -211,10 +211,13 @@ for s in "${steps[@]}"; do
     # tell which kernels belong to which shape.
     step "GEMM launches (ncu launch statistics)"
     ncu --version > "$OUT/ncu-version.txt" 2>&1
-    C3LAB_GEMM_SHAPES=backends/cuda/reference/gemm-shapes.txt timeout 480 ncu --section LaunchStats --csv --page raw \
-      .gpu/cuda.test -test.run 'TestGPUGEMMLaunches$' -test.v -test.timeout 470s > "$OUT/gemm-launches.txt" 2>&1
+    # GEMM_SHAPES picks another list (the partitions' SM targets:
+    # reference/gemm-shapes-partitions-{a,b}.txt), GEMM_LAUNCHES_OUT its output.
+    C3LAB_GEMM_SHAPES=${GEMM_SHAPES:-backends/cuda/reference/gemm-shapes.txt} timeout 480 ncu --section LaunchStats --csv --page raw \
+      .gpu/cuda.test -test.run 'TestGPUGEMMLaunches$' -test.v -test.timeout 470s > "$OUT/${GEMM_LAUNCHES_OUT:-gemm-launches.txt}" 2>&1
     echo "gemm-launches rc=$?"
-    grep -c "C3LAB-SHAPE " "$OUT/gemm-launches.txt"; grep -c "==PROF==" "$OUT/gemm-launches.txt"; tail -5 "$OUT/gemm-launches.txt"
+    L="$OUT/${GEMM_LAUNCHES_OUT:-gemm-launches.txt}"
+    grep -c "C3LAB-SHAPE " "$L"; grep -c "==PROF==" "$L"; tail -5 "$L"
     ;;
   handover-probe)
     # Kernel-boundary hand-over, fixed costs and launch gaps with PyTorch,
@@ -351,6 +354,17 @@ for s in "${steps[@]}"; do
       timeout 300 .gpu/cuda.test -test.v -test.run '^TestGPUGEMMPartitionClocks$' -test.timeout 290s > "$OUT/gemm-clocks.txt" 2>&1
     echo "gemm-clocks rc=$?" | tee -a "$OUT/gemm-clocks.txt"
     grep -E "^(--- |ok|FAIL|panic)" "$OUT/gemm-clocks.txt" | head
+    ;;
+  gemm-transient)
+    # Issue 17: how fast the power limit takes hold: two large GEMMs after
+    # 1.5 s idle, one run of 60 repetitions and 15 runs of 4, whole GPU and
+    # a 112-SM compute partition, NVML read about every millisecond (one
+    # GPU, about half a minute).
+    step "GEMM clock transient (one GPU)"
+    C3LAB_GEMM_TRANSIENT_OUT="$OUT/gemm-transient.json" \
+      timeout 200 .gpu/cuda.test -test.v -test.run '^TestGPUGEMMClockTransient$' -test.timeout 190s > "$OUT/gemm-transient.txt" 2>&1
+    echo "gemm-transient rc=$?" | tee -a "$OUT/gemm-transient.txt"
+    grep -E "^(--- |ok|FAIL|panic)" "$OUT/gemm-transient.txt" | head
     ;;
   network-2gpu)
     # Issue 19, multi-node without a cluster: two processes, one per GPU,

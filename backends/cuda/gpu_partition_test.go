@@ -349,3 +349,109 @@ func TestGPUGEMMPartitionClocks(t *testing.T) {
 		"devices": b.Devices(), "doctor": Probe(), "rounds": rounds, "sample_interval_ms": 2,
 		"configs": configs, "shapes": results})
 }
+
+// clockTrace is NVML's SM clock and power read every millisecond or so,
+// with the time since the trace started.
+type clockTrace struct {
+	AtMs       []float64 `json:"at_ms"`
+	SMClockMHz []float64 `json:"sm_clock_mhz"`
+	PowerW     []float64 `json:"power_w"`
+}
+
+// clockTransient is one GEMM on one placement after the GPU idled: its
+// repetition times, in order, through runs of a given length started back
+// to back, and the clock trace over them.
+type clockTransient struct {
+	GEMM     string     `json:"gemm"`
+	Place    string     `json:"place"`
+	Pattern  string     `json:"pattern"`
+	RepsNs   [][]int64  `json:"reps_ns"` // per run, per repetition
+	RunAtMs  []float64  `json:"run_at_ms"`
+	Trace    clockTrace `json:"trace"`
+	IdleSecs float64    `json:"idle_s"`
+}
+
+// TestGPUGEMMClockTransient measures how fast the power limit takes hold:
+// after 1.5 s idle, a large GEMM runs (a) as one run of 60 repetitions and
+// (b) as 15 runs of 4 started back to back (what a sweep's rounds and the
+// partition probe do), on the whole GPU and on a 112-SM compute
+// partition, while NVML's SM clock and power are read about every
+// millisecond. The repetition times in order show the clock's effect on
+// the GEMM. JSON to $C3LAB_GEMM_TRANSIENT_OUT.
+func TestGPUGEMMClockTransient(t *testing.T) {
+	b := openGPU(t)
+	ctx := context.Background()
+	state, err := telemetry.OpenState(nvml.New(), []int{0})
+	if err != nil {
+		t.Skipf("the transient probe needs NVML: %v", err)
+	}
+	bf := func(m, n, k int) scenarios.ComputeOp {
+		return scenarios.ComputeOp{Kind: scenarios.GEMM, M: m, N: n, K: k, DType: scenarios.BF16}
+	}
+	places := []gemmPartitionConfig{{Name: "full"}, {Name: "compute-112", Strategy: scenarios.Strategy{ComputeSMs: 112}}}
+	patterns := []struct {
+		name       string
+		runs, reps int
+	}{{"1x60", 1, 60}, {"15x4", 15, 4}}
+	var out []clockTransient
+	for _, g := range []scenarios.ComputeOp{bf(8192, 16384, 16384), bf(16384, 10240, 8192)} {
+		sc := scenarios.Scenario{Name: "gemm-transient", GPUs: 1, Compute: g,
+			Comm: scenarios.CommOp{Collective: scenarios.HostToDevice, Bytes: 64 << 10}}
+		for _, pl := range places {
+			// Plans and verification, untimed.
+			if _, err := b.Run(ctx, backends.Experiment{Scenario: sc, Strategy: pl.Strategy, Mode: backends.ModeCompute, Reps: 1, Warmup: 1}, nil); err != nil {
+				t.Fatalf("%s on %s: %v", g, pl.Name, err)
+			}
+			for _, pat := range patterns {
+				const idle = 1.5
+				time.Sleep(time.Duration(idle * float64(time.Second)))
+				tr := clockTransient{GEMM: g.String(), Place: pl.Name, Pattern: pat.name, IdleSecs: idle}
+				t0 := time.Now()
+				stop, done := make(chan struct{}), make(chan struct{})
+				go func() {
+					defer close(done)
+					for {
+						select {
+						case <-stop:
+							return
+						default:
+						}
+						for _, st := range state.State() {
+							tr.Trace.AtMs = append(tr.Trace.AtMs, float64(time.Since(t0).Microseconds())/1e3)
+							tr.Trace.SMClockMHz = append(tr.Trace.SMClockMHz, st.SMClockMHz)
+							tr.Trace.PowerW = append(tr.Trace.PowerW, st.PowerW)
+						}
+						time.Sleep(500 * time.Microsecond)
+					}
+				}()
+				for range pat.runs {
+					tr.RunAtMs = append(tr.RunAtMs, float64(time.Since(t0).Microseconds())/1e3)
+					res, err := b.Run(ctx, backends.Experiment{Scenario: sc, Strategy: pl.Strategy, Mode: backends.ModeCompute, Reps: pat.reps}, nil)
+					if err != nil {
+						close(stop)
+						<-done
+						t.Fatalf("%s on %s: %v", g, pl.Name, err)
+					}
+					var ts []int64
+					for _, r := range res.Reps {
+						ts = append(ts, r.Compute)
+					}
+					tr.RepsNs = append(tr.RepsNs, ts)
+				}
+				time.Sleep(20 * time.Millisecond)
+				close(stop)
+				<-done
+				first, last := tr.RepsNs[0][0], tr.RepsNs[len(tr.RepsNs)-1][len(tr.RepsNs[len(tr.RepsNs)-1])-1]
+				minClock := math.Inf(1)
+				for _, c := range tr.Trace.SMClockMHz {
+					minClock = math.Min(minClock, c)
+				}
+				t.Logf("%-28s %-12s %-5s first rep %7.1f µs, last %7.1f µs (%.3fx), lowest clock %4.0f MHz, %d readings over %.0f ms",
+					g, pl.Name, pat.name, float64(first)/1e3, float64(last)/1e3, float64(last)/float64(first), minClock, len(tr.Trace.AtMs), float64(time.Since(t0).Microseconds())/1e3)
+				out = append(out, tr)
+			}
+		}
+	}
+	writeReport(t, "C3LAB_GEMM_TRANSIENT_OUT", "c3lab GEMM clock transient", map[string]any{
+		"devices": b.Devices(), "doctor": Probe(), "transients": out})
+}

@@ -49,6 +49,10 @@ type job struct {
 	// CTAs hold SMs, its rate is divided by 1 + Profile.CommComputeStall x
 	// the share of the device's SMs they hold (engine.computeSMShare).
 	computeStall bool
+	// power weighs one resident CTA of a GEMM in the busy SM count of the
+	// power limit (Profile.PowerLimitSMs): its tiles' main-loop share; 0
+	// for every other kernel.
+	power float64
 	// hostWrite is, for c3lab's copy kernel, the share of its bytes it
 	// writes to host memory (1 for d2h, half for a swap, 0 for h2d):
 	// while it moves data, every other kernel's CTAs slow by
@@ -183,6 +187,13 @@ type engine struct {
 	byArrival bool
 	// live holds the jobs not done yet (run keeps it).
 	live []*job
+	// clock is the SM clock of the run as a share of the maximum (0 reads
+	// as 1): the power limit's (Profile.PowerLimitSMs, atPowerClock);
+	// tensor-bound CTAs run at it.
+	clock float64
+	// busyTime integrates the power limit's busy SM count over the run
+	// (powerBusySMs x seconds).
+	busyTime float64
 }
 
 // maxEvents bounds the loop so a modelling bug cannot hang the lab.
@@ -571,6 +582,9 @@ func (e *engine) privMax(j *job, others float64) float64 {
 		return 0
 	}
 	r := float64(j.resident) * j.ctaRate / (1 + j.stall*others)
+	if j.privRes == backends.ResTensor && e.clock > 0 && e.clock < 1 {
+		r *= e.clock
+	}
 	if w := e.hostWriteShare(j); w > 0 {
 		r /= 1 + e.p.HostWriteStall*w
 	}
@@ -659,6 +673,18 @@ func (e *engine) tensorBusy() bool {
 	return false
 }
 
+// powerBusySMs is the busy SM count of the power limit: every resident
+// CTA of a GEMM past its setup, weighed by its main-loop share.
+func (e *engine) powerBusySMs() float64 {
+	busy := 0.0
+	for _, j := range e.live {
+		if j.power > 0 && e.active(j) && !e.settingUp(j) {
+			busy += float64(j.resident) * j.power
+		}
+	}
+	return busy
+}
+
 // computeSMShare is the share of the device's SMs held now by the CTAs of
 // compute kernels (GEMMs and stream ops) past their setup: how much of the
 // chip streams operands through L2 and the crossbar beside a collective.
@@ -706,6 +732,9 @@ func (e *engine) nextEvent(flows []flow) float64 {
 // time to its bounding resource, records a segment, and retires finished
 // cohorts and jobs.
 func (e *engine) advance(dt float64, flows []flow) {
+	if e.p.PowerLimitSMs > 0 {
+		e.busyTime += e.powerBusySMs() * dt
+	}
 	rate := map[*job]float64{}
 	seg := segment{t0: e.now, t1: e.now + dt}
 	for _, f := range flows {

@@ -186,11 +186,16 @@ func (gp *graphPlan) instanceTimes(i int) (start, end float64) {
 
 // simulateGraph runs a graph experiment once.
 func (b *Backend) simulateGraph(ex backends.Experiment, opt graphOptions) (Outcome, error) {
-	gp, err := buildGraph(b.p, ex, opt)
+	gp, err := atPowerClock(b.p, func() (*graphPlan, *engine, error) {
+		gp, err := buildGraph(b.p, ex, opt)
+		if err != nil {
+			return nil, nil, err
+		}
+		return gp, gp.eng, nil
+	})
 	if err != nil {
 		return Outcome{}, err
 	}
-	gp.eng.run()
 	if !gp.eng.allDone() {
 		return Outcome{}, fmt.Errorf("simulation of %s did not finish (a model bug; please report it with the scenario)", ex.Scenario.Name)
 	}

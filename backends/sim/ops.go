@@ -168,6 +168,7 @@ func computeJob(p Profile, c scenarios.ComputeOp, st scenarios.Strategy, dom []i
 		}
 		memRate := p.SMHBMBandwidth / bytesPerUnit
 		j.hbm = bytesPerUnit
+		j.power = math.Min(1, memRate/tensorRate)
 		if tensorRate <= memRate {
 			j.ctaRate, j.privRes, j.stall = tensorRate, backends.ResTensor, p.GEMMMemoryStall
 		} else {
@@ -280,6 +281,7 @@ func tiledGEMMJob(p Profile, c scenarios.ComputeOp, st scenarios.Strategy, l GEM
 	}
 	j.setup = p.GEMMPrologue
 	j.ctaRate = 1 / (perSlot * t.Tile())
+	j.power = t.Main / t.Tile()
 	j.hbm = g.traffic / slots
 	if t.Main >= t.Mem {
 		j.privRes, j.stall = backends.ResTensor, p.GEMMMemoryStall

@@ -229,6 +229,35 @@ type Profile struct {
 	// 1.34x slower on the 124 SMs an 8-SM partition leaves against 1.09x on
 	// an aligned 112-SM group. Fitted.
 	RestPartitionGEMMLoss float64
+	// PowerLimitSMs is how many SMs running a GEMM's main loop bring the
+	// board to its power limit at the maximum SM clock. With more busy
+	// (the busy count weighs each GEMM CTA by its tiles' main-loop share),
+	// the SM clock drops until the power fits, to
+	// (PowerLimitSMs / busy)^(1/PowerClockExponent) of the maximum, and
+	// every tensor-bound CTA slows with it; memory-bound CTAs and
+	// collectives keep their rate. So a GEMM confined to fewer SMs loses
+	// less than its share of them, and one beside a collective that holds
+	// SMs gains back part of what it gave up. Measured on one H200
+	// (TestH200PowerLimit fits both to the clock probe,
+	// backends/cuda/results/2026-12-02-h200x1-s6): large bf16 GEMMs ran
+	// at the 700 W limit at 1560-1680 MHz on all 132 SMs, at 1680-1785 on
+	// 120, at 1965 on 68. The model is the steady state: a GEMM short
+	// enough to leave the GPU idle most of a run keeps its clock (the
+	// probe's 0.43 ms GEMM ran at 1980 MHz), which it does not see. 0: no
+	// power limit (the model before).
+	PowerLimitSMs float64
+	// PowerClockExponent is how the busy SMs' power grows with the SM
+	// clock (as clock^exponent: the voltage rises with the clock).
+	// Measured with PowerLimitSMs.
+	PowerClockExponent float64
+	// RepGap is how long the GPU idles between two repetitions of a run
+	// on the cuda backend (events, synchronisation, the start gate). The
+	// power limit acts on the power averaged over many repetitions, so a
+	// run's clock comes from its busy SMs over repetition plus gap: a short
+	// GEMM keeps the maximum clock that a long one loses. Measured: about
+	// 0.85 ms on one H200 (the clock probe's 0.43 ms GEMM repeated every
+	// 1.29 ms).
+	RepGap float64
 	// ContendedSMBandwidth caps the memory traffic one SM of the reduction
 	// kernel moves while a tensor-bound GEMM runs on other SMs: the GEMM's
 	// operand traffic fills L2 and the crossbar, and a kernel on few SMs
@@ -478,6 +507,9 @@ func H200() Profile {
 		ReductionBandwidth:    4.02e12,
 		ContendedSMBandwidth:  40e9,
 		RestPartitionGEMMLoss: 0.06,
+		// Off: profiles/h200-power.yaml holds the measured power limit
+		// (model.md, "The power limit", says why it is not on here).
+		PowerLimitSMs: 0,
 
 		NCCLCECTAs:  1,
 		NCCLCESetup: 36.8e-6,
@@ -519,6 +551,46 @@ func (p Profile) gemmEfficiency(d scenarios.DType) float64 {
 		return e
 	}
 	return p.GEMMEfficiency[scenarios.BF16]
+}
+
+// powerClock is the SM clock, as a share of the maximum, at which busy
+// SMs running GEMM main loops (Profile.PowerLimitSMs) fit the board's
+// power limit: 1 when they fit at the maximum or there is no limit.
+func (p Profile) powerClock(busy float64) float64 {
+	if p.PowerLimitSMs <= 0 || p.PowerClockExponent <= 0 || busy <= p.PowerLimitSMs {
+		return 1
+	}
+	return math.Pow(p.PowerLimitSMs/busy, 1/p.PowerClockExponent)
+}
+
+// powerIterations bounds the fixed point of atPowerClock.
+const powerIterations = 8
+
+// atPowerClock builds and runs an engine at the SM clock the power limit
+// allows for it: a run's clock is set by its busy SMs averaged over one
+// repetition and the gap before the next (Profile.RepGap), and a lower
+// clock makes the repetition longer, so the clock is found by fixed-point
+// iteration from the maximum (it converges from above in a few runs; a
+// run whose busy SMs fit the limit at the maximum runs once). It returns
+// the plan of the last run.
+func atPowerClock[P any](p Profile, build func() (P, *engine, error)) (P, error) {
+	clock := 1.0
+	for i := 0; ; i++ {
+		pl, eng, err := build()
+		if err != nil {
+			return pl, err
+		}
+		eng.clock = clock
+		eng.run()
+		if p.PowerLimitSMs <= 0 || i == powerIterations-1 {
+			return pl, nil
+		}
+		next := p.powerClock(eng.busyTime / (eng.now + p.RepGap))
+		if math.Abs(next-clock) < 1e-4 {
+			return pl, nil
+		}
+		clock = next
+	}
 }
 
 // interferenceExposure is how much of L2Interference applies when the other ops

@@ -87,7 +87,7 @@ func H200Provenance() map[string]Provenance {
 		"MemoryBytes":     {Source: SourceMeasured, Range: r(1, 1e15), Note: "cuDeviceTotalMem"},
 
 		"PeakFLOPs":       {Source: SourceDatasheet, Range: r(0, 1e17)},
-		"GEMMEfficiency":  {Source: SourceFitted, Stage: StageIsolated, Range: r(0.05, 1), Note: "median over isolated tensor-bound GEMMs"},
+		"GEMMEfficiency":  {Source: SourceFitted, Stage: StageIsolated, Range: r(0.05, 1.2), Note: "median over isolated tensor-bound GEMMs; at the maximum SM clock, so past 1 under a power limit (PeakFLOPs is the datasheet's, at 1830 MHz)"},
 		"GEMMMemoryStall": {Source: SourceFitted, Stage: StageInterference, Range: r(0, 2)},
 		"GEMMLaunches": {Source: SourceMeasured,
 			Note: "ncu launch statistics per shape (backends/cuda/results/2026-12-01-h200x1-i17); each entry says measured, model or rule"},
@@ -128,6 +128,9 @@ func H200Provenance() map[string]Provenance {
 		"ReductionSMBandwidth": {Source: SourceFitted, Stage: StageInterference, Range: r(10e9, 200e9),
 			Note: "pinned by the GPU tests' reductions on 8 and 16 SMs"},
 		"ReductionBandwidth":    {Source: SourceFitted, Stage: StageIsolated, Range: r(1e11, 1e13), Note: "isolated copy-engine reductions less their copies"},
+		"PowerLimitSMs":         {Source: SourceMeasured, Range: r(0, 1024), Note: "busy SMs at the power limit at the maximum clock; TestH200PowerLimit fits it to the clock probe; 0 = no limit"},
+		"PowerClockExponent":    {Source: SourceMeasured, Range: r(0, 8), Note: "power ~ clock^exponent; TestH200PowerLimit fits it with PowerLimitSMs"},
+		"RepGap":             {Source: SourceMeasured, Range: r(0, 1e-2), Note: "the cuda backend's idle time between repetitions; the clock probe's short GEMM"},
 		"RestPartitionGEMMLoss": {Source: SourceFitted, Stage: StageInterference, Range: r(0, 0.5)},
 		"ContendedSMBandwidth":  {Source: SourceMeasured, Range: r(1e9, 1e12), Note: "reduction spans next to a GEMM (FINDINGS.md section 4)"},
 

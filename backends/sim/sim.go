@@ -108,11 +108,16 @@ func (b *Backend) Simulate(ex backends.Experiment) (Outcome, error) {
 	}
 	// A one-pair scenario keeps the fluid model it was calibrated with:
 	// one job per op, the GEMM persistent (see model.md).
-	pl, err := build(b.p, ex)
+	pl, err := atPowerClock(b.p, func() (*plan, *engine, error) {
+		pl, err := build(b.p, ex)
+		if err != nil {
+			return nil, nil, err
+		}
+		return pl, pl.eng, nil
+	})
 	if err != nil {
 		return Outcome{}, err
 	}
-	pl.eng.run()
 	if !pl.eng.allDone() {
 		return Outcome{}, fmt.Errorf("simulation of %s did not finish (a model bug; please report it with the scenario)", ex.Scenario.Name)
 	}

@@ -1,0 +1,129 @@
+package sim
+
+import (
+	"compress/gzip"
+	"encoding/json"
+	"math"
+	"os"
+	"slices"
+	"testing"
+
+	"github.com/c3lab/c3lab/backends"
+	"github.com/c3lab/c3lab/scenarios"
+)
+
+// partitionProbeFile is the committed partition probe of one H200
+// (TestGPUGEMMOnPartitions): the suite's GEMMs alone on the whole GPU, on
+// the rest of comm partitions, on compute partitions and planned for
+// fewer SMs.
+const partitionProbeFile = "../cuda/results/2026-12-02-h200x1-s5/gemm-partitions-2.json.gz"
+
+// partitionProbe is the part of the probe's report the test reads.
+type partitionProbe struct {
+	Configs []struct {
+		Name     string             `json:"name"`
+		Strategy scenarios.Strategy `json:"strategy"`
+	} `json:"configs"`
+	Shapes []struct {
+		M, N, K  int
+		DType    scenarios.DType `json:"dtype"`
+		Stats    map[string]struct {
+			Median float64 `json:"median_ns"`
+		} `json:"stats"`
+		OverFull map[string]struct {
+			Median float64 `json:"median"`
+		} `json:"over_full"`
+	} `json:"shapes"`
+}
+
+// probePlacements are the probe's placements a strategy can ask for (the
+// structured-rest probe is not one).
+var probePlacements = []string{"rest-of-8", "rest-of-16", "rest-of-32", "rest-of-64", "compute-120", "compute-112", "target-116", "target-100"}
+
+// partitionErrors simulates every GEMM of the probe of at least 300 µs on
+// the whole GPU on every placement with p and returns, per placement, the
+// relative errors of the simulated ratio over the whole GPU against the
+// measured one.
+func partitionErrors(t *testing.T, p Profile) map[string][]float64 {
+	t.Helper()
+	f, err := os.Open(partitionProbeFile)
+	if err != nil {
+		t.Fatalf("the partition probe: %v", err)
+	}
+	defer f.Close()
+	zr, err := gzip.NewReader(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var probe partitionProbe
+	if err := json.NewDecoder(zr).Decode(&probe); err != nil {
+		t.Fatal(err)
+	}
+	strategy := map[string]scenarios.Strategy{}
+	for _, c := range probe.Configs {
+		strategy[c.Name] = c.Strategy
+	}
+	b := New(p)
+	timeOf := func(c scenarios.ComputeOp, st scenarios.Strategy) float64 {
+		sc := scenarios.Scenario{Name: "partition-probe", GPUs: 1, Compute: c,
+			Comm: scenarios.CommOp{Collective: scenarios.HostToDevice, Bytes: 64 << 10}}
+		res, err := b.Run(t.Context(), backends.Experiment{Scenario: sc, Strategy: st, Mode: backends.ModeCompute, Reps: 1}, nil)
+		if err != nil {
+			t.Fatalf("%v on %+v: %v", c, st, err)
+		}
+		return float64(res.Reps[0].Compute)
+	}
+	out := map[string][]float64{}
+	for _, s := range probe.Shapes {
+		if s.Stats["full"].Median < 300e3 {
+			continue
+		}
+		c := scenarios.ComputeOp{Kind: scenarios.GEMM, M: s.M, N: s.N, K: s.K, DType: s.DType}
+		full := timeOf(c, scenarios.Strategy{})
+		for _, place := range probePlacements {
+			meas := s.OverFull[place].Median
+			if meas <= 0 || math.IsNaN(meas) {
+				continue
+			}
+			out[place] = append(out[place], timeOf(c, strategy[place])/full/meas-1)
+		}
+	}
+	return out
+}
+
+func medianOf(xs []float64) float64 {
+	v := slices.Clone(xs)
+	slices.Sort(v)
+	if len(v) == 0 {
+		return math.NaN()
+	}
+	if len(v)%2 == 1 {
+		return v[len(v)/2]
+	}
+	return (v[len(v)/2-1] + v[len(v)/2]) / 2
+}
+
+// TestPartitionProbeScaling scores the GEMM on partitions against the
+// partition probe, per placement the median error of the simulated time
+// over the whole GPU's, for the built-in H200 profile and for
+// profiles/h200-power.yaml. The power limit is what brings the compute
+// partitions and SM targets, where the GEMM runs on fewer SMs each at a
+// higher clock, closer: without it the model is 6-11 % too slow there, with
+// it 4-8 %.
+func TestPartitionProbeScaling(t *testing.T) {
+	pf, err := LoadProfileFile("profiles/h200-power.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	off, on := partitionErrors(t, H200()), partitionErrors(t, pf.Profile)
+	for _, place := range probePlacements {
+		mOff, mOn := medianOf(off[place]), medianOf(on[place])
+		t.Logf("%-12s %2d shapes: model / measured - 1, median %+.1f %% (built-in), %+.1f %% (power limit)", place, len(on[place]), 100*mOff, 100*mOn)
+		if place[:4] == "rest" {
+			continue
+		}
+		if !(math.Abs(mOn) < math.Abs(mOff)-0.01) || math.Abs(mOn) > 0.09 {
+			t.Errorf("%s: with the power limit the model is %+.1f %% off the probe at the median, %+.1f %% without; want it closer by a point and within 9 %%", place, 100*mOn, 100*mOff)
+		}
+	}
+}
