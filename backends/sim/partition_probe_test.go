@@ -25,9 +25,9 @@ type partitionProbe struct {
 		Strategy scenarios.Strategy `json:"strategy"`
 	} `json:"configs"`
 	Shapes []struct {
-		M, N, K  int
-		DType    scenarios.DType `json:"dtype"`
-		Stats    map[string]struct {
+		M, N, K int
+		DType   scenarios.DType `json:"dtype"`
+		Stats   map[string]struct {
 			Median float64 `json:"median_ns"`
 		} `json:"stats"`
 		OverFull map[string]struct {

@@ -130,7 +130,7 @@ func H200Provenance() map[string]Provenance {
 		"ReductionBandwidth":    {Source: SourceFitted, Stage: StageIsolated, Range: r(1e11, 1e13), Note: "isolated copy-engine reductions less their copies"},
 		"PowerLimitSMs":         {Source: SourceMeasured, Range: r(0, 1024), Note: "busy SMs at the power limit at the maximum clock; TestH200PowerLimit fits it to the clock probe; 0 = no limit"},
 		"PowerClockExponent":    {Source: SourceMeasured, Range: r(0, 8), Note: "power ~ clock^exponent; TestH200PowerLimit fits it with PowerLimitSMs"},
-		"RepGap":             {Source: SourceMeasured, Range: r(0, 1e-2), Note: "the cuda backend's idle time between repetitions; the clock probe's short GEMM"},
+		"RepGap":                {Source: SourceMeasured, Range: r(0, 1e-2), Note: "the cuda backend's idle time between repetitions; the clock probe's short GEMM"},
 		"RestPartitionGEMMLoss": {Source: SourceFitted, Stage: StageInterference, Range: r(0, 0.5)},
 		"ContendedSMBandwidth":  {Source: SourceMeasured, Range: r(1e9, 1e12), Note: "reduction spans next to a GEMM (FINDINGS.md section 4)"},
 
