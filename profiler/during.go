@@ -302,8 +302,9 @@ func (d *Drift) ClockCapped() bool {
 }
 
 // sampleDuring starts reading the machine from its own goroutine while a
-// run runs: the first reading after first, then every w.every (less the
-// time a reading took). The returned stop ends the goroutine, waits for
+// run runs: the first reading after first, then every w.every from the
+// start of the last (but never sooner than the last reading took, so that
+// it reads at most half the time). The returned stop ends the goroutine, waits for
 // it, and returns each device's readings summed up (devs first, in their
 // order, then any other device read), readings 0 for a device never read;
 // calling it again returns the same. Without an interval (w.every <= 0)
@@ -345,7 +346,12 @@ func (w *machineWatch) sampleDuring(first time.Duration, devs []int) (stop func(
 				}
 				sums[i].Add(st)
 			}
-			wait = max(0, w.every-time.Since(t0))
+			// The next reading an interval after this one began, but
+			// never sooner than this one took: on many GPUs a reading
+			// may take a while, and the sampler must not keep a core of
+			// the host busy beside the backend's launches.
+			took := time.Since(t0)
+			wait = max(w.every-took, took)
 		}
 	}()
 	var res []DuringState

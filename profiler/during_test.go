@@ -571,3 +571,38 @@ func TestOldDriftJSON(t *testing.T) {
 		t.Errorf("written again with a during record: %s", js)
 	}
 }
+
+// slowMachine takes d to read the GPUs.
+type slowMachine struct {
+	*loadMachine
+	d time.Duration
+}
+
+func (m *slowMachine) State() []telemetry.GPUState {
+	time.Sleep(m.d)
+	return m.loadMachine.State()
+}
+
+// TestDuringReadsAtMostHalfTheTime: a reading that takes longer than the
+// interval is followed by a wait at least as long as it took.
+func TestDuringReadsAtMostHalfTheTime(t *testing.T) {
+	m := &slowMachine{loadMachine: newLoadMachine(1), d: 3 * time.Millisecond}
+	b := newLoadBackend(m.loadMachine, map[backends.Mode]int{backends.ModeCompute: 2})
+	var mu sync.Mutex
+	var asked []time.Duration
+	after := func(d time.Duration) <-chan time.Time {
+		mu.Lock()
+		asked = append(asked, d)
+		mu.Unlock()
+		return b.tick
+	}
+	bw, _ := watchMachine(b, m, time.Millisecond, after)
+	if _, err := bw.Run(context.Background(), backends.Experiment{Scenario: scenario(), Mode: backends.ModeCompute, Reps: 1}, nil); err != nil {
+		t.Fatal(err)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if len(asked) != 3 || asked[0] != time.Millisecond || asked[1] < m.d || asked[2] < m.d {
+		t.Errorf("waits %v: the first the interval, then at least the %v a reading takes", asked, m.d)
+	}
+}
