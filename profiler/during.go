@@ -21,13 +21,18 @@ import (
 const DefaultDuringInterval = 2 * time.Millisecond
 
 // DuringState is one GPU's state read every DuringInterval while one run
-// ran, summed up: the number of readings, the means over the readings that
-// have a field (Missing names a field none of them had), the lowest SM
-// clock, the hottest reading, and every clock event (throttle) reason seen
-// but idle. Readings 0: the run ended before the first reading.
+// ran, summed up over the readings of the GPU under load: their number,
+// the means over those that have a field (Missing names a field none of
+// them had), the lowest SM clock, the hottest reading, and every clock
+// event (throttle) reason seen but idle. A reading with NVML's idle reason
+// (the GPU idle: the backend's set-up, the gaps between repetitions) says
+// nothing of the clock under load and is only counted, in Idle. Readings 0
+// and Idle 0: the run ended before the first reading.
 type DuringState struct {
-	Device        int     `json:"device"`
-	Readings      int     `json:"readings"`
+	Device   int `json:"device"`
+	Readings int `json:"readings"`
+	// Idle is the number of readings of the GPU idle, left out of the rest.
+	Idle          int     `json:"idle,omitempty"`
 	SMClockMHz    float64 `json:"sm_clock_mhz"`
 	MinSMClockMHz float64 `json:"min_sm_clock_mhz"`
 	MemClockMHz   float64 `json:"mem_clock_mhz"`
@@ -129,7 +134,7 @@ func (d *Drift) ModeClocks() []ModeClock {
 		def  bool
 	}
 	sums := map[key]*StateSum{}
-	runs := map[key]int{}
+	runs, idle := map[key]int{}, map[key]int{}
 	var keys []key
 	for _, run := range d.Runs {
 		for _, ds := range run.During {
@@ -142,6 +147,7 @@ func (d *Drift) ModeClocks() []ModeClock {
 			}
 			s.AddDuring(ds)
 			runs[k]++
+			idle[k] += ds.Idle
 		}
 	}
 	slices.SortFunc(keys, func(a, b key) int {
@@ -152,7 +158,9 @@ func (d *Drift) ModeClocks() []ModeClock {
 	})
 	var out []ModeClock
 	for _, k := range keys {
-		out = append(out, ModeClock{Mode: k.mode, SerialDefault: k.def, Runs: runs[k], DuringState: sums[k].During(k.dev)})
+		mc := ModeClock{Mode: k.mode, SerialDefault: k.def, Runs: runs[k], DuringState: sums[k].During(k.dev)}
+		mc.Idle = idle[k]
+		out = append(out, mc)
 	}
 	return out
 }
@@ -318,10 +326,12 @@ func (w *machineWatch) sampleDuring(first time.Duration, devs []int) (stop func(
 	go func() {
 		devs := slices.Clone(devs)
 		sums := make([]StateSum, len(devs))
+		idle := make([]int, len(devs))
 		defer func() {
 			res := make([]DuringState, len(devs))
 			for i, dev := range devs {
 				res[i] = sums[i].During(dev)
+				res[i].Idle = idle[i]
 			}
 			out <- res
 		}()
@@ -341,8 +351,12 @@ func (w *machineWatch) sampleDuring(first time.Duration, devs []int) (stop func(
 			for _, st := range w.m.State() {
 				i := slices.Index(devs, st.Device)
 				if i < 0 {
-					devs, sums = append(devs, st.Device), append(sums, StateSum{})
+					devs, sums, idle = append(devs, st.Device), append(sums, StateSum{}), append(idle, 0)
 					i = len(devs) - 1
+				}
+				if st.Throttle&ignoredThrottle != 0 && !slices.Contains(st.Missing, "throttle") {
+					idle[i]++
+					continue
 				}
 				sums[i].Add(st)
 			}

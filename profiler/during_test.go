@@ -31,6 +31,10 @@ type loadMachine struct {
 	running atomic.Value // backends.Mode; "" between runs
 	reads   atomic.Int64
 	read    chan struct{}
+	// idleEvery makes every idleEvery-th reading during a run find the
+	// GPU idle (between repetitions) at 1980 MHz.
+	idleEvery int
+	loaded    atomic.Int64
 	// clock is the SM clock and reasons of a mode under load.
 	clock map[backends.Mode]struct {
 		sm  float64
@@ -58,12 +62,13 @@ func (m *loadMachine) State() []telemetry.GPUState {
 	var out []telemetry.GPUState
 	for d := range m.devs {
 		st := telemetry.GPUState{Device: d, SMClockMHz: 1980, MemClockMHz: 3201, PowerW: 80, TempC: 40, Throttle: 1}
-		if c, ok := m.clock[mode]; ok {
+		if c, ok := m.clock[mode]; ok && (m.idleEvery == 0 || (m.loaded.Load()+1)%int64(m.idleEvery) != 0) {
 			st.SMClockMHz, st.PowerW, st.TempC, st.Throttle = c.sm, 690, 55, c.thr
 		}
 		out = append(out, st)
 	}
 	if mode != "" {
+		m.loaded.Add(1)
 		m.read <- struct{}{}
 	}
 	return out
@@ -604,5 +609,32 @@ func TestDuringReadsAtMostHalfTheTime(t *testing.T) {
 	defer mu.Unlock()
 	if len(asked) != 3 || asked[0] != time.Millisecond || asked[1] < m.d || asked[2] < m.d {
 		t.Errorf("waits %v: the first the interval, then at least the %v a reading takes", asked, m.d)
+	}
+}
+
+// TestDuringLeavesIdleOut: a reading that finds the GPU idle (NVML's idle
+// reason: between repetitions, in the backend's set-up) is counted, not
+// averaged into the clock under load.
+func TestDuringLeavesIdleOut(t *testing.T) {
+	m := newLoadMachine(1)
+	m.idleEvery = 2
+	b := newLoadBackend(m, map[backends.Mode]int{backends.ModeCompute: 5})
+	bw, w := watchMachine(b, m, time.Millisecond, b.after)
+	for range 2 {
+		if _, err := bw.Run(context.Background(), backends.Experiment{Scenario: scenario(), Mode: backends.ModeCompute, Reps: 1}, nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// Readings 1-5, then 6-10: idle at 2, 4, 6, 8, 10.
+	if ds := w.runs[0].During[0]; ds.Readings != 3 || ds.Idle != 2 || ds.SMClockMHz != 1560 || ds.MinSMClockMHz != 1560 || ds.Throttle != swPowerCap {
+		t.Errorf("run 0: %+v", ds)
+	}
+	if ds := w.runs[1].During[0]; ds.Readings != 2 || ds.Idle != 3 || ds.SMClockMHz != 1560 {
+		t.Errorf("run 1: %+v", ds)
+	}
+	d := &Drift{Runs: w.runs}
+	d.Check(DefaultDriftThresholds())
+	if len(d.During) != 1 || d.During[0].Readings != 5 || d.During[0].Idle != 5 || d.During[0].Runs != 2 || d.During[0].SMClockMHz != 1560 {
+		t.Errorf("by mode: %+v", d.During)
 	}
 }
