@@ -638,3 +638,34 @@ func TestDuringLeavesIdleOut(t *testing.T) {
 		t.Errorf("by mode: %+v", d.During)
 	}
 }
+
+// TestMergePassesKeepsDuring: a sweep's passes merged keep every run's
+// readings during it and the interval, and sum them per mode again.
+func TestMergePassesKeepsDuring(t *testing.T) {
+	sc := scenario()
+	sc.Reps = 3
+	var parts []Result
+	for range 2 {
+		m := newLoadMachine(1)
+		b := newLoadBackend(m, map[backends.Mode]int{backends.ModeCompute: 1, backends.ModeComm: 1, backends.ModeConcurrent: 2})
+		r, err := Measure(context.Background(), b, sc, scenarios.Strategy{}, Options{Rounds: 3, Machine: m, duringAfter: b.after})
+		if err != nil {
+			t.Fatal(err)
+		}
+		parts = append(parts, r)
+	}
+	r, err := MergePasses(parts, 0, Precision{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	d := r.Drift
+	if d == nil || len(d.Runs) != 18 || d.DuringIntervalNs != DefaultDuringInterval.Nanoseconds() || len(d.During) != 3 {
+		t.Fatalf("merged drift %+v", d)
+	}
+	if c := d.During[2]; c.Mode != backends.ModeConcurrent || c.Runs != 6 || c.Readings != 12 || c.SMClockMHz != 1605 {
+		t.Errorf("concurrent during %+v", c)
+	}
+	if d.ClockNote() == "" {
+		t.Error("no clock note after merging")
+	}
+}
