@@ -14,7 +14,10 @@ import (
 )
 
 // Machine is what Measure reads of the GPUs beside the backend's timings
-// (Options.Machine): their state around every run, for drift, and the
+// (Options.Machine): their state around every run, for drift, and every
+// Options.DuringInterval while a run runs, for the clocks under load (a
+// GPU at its power limit is back at its top clock within milliseconds
+// after a run, so the readings around it cannot see the cap); and the
 // engines' use clipped to the runs, for the utilization of the timed
 // window. telemetry.Monitor implements it over NVML; without NVML (the
 // simulator, no driver) there is none, and nothing is recorded or claimed.
@@ -30,16 +33,26 @@ type Machine interface {
 // concurrent parts compared. Flagged is set, with the numbers in Reasons,
 // when the parts differ beyond the thresholds (DefaultDriftThresholds): the
 // isolated and concurrent times were then not taken on the same machine.
+// The readings during the runs (DriftRun.During) are summed up per mode in
+// During and said by ClockNote, not flagged as drift: they are what the
+// load did to the clock within the runs.
 type Drift struct {
 	Runs []DriftRun `json:"runs"`
 	GPUs []GPUDrift `json:"gpus"`
+	// During is every GPU's state during the runs of each mode
+	// (ModeClocks, set by Check); empty without readings during the runs.
+	During []ModeClock `json:"during,omitempty"`
+	// DuringIntervalNs is how often the machine was read during the runs
+	// (Options.DuringInterval); 0 when it was not.
+	DuringIntervalNs int64 `json:"during_interval_ns,omitempty"`
 	// Thresholds are the limits the parts were compared against.
 	Thresholds DriftThresholds `json:"thresholds"`
 	Flagged    bool            `json:"flagged"`
 	Reasons    []string        `json:"reasons,omitempty"`
 }
 
-// DriftRun is the state of every GPU at the start and end of one run.
+// DriftRun is the state of every GPU at the start and end of one run, and
+// summed up over the readings during it.
 type DriftRun struct {
 	Round int           `json:"round"`
 	Mode  backends.Mode `json:"mode"`
@@ -47,6 +60,10 @@ type DriftRun struct {
 	SerialDefault bool                 `json:"serial_default,omitempty"`
 	Start         []telemetry.GPUState `json:"start"`
 	End           []telemetry.GPUState `json:"end"`
+	// During sums each GPU's readings taken while the run ran, one per
+	// device read at the start; nil when none were taken (older results,
+	// Options.DuringInterval negative).
+	During []DuringState `json:"during,omitempty"`
 }
 
 // PartState is one GPU's state over one part (isolated or concurrent):
@@ -106,6 +123,7 @@ func (d *Drift) Warning() string {
 type StateSum struct {
 	n                        [4]int // readings of SM clock, memory clock, power, temperature
 	sm, mem, pow, temp, maxT float64
+	minSM                    float64 // the lowest SM clock read; valid when n[0] > 0
 	thr                      uint64
 	readings                 int
 }
@@ -114,6 +132,7 @@ type StateSum struct {
 func (s *StateSum) Add(st telemetry.GPUState) {
 	s.readings++
 	if !slices.Contains(st.Missing, "sm_clock") {
+		s.addMinSM(st.SMClockMHz)
 		s.sm += st.SMClockMHz
 		s.n[0]++
 	}
@@ -133,8 +152,18 @@ func (s *StateSum) Add(st telemetry.GPUState) {
 	s.thr |= st.Throttle &^ ignoredThrottle
 }
 
+// addMinSM lowers the lowest SM clock to v; call it before counting v.
+func (s *StateSum) addMinSM(v float64) {
+	if s.n[0] == 0 || v < s.minSM {
+		s.minSM = v
+	}
+}
+
 // Merge adds every reading of o.
 func (s *StateSum) Merge(o StateSum) {
+	if o.n[0] > 0 {
+		s.addMinSM(o.minSM)
+	}
 	for i := range s.n {
 		s.n[i] += o.n[i]
 	}
@@ -162,6 +191,14 @@ func (s StateSum) Means() (smMHz, memMHz, powerW, tempC float64) {
 
 // Throttle is every throttle reason seen in the readings but idle.
 func (s StateSum) Throttle() uint64 { return s.thr }
+
+// MinSMClock is the lowest SM clock read (MHz); NaN when none was read.
+func (s StateSum) MinSMClock() float64 {
+	if s.n[0] == 0 {
+		return math.NaN()
+	}
+	return s.minSM
+}
 
 // State is the sum as a PartState: a field never read is 0.
 func (s StateSum) State() PartState {
@@ -202,9 +239,11 @@ type DeviceSum struct {
 }
 
 // Check compares the parts of every GPU under th and sets GPUs, Flagged
-// and Reasons.
+// and Reasons, from the readings at the runs' start and end; it also sets
+// During (ModeClocks), which flags nothing.
 func (d *Drift) Check(th DriftThresholds) {
 	d.Thresholds, d.GPUs, d.Reasons, d.Flagged = th, nil, nil, false
+	d.During = d.ModeClocks()
 	parts := map[int]*[2]StateSum{}
 	var devs []int
 	for _, run := range d.Runs {
@@ -380,13 +419,19 @@ func SMsHeldOf(samples []backends.Sample, wall int64) []SMsHeld {
 	return out
 }
 
-// machineWatch wraps a backend to read the machine around every run
-// (Options.Machine): Measure calls watchMachine before its rounds and
-// finish on the result.
+// machineWatch wraps a backend to read the machine around every run and
+// during it (Options.Machine): Measure calls watchMachine before its
+// rounds and finish on the result.
 type machineWatch struct {
 	backends.Backend
 	m   Machine
 	now func() time.Time
+	// every is the interval of the readings during a run (<= 0: none);
+	// after waits for the next one (time.After; tests replace it).
+	every time.Duration
+	after func(time.Duration) <-chan time.Time
+	// lastRun is how long the last run of each (mode, strategy) took.
+	lastRun map[watchKey]time.Duration
 	// seen counts the runs of each (mode, strategy): the round of a run.
 	seen    map[watchKey]int
 	runs    []DriftRun
@@ -399,25 +444,46 @@ type watchKey struct {
 }
 
 // watchMachine returns b wrapped so that every run reads the machine's
-// state before and after it, and the watch; without a machine, b and nil.
-func watchMachine(b backends.Backend, m Machine) (backends.Backend, *machineWatch) {
+// state before and after it, and every interval during it (0:
+// DefaultDuringInterval, negative: never), and the watch; without a
+// machine, b and nil. after waits for a reading during a run (nil:
+// time.After).
+func watchMachine(b backends.Backend, m Machine, interval time.Duration, after func(time.Duration) <-chan time.Time) (backends.Backend, *machineWatch) {
 	if m == nil {
 		return b, nil
 	}
-	w := &machineWatch{Backend: b, m: m, now: time.Now, seen: map[watchKey]int{}, windows: map[backends.Mode][][]telemetry.Window{}}
+	if interval == 0 {
+		interval = DefaultDuringInterval
+	}
+	if after == nil {
+		after = time.After
+	}
+	w := &machineWatch{Backend: b, m: m, now: time.Now, every: interval, after: after, lastRun: map[watchKey]time.Duration{},
+		seen: map[watchKey]int{}, windows: map[backends.Mode][][]telemetry.Window{}}
 	return w, w
 }
 
-// Run implements backends.Backend: the machine's state, the run, the state again.
+// Run implements backends.Backend: the machine's state, the run with the
+// state read during it from another goroutine (stopped and waited for
+// before Run returns, whatever the run returns), the state again.
 func (w *machineWatch) Run(ctx context.Context, ex backends.Experiment, sink backends.EventSink) (backends.RunResult, error) {
 	k := watchKey{ex.Mode, ex.Strategy}
 	round := w.seen[k]
 	w.seen[k]++
 	def := ex.Mode != backends.ModeConcurrent && ex.Strategy == SerialDefaultStrategy()
 	start, t0 := w.m.State(), w.now()
+	devs := make([]int, len(start))
+	for i, st := range start {
+		devs[i] = st.Device
+	}
+	stop := w.sampleDuring(w.firstReading(k), devs)
+	defer stop() // also when the backend panics
 	rr, err := w.Backend.Run(ctx, ex, sink)
-	t1, end := w.now(), w.m.State()
-	w.runs = append(w.runs, DriftRun{Round: round, Mode: ex.Mode, SerialDefault: def, Start: start, End: end})
+	during := stop()
+	t1 := w.now()
+	end := w.m.State()
+	w.lastRun[k] = t1.Sub(t0)
+	w.runs = append(w.runs, DriftRun{Round: round, Mode: ex.Mode, SerialDefault: def, Start: start, End: end, During: during})
 	if !def {
 		ws := w.windows[ex.Mode]
 		for len(ws) <= round {
@@ -437,6 +503,9 @@ func (w *machineWatch) finish(r *Result) {
 	}
 	if len(w.runs) > 0 && len(w.runs[0].Start) > 0 {
 		d := &Drift{Runs: w.runs}
+		if w.every > 0 {
+			d.DuringIntervalNs = w.every.Nanoseconds()
+		}
 		d.Check(DefaultDriftThresholds())
 		r.Drift = d
 	}
@@ -472,6 +541,14 @@ func (d *Drift) Clone() *Drift {
 	c.Runs = slices.Clone(d.Runs)
 	for i, r := range c.Runs {
 		c.Runs[i].Start, c.Runs[i].End = cloneStates(r.Start), cloneStates(r.End)
+		c.Runs[i].During = slices.Clone(r.During)
+		for j := range c.Runs[i].During {
+			c.Runs[i].During[j].Missing = slices.Clone(r.During[j].Missing)
+		}
+	}
+	c.During = slices.Clone(d.During)
+	for i := range c.During {
+		c.During[i].Missing = slices.Clone(d.During[i].Missing)
 	}
 	c.GPUs = slices.Clone(d.GPUs)
 	c.Reasons = slices.Clone(d.Reasons)

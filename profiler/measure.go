@@ -35,10 +35,15 @@ type Options struct {
 	// against (what the backend must be able to do); nil is
 	// scenarios.StrategyKnobs().
 	Knobs scenarios.Knobs
-	// Machine, when set, is read around every run (Result.Drift) and asked
-	// for the engines' use during the runs (Result.TimedUse); nil records
-	// neither (no NVML: the simulator, no driver).
+	// Machine, when set, is read around every run and every
+	// DuringInterval during it (Result.Drift) and asked for the engines'
+	// use during the runs (Result.TimedUse); nil records neither (no
+	// NVML: the simulator, no driver).
 	Machine Machine
+	// DuringInterval is how often Machine is read while a run runs, from
+	// its own goroutine (Drift.During, Drift.ClockNote): 0 means
+	// DefaultDuringInterval, a negative value reads only around the runs.
+	DuringInterval time.Duration
 	// Precision, when set, makes the measurement adaptive: after Rounds
 	// rounds Measure adds rounds (of the same size) until the 95 %
 	// interval of the target figure is at most that wide on each side,
@@ -65,6 +70,9 @@ type Options struct {
 	// now is the clock the time cap is read from (time.Now when nil);
 	// tests set it.
 	now func() time.Time
+	// duringAfter waits for the next reading during a run (time.After
+	// when nil); tests set it to tick the readings themselves.
+	duringAfter func(time.Duration) <-chan time.Time
 }
 
 // Baseline is the isolated half of a measurement, reusable while the
@@ -262,7 +270,8 @@ type Result struct {
 	// nil for a measurement made in one go.
 	PassOfRound []int `json:"pass_of_round,omitempty"`
 	// Drift is every GPU's state around each run and the isolated and
-	// concurrent parts compared (Drift.Flagged); nil without NVML.
+	// concurrent parts compared (Drift.Flagged), and its state during the
+	// runs by mode (Drift.During, Drift.ClockNote); nil without NVML.
 	Drift *Drift `json:"drift,omitempty"`
 	// TimedUse is what the engines did during the timed repetitions only;
 	// nil without a machine record (Options.Machine).
@@ -320,7 +329,7 @@ func (r Result) Fraction() (float64, bool) {
 // first.
 func Measure(ctx context.Context, b backends.Backend, sc scenarios.Scenario, st scenarios.Strategy, opt Options) (Result, error) {
 	st = st.Normalize()
-	b, watch := watchMachine(b, opt.Machine)
+	b, watch := watchMachine(b, opt.Machine, opt.DuringInterval, opt.duringAfter)
 	caps := b.Capabilities()
 	knobs := opt.Knobs
 	if knobs == nil {

@@ -89,6 +89,9 @@ func MergePasses(parts []Result, hbmBandwidth float64, prec Precision) (Result, 
 			if drift == nil {
 				drift = &Drift{}
 			}
+			if drift.DuringIntervalNs == 0 {
+				drift.DuringIntervalNs = r.Drift.DuringIntervalNs
+			}
 			for _, run := range r.Drift.Runs {
 				run.Round += next
 				drift.Runs = append(drift.Runs, run)

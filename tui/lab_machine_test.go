@@ -2,6 +2,7 @@ package tui
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -154,7 +155,26 @@ func statusFixtures() []struct {
 		{"capped", with(nil, capped)},
 		{"drift_capped", with(drift, capped)},
 		{"reached", with(&profiler.Drift{}, reached)},
+		{"clock_capped", with(clockDrift(1560, 4), reached)}, // sw-power-cap
+		{"clock_apart", with(clockDrift(1800, 0), reached)},
 	}
+}
+
+// clockDrift is a machine record without drift (1980 MHz around every run)
+// whose GPU ran its compute alone at sm MHz with the clock event reasons
+// thr, its comm alone at 1975 and the concurrent runs at 1605 MHz.
+func clockDrift(sm float64, thr uint64) *profiler.Drift {
+	around := []nvtel.GPUState{{SMClockMHz: 1980, MemClockMHz: 3201, TempC: 40}}
+	during := func(sm float64, thr uint64) []profiler.DuringState {
+		return []profiler.DuringState{{Readings: 50, SMClockMHz: sm, MinSMClockMHz: sm, MemClockMHz: 3201, PowerW: 690, TempC: 55, MaxTempC: 56, Throttle: thr}}
+	}
+	d := &profiler.Drift{Runs: []profiler.DriftRun{
+		{Mode: backends.ModeCompute, Start: around, End: around, During: during(sm, thr)},
+		{Mode: backends.ModeComm, Start: around, End: around, During: during(1975, 0)},
+		{Mode: backends.ModeConcurrent, Start: around, End: around, During: during(1605, 0)},
+	}}
+	d.Check(profiler.DefaultDriftThresholds())
+	return d
 }
 
 // TestResultStatus checks the status line of a new result: a drift flag
@@ -190,6 +210,24 @@ func TestResultStatus(t *testing.T) {
 			if strings.Contains(s.text, bad) {
 				t.Errorf("%s (%d): status %q says %q", f.name, i, s.text, bad)
 			}
+		}
+	}
+	// The clocks during the runs: a cap warns, clocks apart inform; both
+	// before the figures, neither called drift.
+	for _, tc := range []struct {
+		name string
+		kind statusKind
+	}{{"clock_capped", statusWarn}, {"clock_apart", statusInfo}} {
+		i := slices.IndexFunc(fx, func(f struct {
+			name string
+			r    profiler.Result
+		}) bool {
+			return f.name == tc.name
+		})
+		note := fx[i].r.Drift.ClockNote()
+		s := resultStatus(fx[i].r, "")
+		if note == "" || s.kind != tc.kind || !strings.HasPrefix(s.text, note+" · ag-gemm-balanced · baseline: ") || strings.Contains(s.text, "drift") {
+			t.Errorf("%s: status %d %q, want %d starting with %q", tc.name, s.kind, s.text, tc.kind, note)
 		}
 	}
 	if !strings.Contains(capNote, "not reached") || !strings.Contains(capNote, "time cap") {

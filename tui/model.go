@@ -65,9 +65,11 @@ type Config struct {
 	Advisor Advisor
 	// Machine, when set, is the GPUs' record (NVML) every measurement
 	// reads: their state around each run, flagged when the isolated and
-	// concurrent runs drifted apart (the status line warns), and the
-	// engines' use during the timed repetitions (the utilization panel
-	// shows it). nil records neither: the simulator, no driver.
+	// concurrent runs drifted apart (the status line warns), their clocks
+	// during the runs (the status line says a cap, or modes at different
+	// clocks), and the engines' use during the timed repetitions (the
+	// utilization panel shows it). nil records neither: the simulator, no
+	// driver.
 	Machine profiler.Machine
 	// Ranks, when set, makes this lab rank 0 of a multi-process job: each
 	// measurement is sent to every other rank, which measures its share at
@@ -103,7 +105,8 @@ type lab struct {
 	suite   []scenarios.Scenario
 
 	// machine is the GPUs' record (Config.Machine): each measurement reads
-	// their state around its runs (drift) and the engines' use during them.
+	// their state around its runs (drift) and during them (clocks under
+	// load), and the engines' use during them.
 	machine profiler.Machine
 
 	keys   KeyMap
@@ -566,10 +569,12 @@ func (m Model) onRankLost(msg ranksLostMsg) (Model, tea.Cmd) {
 // strategy and its figures, or, when a knob could not matter (knobNote),
 // why, with the fraction of ideal measured. Before them it warns, first,
 // when the machine drifted between the isolated and concurrent runs
-// (Result.Drift), then when the adaptive measurement stopped at its cap
-// before the lab's precision (Result.Precision, as profiler/report says
-// it): the warnings qualify the figures, which the metrics panel shows
-// anyway.
+// (Result.Drift), then says what the GPUs' clocks were during the runs
+// when a GPU hit a clock cap (a warning) or the modes ran at different
+// clocks (information; Drift.ClockNote), then warns when the adaptive
+// measurement stopped at its cap before the lab's precision
+// (Result.Precision, as profiler/report says it): they qualify the
+// figures, which the metrics panel shows anyway.
 func resultStatus(r profiler.Result, knobNote string) status {
 	s := status{statusInfo, fmt.Sprintf("%s · %s: %s (%s realized, %s ideal)",
 		r.Scenario.Name, r.Strategy.String(), ofIdeal(r), report.Ratio(r.RealizedSpeedup), report.Ratio(r.IdealSpeedup))}
@@ -580,6 +585,12 @@ func resultStatus(r profiler.Result, knobNote string) status {
 	if p := r.Precision; p != nil && !p.Reached && (p.Stop == profiler.StopTimeCap || p.Stop == profiler.StopRoundCap || p.Stop == profiler.StopPassesDiffer) {
 		s.kind = max(s.kind, statusWarn)
 		s.text = report.PrecisionNote(*p) + " · " + s.text
+	}
+	if note := r.Drift.ClockNote(); note != "" {
+		if r.Drift.ClockCapped() {
+			s.kind = max(s.kind, statusWarn)
+		}
+		s.text = note + " · " + s.text
 	}
 	if d := r.Drift; d != nil && d.Flagged {
 		s.kind = max(s.kind, statusWarn)

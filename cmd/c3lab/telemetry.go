@@ -89,9 +89,14 @@ func nodeConfig(b backends.Backend) telemetry.Config {
 	return cfg
 }
 
-// warnDrift prints the result's drift warning, one line, when it has one.
+// warnDrift prints the result's drift warning, one line, when it has one,
+// and then the note on the GPUs' clocks during the runs (a cap hit, or
+// modes at different clocks: Drift.ClockNote), one line, when it has one.
 func warnDrift(w io.Writer, r profiler.Result) {
 	if msg := r.Drift.Warning(); msg != "" {
 		fmt.Fprintln(w, "c3lab: "+msg)
+	}
+	if note := r.Drift.ClockNote(); note != "" {
+		fmt.Fprintln(w, "c3lab: "+note)
 	}
 }

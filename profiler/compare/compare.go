@@ -122,8 +122,10 @@ type Pair struct {
 	// Notes say what else differs (the scenario's definition, the
 	// backend) or why there is no interval.
 	Notes []string
-	// Machine compares the GPUs' state in both sides' concurrent runs; nil
-	// when a side has no machine record (the simulator, older files).
+	// Machine compares the GPUs' state in both sides' concurrent runs,
+	// read during the runs when both sides have such readings, else at
+	// the runs' start and end (Machine.During says which); nil when a side
+	// has no machine record (the simulator, older files).
 	Machine *Machine
 
 	// draws are the bootstrap's draws of the log T_c3 ratio and log U
@@ -214,7 +216,7 @@ func Compare(old, new Input, opt Options) Report {
 	oOrder, oBy, oNotes := index(old, "old")
 	nOrder, nBy, nNotes := index(new, "new")
 	rep.Notes = append(oNotes, nNotes...)
-	var olds, news []sums
+	var olds, news []sideSums
 	var paired []Key
 	for _, k := range oOrder {
 		if _, ok := nBy[k]; ok {
@@ -227,12 +229,10 @@ func Compare(old, new Input, opt Options) Report {
 	oneSided := 0
 	for i, k := range paired {
 		n, p := nBy[k], pairs[i]
-		oSum, nSum := concurrentSums(oBy[k].Result), concurrentSums(n.Result)
-		switch {
-		case len(oSum) > 0 && len(nSum) > 0:
-			m := compareMachine(oSum, nSum, opt.Machine)
-			p.Machine = &m
-		case len(oSum) > 0 || len(nSum) > 0:
+		oSum, nSum := sidesOf(oBy[k].Result), sidesOf(n.Result)
+		m, one := compareSides(oSum, nSum, opt.Machine)
+		p.Machine = m
+		if one {
 			oneSided++
 		}
 		rep.Pairs = append(rep.Pairs, p)

@@ -230,7 +230,11 @@ func WriteTable(out io.Writer, r Report, w int) error {
 			line("      note: " + n)
 		}
 		if p.Machine != nil && p.Machine.Flagged {
-			for _, l := range wrapList("      machine: ", p.Machine.Reasons, w) {
+			head := "      machine: "
+			if p.Machine.During {
+				head = "      machine during the runs: "
+			}
+			for _, l := range wrapList(head, p.Machine.Reasons, w) {
 				line(l)
 			}
 		}
@@ -452,7 +456,16 @@ func writeMachine(line func(string), m *MachineSummary, w int) {
 		return
 	}
 	if m.Pairs > 0 {
-		line("machine, concurrent runs (NVML at each run's start and end):")
+		switch {
+		case m.During:
+			line("machine, concurrent runs (NVML read during the runs):")
+		default:
+			line("machine, concurrent runs (NVML at each run's start and end):")
+		}
+		if m.DuringPairs > 0 && !m.During {
+			line(fmt.Sprintf("  (%d of %d pair(s) compared by NVML read during their runs, marked", m.DuringPairs, m.Pairs))
+			line("  \"machine during the runs\"; a side of the others has no such readings)")
+		}
 		multi := len(m.Old) > 1 || len(m.New) > 1
 		for _, side := range []struct {
 			name string
@@ -510,21 +523,29 @@ func (g GPUState) MarshalJSON() ([]byte, error) {
 	}{g.Device, g.Readings, jsonNum(g.SMClockMHz), jsonNum(g.MemClockMHz), jsonNum(g.PowerW), jsonNum(g.TempC), g.Throttle, telemetry.ThrottleNames(g.Throttle)})
 }
 
-// MarshalJSON writes a machine comparison: old, new (a state per GPU),
-// flagged and the reasons.
+// MarshalJSON writes a machine comparison: which readings (during the
+// runs or around them), old, new (a state per GPU), flagged and the
+// reasons.
 func (m Machine) MarshalJSON() ([]byte, error) {
 	return json.Marshal(machineJSON(m))
 }
 
 type machineJSONT struct {
-	Old     []GPUState `json:"old"`
-	New     []GPUState `json:"new"`
-	Flagged bool       `json:"flagged"`
-	Reasons []string   `json:"reasons,omitempty"`
+	// Readings is "during" when the states are the readings during the
+	// runs, "around" when they are those at each run's start and end.
+	Readings string     `json:"readings"`
+	Old      []GPUState `json:"old"`
+	New      []GPUState `json:"new"`
+	Flagged  bool       `json:"flagged"`
+	Reasons  []string   `json:"reasons,omitempty"`
 }
 
 func machineJSON(m Machine) machineJSONT {
-	return machineJSONT{nonNil(m.Old), nonNil(m.New), m.Flagged, m.Reasons}
+	src := "around"
+	if m.During {
+		src = "during"
+	}
+	return machineJSONT{src, nonNil(m.Old), nonNil(m.New), m.Flagged, m.Reasons}
 }
 
 func nonNil(gs []GPUState) []GPUState {
@@ -541,12 +562,13 @@ func (m MachineSummary) MarshalJSON() ([]byte, error) {
 		machineJSONT
 		Thresholds            profiler.DriftThresholds `json:"thresholds"`
 		Pairs                 int                      `json:"pairs"`
+		DuringPairs           int                      `json:"during_pairs"`
 		Flagged               int                      `json:"flagged_pairs"`
 		Significant           int                      `json:"significant"`
 		SignificantFlagged    int                      `json:"significant_flagged"`
 		SignificantUnrecorded int                      `json:"significant_unrecorded"`
 		OneSided              int                      `json:"one_sided"`
-	}{machineJSON(m.Machine), m.Thresholds, m.Pairs, m.FlaggedPairs, m.Significant, m.SignificantFlagged, m.SignificantUnrecorded, m.OneSided})
+	}{machineJSON(m.Machine), m.Thresholds, m.Pairs, m.DuringPairs, m.FlaggedPairs, m.Significant, m.SignificantFlagged, m.SignificantUnrecorded, m.OneSided})
 }
 
 // wrapList joins items with ", " after head, in lines of w columns at

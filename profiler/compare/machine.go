@@ -12,8 +12,9 @@ import (
 )
 
 // GPUState is one GPU's state over one side's concurrent runs: the means
-// of NVML's readings at each run's start and end (NaN: never read), and
-// every throttle reason seen but idle.
+// of NVML's readings during the runs, or at each run's start and end
+// (Machine.During says which; NaN: never read), and every throttle reason
+// seen but idle.
 type GPUState struct {
 	Device   int
 	Readings int
@@ -32,6 +33,11 @@ type Machine struct {
 	Old, New []GPUState
 	Flagged  bool
 	Reasons  []string
+	// During says the states are the readings taken during the concurrent
+	// runs (profiler.Drift.DuringStates), which both sides had; otherwise
+	// they are those at each run's start and end, which cannot see a GPU
+	// held at its power limit under load.
+	During bool
 }
 
 // MachineSummary is the machine over the whole comparison.
@@ -44,6 +50,10 @@ type MachineSummary struct {
 	// Pairs is the number of pairs with a machine record on both sides;
 	// FlaggedPairs how many of them ran on a changed machine.
 	Pairs, FlaggedPairs int
+	// DuringPairs is how many of Pairs were compared by the readings
+	// during their runs; the summary is when all were (Machine.During),
+	// by the readings at the runs' start and end otherwise.
+	DuringPairs int
 	// Significant is the number of significant changes of T_c3 (faster
 	// or slower) among Pairs; SignificantFlagged how many of them came
 	// with a changed machine.
@@ -59,10 +69,43 @@ type MachineSummary struct {
 // sums are one side's per-GPU state sums.
 type sums []profiler.DeviceSum
 
-// concurrentSums are a result's sums over its concurrent runs; nil without
-// a drift record (the simulator, older files) or without readings.
+// concurrentSums are a result's sums over its concurrent runs, of the
+// readings at each run's start and end; nil without a drift record (the
+// simulator, older files) or without readings.
 func concurrentSums(r profiler.Result) sums {
 	return sums(r.Drift.ModeStates(backends.ModeConcurrent))
+}
+
+// duringSums are a result's sums over its concurrent runs, of the readings
+// during them; nil without such readings (results made before they were
+// taken, a measurement with them turned off).
+func duringSums(r profiler.Result) sums {
+	return sums(r.Drift.DuringStates(backends.ModeConcurrent))
+}
+
+// sideSums are one side's sums of a pair: those at the runs' start and
+// end, and those during the runs.
+type sideSums struct{ around, during sums }
+
+func sidesOf(r profiler.Result) sideSums {
+	return sideSums{concurrentSums(r), duringSums(r)}
+}
+
+// compareSides compares one pair's sides under th: by the readings during
+// the runs when both sides have them, else by those at the runs' start
+// and end; nil (and oneSided when one side has a record) without a
+// record on both sides.
+func compareSides(o, n sideSums, th profiler.DriftThresholds) (m *Machine, oneSided bool) {
+	switch {
+	case len(o.during) > 0 && len(n.during) > 0:
+		c := compareMachine(o.during, n.during, th)
+		c.During = true
+		return &c, false
+	case len(o.around) > 0 && len(n.around) > 0:
+		c := compareMachine(o.around, n.around, th)
+		return &c, false
+	}
+	return nil, len(o.around) > 0 || len(n.around) > 0 || len(o.during) > 0 || len(n.during) > 0
 }
 
 // merge adds o's readings device by device.
@@ -161,9 +204,22 @@ func diffStates(o, n GPUState, th profiler.DriftThresholds) []string {
 
 // summarizeMachine sums the machine up over the pairs, or nil when no
 // pair has a record on both sides (then nothing about the machine is
-// claimed). olds and news are the pairs' sums, nil where a side has none.
-func summarizeMachine(ps []Pair, olds, news []sums, oneSided int, th profiler.DriftThresholds) *MachineSummary {
+// claimed). olds and news are the pairs' sums, empty where a side has
+// none. The readings during the runs are summed when every pair with a
+// record on both sides was compared by them, those at the runs' start and
+// end otherwise (which every such pair has).
+func summarizeMachine(ps []Pair, olds, news []sideSums, oneSided int, th profiler.DriftThresholds) *MachineSummary {
 	s := &MachineSummary{Thresholds: th, OneSided: oneSided}
+	for _, p := range ps {
+		if p.Machine != nil {
+			s.Pairs++
+			if p.Machine.During {
+				s.DuringPairs++
+			}
+		}
+	}
+	during := s.Pairs > 0 && s.DuringPairs == s.Pairs
+	s.Pairs = 0
 	var o, n sums
 	for i, p := range ps {
 		sig := p.Verdict == Faster || p.Verdict == Slower
@@ -174,7 +230,11 @@ func summarizeMachine(ps []Pair, olds, news []sums, oneSided int, th profiler.Dr
 			continue
 		}
 		s.Pairs++
-		o, n = o.merge(olds[i]), n.merge(news[i])
+		if during {
+			o, n = o.merge(olds[i].during), n.merge(news[i].during)
+		} else {
+			o, n = o.merge(olds[i].around), n.merge(news[i].around)
+		}
 		if p.Machine.Flagged {
 			s.FlaggedPairs++
 		}
@@ -192,6 +252,7 @@ func summarizeMachine(ps []Pair, olds, news []sums, oneSided int, th profiler.Dr
 		return s
 	}
 	s.Machine = compareMachine(o, n, th)
+	s.Machine.During = during
 	return s
 }
 

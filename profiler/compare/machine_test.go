@@ -340,3 +340,159 @@ func TestMachineH200Sweeps(t *testing.T) {
 		})
 	}
 }
+
+// withDuring gives r a machine record of 5 rounds at full clocks around
+// every run (h200, a state per GPU of con) whose concurrent runs read con
+// during them; the isolated runs read full clocks during them too.
+func withDuring(r profiler.Result, con []profiler.DuringState) profiler.Result {
+	var around []telemetry.GPUState
+	var iso []profiler.DuringState
+	for _, c := range con {
+		around = append(around, h200(c.Device))
+		iso = append(iso, profiler.DuringState{Device: c.Device, Readings: 40, SMClockMHz: 1980, MinSMClockMHz: 1980, MemClockMHz: 3201, PowerW: 400, TempC: 40, MaxTempC: 40})
+	}
+	r = withDrift(r, around, around)
+	for i := range r.Drift.Runs {
+		r.Drift.Runs[i].During = iso
+		if r.Drift.Runs[i].Mode == backends.ModeConcurrent {
+			r.Drift.Runs[i].During = con
+		}
+	}
+	r.Drift.Check(profiler.DefaultDriftThresholds())
+	return r
+}
+
+// during is one GPU's readings during a run.
+func during(dev int, sm, temp float64, thr uint64) profiler.DuringState {
+	return profiler.DuringState{Device: dev, Readings: 40, SMClockMHz: sm, MinSMClockMHz: sm - 15, MemClockMHz: 3201, PowerW: 690, TempC: temp, MaxTempC: temp + 1, Throttle: thr}
+}
+
+// A pair is compared by the readings during the concurrent runs when both
+// sides have them: the same 1980 MHz around every run on both sides, but
+// new ran at the power cap under load. A side without them (an older
+// file) makes the pair fall back to the readings around the runs, and
+// says so.
+func TestMachineDuring(t *testing.T) {
+	th := profiler.DefaultDriftThresholds()
+	r := profiler.Result{}
+	full := withDuring(r, []profiler.DuringState{during(0, 1980, 45, 0)})
+	capped := withDuring(r, []profiler.DuringState{during(0, 1560, 60, 4)})
+	m, one := compareSides(sidesOf(full), sidesOf(capped), th)
+	if m == nil || one || !m.During || !m.Flagged ||
+		m.reasonLine() != "SM clock -21.2 %, temperature +15 C, sw-power-cap in new only" || m.New[0].Readings != 200 || m.New[0].SMClockMHz != 1560 {
+		t.Errorf("during: %+v, one-sided %v", m, one)
+	}
+	old := withDrift(r, gpus(h200(0)), gpus(h200(0))) // no readings during the runs
+	m, one = compareSides(sidesOf(old), sidesOf(capped), th)
+	if m == nil || one || m.During || m.Flagged || m.New[0].Readings != 10 {
+		t.Errorf("around: %+v, one-sided %v", m, one)
+	}
+	js, err := json.Marshal(m)
+	if err != nil || !strings.HasPrefix(string(js), `{"readings":"around",`) {
+		t.Errorf("JSON %s %v", js, err)
+	}
+	if m, one = compareSides(sidesOf(r), sidesOf(capped), th); m != nil || !one {
+		t.Errorf("one side without a record: %+v, one-sided %v", m, one)
+	}
+	if m, one = compareSides(sidesOf(r), sidesOf(r), th); m != nil || one {
+		t.Errorf("no record: %+v, one-sided %v", m, one)
+	}
+}
+
+// The table and JSON of a comparison by the readings during the runs,
+// against a golden file; with one pair lacking them on a side, the
+// summary falls back to the readings around the runs and says how many
+// pairs were compared by those during them.
+func TestMachineDuringGolden(t *testing.T) {
+	old := fixture(t, 7, 0.01, 10, nil, scPair, scPair2)
+	new := fixture(t, 1007, 0.01, 10, map[int]float64{1: 1.05, 3: 0.9}, scPair, scPair2)
+	set := func(in Input, con map[int][]profiler.DuringState) Input {
+		out := in
+		out.Entries = append([]Entry(nil), in.Entries...)
+		for i, c := range con {
+			out.Entries[i].Result = withDuring(out.Entries[i].Result, c)
+		}
+		return out
+	}
+	same := []profiler.DuringState{during(0, 1980, 45, 0), during(1, 1980, 45, 0)}
+	oc, nc := map[int][]profiler.DuringState{}, map[int][]profiler.DuringState{}
+	for i := range old.Entries {
+		oc[i], nc[i] = same, same
+	}
+	nc[1] = []profiler.DuringState{during(0, 1980, 45, 0), during(1, 1605, 58, 4)}
+	o, n := set(old, oc), set(new, nc)
+	o.Source.Path, n.Source.Path = "old.json", "new.json"
+	rep := Compare(o, n, Options{})
+	sm := rep.Summary.Machine
+	if sm == nil || !sm.During || sm.DuringPairs != 6 || sm.Pairs != 6 || sm.FlaggedPairs != 1 {
+		t.Fatalf("summary %+v", sm)
+	}
+	var b bytes.Buffer
+	if err := WriteTable(&b, rep, 80); err != nil {
+		t.Fatal(err)
+	}
+	checkGolden80(t, b.Bytes(), filepath.Join("testdata", "compare-machine-during.golden"), "MachineDuringGolden")
+	var jb bytes.Buffer
+	if err := WriteJSON(&jb, rep); err != nil {
+		t.Fatal(err)
+	}
+	var doc struct {
+		Pairs []struct {
+			Machine struct {
+				Readings string `json:"readings"`
+			} `json:"machine"`
+		} `json:"pairs"`
+		Summary struct {
+			Machine struct {
+				Readings    string `json:"readings"`
+				DuringPairs int    `json:"during_pairs"`
+			} `json:"machine"`
+		} `json:"summary"`
+	}
+	if err := json.Unmarshal(jb.Bytes(), &doc); err != nil {
+		t.Fatal(err)
+	}
+	if doc.Pairs[1].Machine.Readings != "during" || doc.Summary.Machine.Readings != "during" || doc.Summary.Machine.DuringPairs != 6 {
+		t.Errorf("JSON %+v", doc)
+	}
+
+	// Pair 4's old side from a file without readings during the runs.
+	oc4 := withDrift(old.Entries[4].Result, gpus(h200(0), h200(1)), gpus(h200(0), h200(1)))
+	o.Entries[4].Result = oc4
+	rep = Compare(o, n, Options{})
+	sm = rep.Summary.Machine
+	if sm.During || sm.DuringPairs != 5 || sm.Pairs != 6 || rep.Pairs[4].Machine.During || !rep.Pairs[1].Machine.During {
+		t.Fatalf("mixed summary %+v", sm)
+	}
+	b.Reset()
+	if err := WriteTable(&b, rep, 80); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"machine during the runs: GPU 1 SM clock", "machine, concurrent runs (NVML at each run's start and end):",
+		"(5 of 6 pair(s) compared by NVML read during their runs"} {
+		if !strings.Contains(b.String(), want) {
+			t.Errorf("mixed table lacks %q:\n%s", want, b.String())
+		}
+	}
+}
+
+// The committed H200 sweeps were written before the readings during the
+// runs: their drift records load without them, say nothing of the clocks
+// during the runs, and are compared by the readings around the runs.
+func TestMachineOldSweepsAround(t *testing.T) {
+	path := filepath.Join("..", "..", "backends", "cuda", "results", "2026-12-01-h200x1-i16", "sweep-fixed-1.json")
+	in, err := Load(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range in.Entries {
+		d := e.Result.Drift
+		if d == nil || len(d.Runs) == 0 || d.During != nil || d.Runs[0].During != nil || d.ClockNote() != "" {
+			t.Fatalf("%s: drift record %+v", e.Result.Scenario.Name, d)
+		}
+	}
+	rep := Compare(in, in, Options{})
+	if m := rep.Summary.Machine; m == nil || m.During || m.DuringPairs != 0 || m.Pairs != len(in.Entries) {
+		t.Errorf("summary %+v", m)
+	}
+}

@@ -72,7 +72,9 @@ func ThrottleNames(mask uint64) string {
 
 // StateReader reads the machine state of some GPUs through NVML. Create it
 // with OpenState; it is cheap enough to read around every run of a
-// measurement (a handful of NVML queries per GPU).
+// measurement and every few milliseconds during it (a handful of NVML
+// queries per GPU). State changes nothing in the reader, and NVML is
+// thread-safe, so it may be called from any goroutine.
 type StateReader struct {
 	lib  nvml.Interface
 	devs []stateDev
