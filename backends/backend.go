@@ -12,6 +12,7 @@ package backends
 import (
 	"context"
 	"slices"
+	"time"
 
 	"github.com/c3lab/c3lab/scenarios"
 )
@@ -86,6 +87,11 @@ type Capabilities struct {
 	DMAReductions bool
 	Explains      bool // reports which resource bounded each op
 	Deterministic bool // identical runs give identical numbers
+	// Settle is how long a measurement should run its load untimed before
+	// timing, so that the device's clocks have settled under it (an
+	// H200's power limit takes ~100 ms to act); 0 for none (the
+	// simulator, fakes, recordings).
+	Settle time.Duration
 	// TelemetryNames lists the metrics the backend reports.
 	TelemetryNames []string
 	// HBMBandwidth is the device's measured HBM bandwidth in bytes/s, for

@@ -40,6 +40,15 @@ type Options struct {
 	// use during the runs (Result.TimedUse); nil records neither (no
 	// NVML: the simulator, no driver).
 	Machine Machine
+	// Settle is how long, before the first timed round, the round's runs
+	// repeat untimed, so that the GPUs' power limit has taken hold: on an
+	// H200 a large GEMM runs its first ~100 ms at 1980 MHz, then at the
+	// 700 W limit's 1515-1680 (backends/cuda/results/2026-12-02-h200x1-s6,
+	// TestGPUGEMMClockTransient), so without it the first rounds'
+	// isolated and concurrent runs are timed at a clock the rest are not.
+	// 0 means the backend's (Capabilities.Settle: 300 ms on real GPUs,
+	// none on the simulator); a negative value settles nothing.
+	Settle time.Duration
 	// DuringInterval is how often Machine is read while a run runs, from
 	// its own goroutine (Drift.During, Drift.ClockNote): 0 means
 	// DefaultDuringInterval, a negative value reads only around the runs.
@@ -329,6 +338,7 @@ func (r Result) Fraction() (float64, bool) {
 // first.
 func Measure(ctx context.Context, b backends.Backend, sc scenarios.Scenario, st scenarios.Strategy, opt Options) (Result, error) {
 	st = st.Normalize()
+	unwatched := b
 	b, watch := watchMachine(b, opt.Machine, opt.DuringInterval, opt.duringAfter)
 	caps := b.Capabilities()
 	knobs := opt.Knobs
@@ -444,6 +454,32 @@ func Measure(ctx context.Context, b backends.Backend, sc scenarios.Scenario, st 
 		clock = time.Now
 	}
 	started := clock()
+	// Settle: the first round's runs, untimed and unrecorded, until the
+	// GPUs have been under this load for opt.Settle.
+	settle := opt.Settle
+	if settle == 0 {
+		settle = caps.Settle
+	}
+	if !caps.Deterministic && settle > 0 {
+		n := max(1, reps/rounds)
+		// A pass that does not move the clock (a test's fixed clock)
+		// ends it: the loop waits on time, not on passes.
+		settleStart := clock()
+		var last time.Time
+		for {
+			now := clock()
+			if now.Sub(settleStart) >= settle || now.Equal(last) {
+				break
+			}
+			last = now
+			for _, p := range plan {
+				ex := backends.Experiment{Scenario: sc, Strategy: p.st, Mode: p.mode, Reps: n}
+				if _, err := unwatched.Run(ctx, ex, nil); err != nil {
+					return Result{}, fmt.Errorf("settling %s on %s before timing: %w", sc.Name, b.Name(), err)
+				}
+			}
+		}
+	}
 	for round := range rounds {
 		n := reps / rounds
 		if round < reps%rounds {

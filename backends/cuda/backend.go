@@ -7,6 +7,7 @@ import (
 	"os"
 	"runtime"
 	"sync"
+	"time"
 
 	"github.com/c3lab/c3lab/backends"
 	"github.com/c3lab/c3lab/native"
@@ -98,6 +99,14 @@ type Options struct {
 	// cannot, such as NCCL's own use of the copy engines, and costs a
 	// forced CUPTI flush per repetition.
 	CUPTI bool
+	// Settle is how long a measurement runs its load untimed before
+	// timing (Capabilities.Settle; profiler.Options.Settle): an H200 runs
+	// a large GEMM's first ~100 ms at 1980 MHz and then at its power
+	// limit's clock (results/2026-12-02-h200x1-s6). Open makes 0
+	// DefaultSettle; negative settles nothing. One process per GPU
+	// (Process set) never settles: a time-bound loop could end after a
+	// different number of collectives on each rank.
+	Settle time.Duration
 	// PipePull makes a pipelined copy-engine reduction pull the peers'
 	// chunks (each rank's copy streams read from the peers) instead of
 	// pushing them (each rank writes its chunks into the peers' staging
@@ -138,6 +147,9 @@ func Open(opts Options) (*Backend, error) {
 	// c3lab never uses NVLink multicast (NVLS): it needs settings c3lab must
 	// not touch and it would change what the collectives measure.
 	os.Setenv("NCCL_NVLS_ENABLE", "0")
+	if opts.Settle == 0 {
+		opts.Settle = DefaultSettle
+	}
 	b, err := open(opts, openLibs)
 	if err != nil {
 		return nil, err
@@ -206,6 +218,19 @@ func open(opts Options, load func() (*libs, error)) (*Backend, error) {
 }
 
 // newBackend starts the worker goroutine.
+// DefaultSettle is the settling time Open gives a real GPU: the ~100 ms
+// an H200's power limit takes to act, and its steps after.
+const DefaultSettle = 300 * time.Millisecond
+
+// settle is the backend's Capabilities.Settle: none for one process per
+// GPU or when turned off.
+func (b *Backend) settle() time.Duration {
+	if b.opts.Process != nil || b.opts.Settle < 0 {
+		return 0
+	}
+	return b.opts.Settle
+}
+
 func newBackend(opts Options) *Backend {
 	if opts.RepTimeoutNanos <= 0 {
 		opts.RepTimeoutNanos = DefaultRepTimeout
@@ -305,6 +330,7 @@ func (b *Backend) Capabilities() backends.Capabilities {
 			MemoryBytes: mem,
 		},
 		DMAReductions: d.CopyEngines > 0, // copies plus c3lab's reduction kernel
+		Settle:        b.settle(),
 		HBMBandwidth:  b.Devices()[0].HBMBandwidth,
 		LocalGPUs:     true,
 	}.With(scenarios.CapPriority, scenarios.CapCommCTACap, scenarios.CapGEMMSMTarget, scenarios.CapDecompose)

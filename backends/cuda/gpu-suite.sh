@@ -102,7 +102,7 @@ for s in "${steps[@]}"; do
     C3LAB_REF_OUT="$OUT/c3lab-ref.json" C3LAB_OVERHEAD_OUT="$OUT/harness-overhead.json" C3LAB_CE_SIZES_OUT="$OUT/ce-sizes.json" \
       C3LAB_TELEMETRY_OUT="$OUT/telemetry.json" C3LAB_PROFILER_OVERHEAD_OUT="$OUT/profiler-overhead.json" \
       C3LAB_HOSTCOPY_OUT="$OUT/hostcopy.json" \
-      timeout 330 .gpu/cuda.test -test.v -test.run "${GPU_TESTS:-GPU}" -test.skip '^(TestGPUGEMMOnPartitions|TestGPUGEMMPartitionClocks|TestGPUGEMMClockTransient)$' -test.timeout 320s > "$OUT/gpu-tests.txt" 2>&1
+      timeout 330 .gpu/cuda.test -test.v -test.run "${GPU_TESTS:-GPU}" -test.skip '^(TestGPUGEMMOnPartitions|TestGPUGEMMPartitionClocks|TestGPUGEMMClockTransient|TestGPUDuringReadingsCost|TestGPUSettle)$' -test.timeout 320s > "$OUT/gpu-tests.txt" 2>&1
     echo "gpu tests rc=$?" >> "$OUT/gpu-tests.txt"
     grep -E "^(--- |ok|FAIL|panic)|overhead|gated|gate stalls|busbw|ticks|profiled|plain|unsupported|rc=" "$OUT/gpu-tests.txt" | head -80
     ;;
@@ -354,6 +354,17 @@ for s in "${steps[@]}"; do
       timeout 300 .gpu/cuda.test -test.v -test.run '^TestGPUGEMMPartitionClocks$' -test.timeout 290s > "$OUT/gemm-clocks.txt" 2>&1
     echo "gemm-clocks rc=$?" | tee -a "$OUT/gemm-clocks.txt"
     grep -E "^(--- |ok|FAIL|panic)" "$OUT/gemm-clocks.txt" | head
+    ;;
+  during-cost)
+    # Issue 16: what the machine record's readings every 2 ms during each
+    # run cost (20 alternating measurements, readings on and off) and what
+    # settling before timing does at the power limit (12 measurements after
+    # 1 s idle, settled and not; one GPU, about a minute).
+    step "readings during runs: cost (one GPU)"
+    C3LAB_DURING_COST_OUT="$OUT/during-cost.json" C3LAB_SETTLE_OUT="$OUT/settle.json" \
+      timeout 280 .gpu/cuda.test -test.v -test.run '^(TestGPUDuringReadingsCost|TestGPUSettle)$' -test.timeout 270s > "$OUT/during-cost.txt" 2>&1
+    echo "during-cost rc=$?" | tee -a "$OUT/during-cost.txt"
+    grep -E "^(--- |ok|FAIL|panic)" "$OUT/during-cost.txt" | head
     ;;
   gemm-transient)
     # Issue 17: how fast the power limit takes hold: two large GEMMs after
