@@ -174,25 +174,18 @@ func (d *Drift) DuringStates(mode backends.Mode) []DeviceSum {
 	if d == nil {
 		return nil
 	}
-	var out []DeviceSum
+	var out deviceSums
 	for _, run := range d.Runs {
 		if run.Mode != mode {
 			continue
 		}
 		for _, ds := range run.During {
-			if ds.Readings <= 0 {
-				continue
+			if ds.Readings > 0 {
+				out.of(ds.Device).AddDuring(ds)
 			}
-			i := slices.IndexFunc(out, func(x DeviceSum) bool { return x.Device == ds.Device })
-			if i < 0 {
-				out = append(out, DeviceSum{Device: ds.Device})
-				i = len(out) - 1
-			}
-			out[i].Sum.AddDuring(ds)
 		}
 	}
-	slices.SortFunc(out, func(a, b DeviceSum) int { return a.Device - b.Device })
-	return out
+	return out.sorted()
 }
 
 // clockLine is what one GPU's clocks during the runs say: its modes (mode

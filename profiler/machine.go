@@ -214,22 +214,35 @@ func (d *Drift) ModeStates(mode backends.Mode) []DeviceSum {
 	if d == nil {
 		return nil
 	}
-	var out []DeviceSum
+	var out deviceSums
 	for _, run := range d.Runs {
 		if run.Mode != mode {
 			continue
 		}
 		for _, st := range slices.Concat(run.Start, run.End) {
-			i := slices.IndexFunc(out, func(x DeviceSum) bool { return x.Device == st.Device })
-			if i < 0 {
-				out = append(out, DeviceSum{Device: st.Device})
-				i = len(out) - 1
-			}
-			out[i].Sum.Add(st)
+			out.of(st.Device).Add(st)
 		}
 	}
-	slices.SortFunc(out, func(a, b DeviceSum) int { return a.Device - b.Device })
-	return out
+	return out.sorted()
+}
+
+// deviceSums collects one StateSum per device.
+type deviceSums []DeviceSum
+
+// of is device dev's sum, added when it is not there yet.
+func (s *deviceSums) of(dev int) *StateSum {
+	i := slices.IndexFunc(*s, func(x DeviceSum) bool { return x.Device == dev })
+	if i < 0 {
+		*s = append(*s, DeviceSum{Device: dev})
+		i = len(*s) - 1
+	}
+	return &(*s)[i].Sum
+}
+
+// sorted returns the sums in order of device.
+func (s deviceSums) sorted() []DeviceSum {
+	slices.SortFunc(s, func(a, b DeviceSum) int { return a.Device - b.Device })
+	return s
 }
 
 // DeviceSum is one GPU's StateSum.

@@ -14,6 +14,25 @@ import (
 	"github.com/c3lab/c3lab/scenarios"
 )
 
+// monitorGPU0 opens NVML's monitor of GPU 0 for the test, skipping it
+// without NVML, and closes it at the test's end.
+func monitorGPU0(t *testing.T) *telemetry.Monitor {
+	t.Helper()
+	mon, err := telemetry.OpenMonitor(nvml.New(), telemetry.Config{Devices: []int{0}})
+	if err != nil {
+		t.Skipf("the probe needs NVML: %v", err)
+	}
+	t.Cleanup(func() { mon.Close() })
+	return mon
+}
+
+// gemmBesideHostCopy is a one-GPU bf16 GEMM beside a 64 MiB h2d copy.
+func gemmBesideHostCopy(name string, m, n, k int) scenarios.Scenario {
+	return scenarios.Scenario{Name: name, GPUs: 1,
+		Compute: scenarios.ComputeOp{Kind: scenarios.GEMM, M: m, N: n, K: k, DType: scenarios.BF16},
+		Comm:    scenarios.CommOp{Collective: scenarios.HostToDevice, Bytes: 64 << 20}}
+}
+
 // duringCostRow is one measurement of the during-readings cost probe.
 type duringCostRow struct {
 	During    bool    `json:"during"`
@@ -36,14 +55,8 @@ type duringCostRow struct {
 // zero) only when on. JSON to $C3LAB_DURING_COST_OUT.
 func TestGPUDuringReadingsCost(t *testing.T) {
 	b := openGPU(t)
-	mon, err := telemetry.OpenMonitor(nvml.New(), telemetry.Config{Devices: []int{0}})
-	if err != nil {
-		t.Skipf("the probe needs NVML: %v", err)
-	}
-	defer mon.Close()
-	sc := scenarios.Scenario{Name: "during-cost", GPUs: 1,
-		Compute: scenarios.ComputeOp{Kind: scenarios.GEMM, M: 8192, N: 8192, K: 8192, DType: scenarios.BF16},
-		Comm:    scenarios.CommOp{Collective: scenarios.HostToDevice, Bytes: 64 << 20}}
+	mon := monitorGPU0(t)
+	sc := gemmBesideHostCopy("during-cost", 8192, 8192, 8192)
 	st := scenarios.Strategy{CommEngine: scenarios.EngineDMA}
 	ctx := context.Background()
 	var rows []duringCostRow
@@ -131,14 +144,8 @@ type settleRow struct {
 // JSON to $C3LAB_SETTLE_OUT.
 func TestGPUSettle(t *testing.T) {
 	b := openGPU(t)
-	mon, err := telemetry.OpenMonitor(nvml.New(), telemetry.Config{Devices: []int{0}})
-	if err != nil {
-		t.Skipf("the probe needs NVML: %v", err)
-	}
-	defer mon.Close()
-	sc := scenarios.Scenario{Name: "settle", GPUs: 1,
-		Compute: scenarios.ComputeOp{Kind: scenarios.GEMM, M: 8192, N: 16384, K: 16384, DType: scenarios.BF16},
-		Comm:    scenarios.CommOp{Collective: scenarios.HostToDevice, Bytes: 64 << 20}}
+	mon := monitorGPU0(t)
+	sc := gemmBesideHostCopy("settle", 8192, 16384, 16384)
 	st := scenarios.Strategy{CommEngine: scenarios.EngineDMA}
 	ctx := context.Background()
 	var rows []settleRow
