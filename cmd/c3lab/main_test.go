@@ -498,6 +498,8 @@ func TestUselessOrBadFlagsAreRefused(t *testing.T) {
 		{"run --time-cap below 1x", []string{"run", "--backend", "sim", "--time-cap", "0.5x"}, "a multiple of the fixed rounds' time must be a number above 1"},
 		{"run --time-cap not a multiple", []string{"run", "--backend", "sim", "--time-cap", "twox"}, "must be a number above 1"},
 		{"run --time-cap not a duration", []string{"run", "--backend", "sim", "--time-cap", "soon"}, "want a positive duration"},
+		{"run --settle not a duration", []string{"run", "--backend", "sim", "--settle", "soon"}, `"soon": want auto, off or a positive duration`},
+		{"sweep --settle negative", []string{"sweep", "--backend", "sim", "--settle", "-1s", "--out", out()}, "want auto, off or a positive duration"},
 		{"run --reps not a number", []string{"run", "--backend", "sim", "--reps", "abc"}, `invalid value "abc" for flag -reps`},
 		{"run --time-cap with --precision off", []string{"run", "--backend", "sim", "--precision", "off", "--time-cap", "1m"}, "--time-cap has no effect with --precision off"},
 		{"advise --precision without --tune", []string{"advise", "--backend", "sim", "--precision", "1pt"}, "--precision has no effect without --tune"},

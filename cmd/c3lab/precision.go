@@ -12,11 +12,46 @@ import (
 )
 
 // precisionFlags are --precision and --time-cap: adaptive repetition
-// (profiler.Options.Precision), with a command's own defaults.
+// (profiler.Options.Precision), with a command's own defaults; and
+// --settle, how long the load runs untimed first (profiler.Options.Settle).
 type precisionFlags struct {
 	precision *string
 	timeCap   *timeCap
+	settle    *settleFlag
 	fs        *flag.FlagSet
+}
+
+// settleFlag is --settle: "auto" (the backend's: 300ms on GPUs, none on
+// the simulator), "off", or a Go duration.
+type settleFlag struct{ d time.Duration }
+
+// String is the value as Set reads it.
+func (f *settleFlag) String() string {
+	switch {
+	case f == nil || f.d == 0:
+		return "auto"
+	case f.d < 0:
+		return "off"
+	}
+	return f.d.String()
+}
+
+// Set reads auto, off or a positive duration.
+func (f *settleFlag) Set(v string) error {
+	switch v {
+	case "auto":
+		f.d = 0
+		return nil
+	case "off", "0", "0s":
+		f.d = -1
+		return nil
+	}
+	d, err := time.ParseDuration(v)
+	if err != nil || d <= 0 {
+		return fmt.Errorf("%q: want auto, off or a positive duration (300ms, 1s)", v)
+	}
+	f.d = d
+	return nil
 }
 
 // timeCap is --time-cap: an absolute cap (a Go duration: 30s, 2m) or one
@@ -65,6 +100,8 @@ func (p *precisionFlags) register(fs *flag.FlagSet, def string, defCap timeCap, 
 		"repeat interleaved rounds until the 95% interval of a figure is this tight: 1pt (F within ±1 point), 2% (T_c3 within ±2%), U:1% (U within ±1%), or off (fixed repetitions); the simulator, which is deterministic, meets any at once")
 	p.timeCap = &defCap
 	fs.Var(p.timeCap, "time-cap", "with --precision, stop adding rounds after this long "+what+": a Go duration (30s, 2m), or a multiple of the time the fixed rounds took (2x: at most twice a fixed-repetition measurement)")
+	p.settle = &settleFlag{}
+	fs.Var(p.settle, "settle", "run each measurement's load untimed this long before timing, so that the GPUs' power limit has taken hold (an H200 keeps 1980 MHz for a load's first ~100 ms): auto (300ms on GPUs, none on the simulator), off, or a duration")
 }
 
 // options applies the flags to opt, or says in one line what is wrong.
@@ -77,5 +114,8 @@ func (p *precisionFlags) options(opt profiler.Options) (profiler.Options, error)
 		return opt, noEffect("time-cap", "with --precision off (it caps the rounds the precision adds); give a --precision or drop --time-cap")
 	}
 	opt.Precision, opt.TimeCap, opt.TimeCapFactor = pr, p.timeCap.abs, p.timeCap.factor
+	if p.settle != nil {
+		opt.Settle = p.settle.d
+	}
 	return opt, nil
 }
