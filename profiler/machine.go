@@ -33,6 +33,9 @@ type Machine interface {
 // concurrent parts compared. Flagged is set, with the numbers in Reasons,
 // when the parts differ beyond the thresholds (DefaultDriftThresholds): the
 // isolated and concurrent times were then not taken on the same machine.
+// For a GPU also read during both parts' runs, the SM clock and the power
+// cap are left to the clock line (ClockNote), since a settled load keeps
+// them between runs: they describe the load, not a change of the machine.
 // The readings during the runs (DriftRun.During) are summed up per mode in
 // During and said by ClockNote, not flagged as drift: they are what the
 // load did to the clock within the runs.
@@ -106,6 +109,10 @@ func DefaultDriftThresholds() DriftThresholds {
 // ignoredThrottle are reasons that say nothing about speed under load: an
 // idle GPU between runs.
 const ignoredThrottle = uint64(1) // nvml.ClocksEventReasonGpuIdle
+
+// powerCap is NVML's software power cap reason
+// (nvml.ClocksEventReasonSwPowerCap): the load's, not the machine's.
+const powerCap = uint64(4)
 
 // Warning is the drift in one line for the CLI ("" when not flagged).
 func (d *Drift) Warning() string {
@@ -275,9 +282,28 @@ func (d *Drift) Check(th DriftThresholds) {
 		}
 	}
 	slices.Sort(devs)
+	// A GPU read during both parts' runs has its clocks under load in the
+	// clock line (ClockNote): its readings around the runs compare the
+	// machine, not the load, so the SM clock and the power cap, which a
+	// settled load holds between runs, are left to that line.
+	under := map[int][2]bool{}
+	for _, run := range d.Runs {
+		p := 0
+		if run.Mode == backends.ModeConcurrent {
+			p = 1
+		}
+		for _, ds := range run.During {
+			if ds.Readings > 0 && !slices.Contains(ds.Missing, "sm_clock") {
+				u := under[ds.Device]
+				u[p] = true
+				under[ds.Device] = u
+			}
+		}
+	}
 	for _, dev := range devs {
 		a := parts[dev]
 		g := GPUDrift{Device: dev, Isolated: a[0].State(), Concurrent: a[1].State()}
+		loadRead := under[dev] == [2]bool{true, true}
 		d.GPUs = append(d.GPUs, g)
 		if a[0].n == [4]int{} || a[1].n == [4]int{} {
 			continue // one part was not run (or not read): nothing to compare
@@ -291,7 +317,12 @@ func (d *Drift) Check(th DriftThresholds) {
 				d.Reasons = append(d.Reasons, fmt.Sprintf("GPU %d %s %.0f MHz isolated vs %.0f MHz concurrent (%+.1f %%, limit %g %%)", dev, what, i, c, pct, limit))
 			}
 		}
-		clock("SM clock", iso.SMClockMHz, con.SMClockMHz, a[0].n[0], a[1].n[0], th.SMClockPct)
+		if !loadRead {
+			clock("SM clock", iso.SMClockMHz, con.SMClockMHz, a[0].n[0], a[1].n[0], th.SMClockPct)
+		} else {
+			iso.Throttle &^= powerCap
+			con.Throttle &^= powerCap
+		}
 		clock("memory clock", iso.MemClockMHz, con.MemClockMHz, a[0].n[1], a[1].n[1], th.MemClockPct)
 		if a[0].n[3] > 0 && a[1].n[3] > 0 && math.Abs(con.TempC-iso.TempC) > th.TempC {
 			d.Reasons = append(d.Reasons, fmt.Sprintf("GPU %d temperature %.0f C isolated vs %.0f C concurrent (%+.0f C, limit %g C)", dev, iso.TempC, con.TempC, con.TempC-iso.TempC, th.TempC))

@@ -86,6 +86,49 @@ func TestDriftCheck(t *testing.T) {
 	}
 }
 
+// TestDriftLeavesTheLoadToTheClockLine: with readings during both parts'
+// runs, the readings around them no longer flag the SM clock or the power
+// cap (the load's, which a settled load keeps between runs), but still
+// flag temperature; without them, the same readings flag the clock.
+func TestDriftLeavesTheLoadToTheClockLine(t *testing.T) {
+	th := DefaultDriftThresholds()
+	iso, con := gpuState(0, 1922, 40, 0), gpuState(0, 1882, 40, 4)
+	during := func(mhz float64) []DuringState {
+		return []DuringState{{Device: 0, Readings: 10, SMClockMHz: mhz, Throttle: 4}}
+	}
+	runs := func(withDuring bool, conTemp float64) []DriftRun {
+		c := con
+		c.TempC = conTemp
+		rs := []DriftRun{
+			{Mode: backends.ModeCompute, Start: []telemetry.GPUState{iso}, End: []telemetry.GPUState{iso}},
+			{Mode: backends.ModeComm, Start: []telemetry.GPUState{iso}, End: []telemetry.GPUState{iso}},
+			{Mode: backends.ModeConcurrent, Start: []telemetry.GPUState{c}, End: []telemetry.GPUState{c}},
+		}
+		if withDuring {
+			rs[0].During, rs[1].During, rs[2].During = during(1918), during(1933), during(1891)
+		}
+		return rs
+	}
+	d := &Drift{Runs: runs(false, 40)}
+	d.Check(th)
+	if !d.Flagged || !strings.Contains(strings.Join(d.Reasons, ";"), "SM clock") {
+		t.Errorf("without readings during the runs: reasons %q, want the SM clock flagged", d.Reasons)
+	}
+	d = &Drift{Runs: runs(true, 40)}
+	d.Check(th)
+	if d.Flagged {
+		t.Errorf("with readings during the runs: flagged %q; the clock and power cap are the clock line's", d.Reasons)
+	}
+	if note := d.ClockNote(); !strings.Contains(note, "sw-power-cap") {
+		t.Errorf("clock line %q, want the cap", note)
+	}
+	d = &Drift{Runs: runs(true, 47)}
+	d.Check(th)
+	if !d.Flagged || !strings.Contains(strings.Join(d.Reasons, ";"), "temperature") || strings.Contains(strings.Join(d.Reasons, ";"), "SM clock") {
+		t.Errorf("with readings during the runs and 7 C more: reasons %q, want the temperature only", d.Reasons)
+	}
+}
+
 func TestDriftMissingAndOnePart(t *testing.T) {
 	// A field NVML could not read is no reading: a clock of 0 is not a drop.
 	miss := gpuState(0, 0, 40, 0)

@@ -45,8 +45,11 @@ func TestWarnDrift(t *testing.T) {
 	if b.String() != want {
 		t.Errorf("clock note %q, want %q", b.String(), want)
 	}
-	// Both: the drift warning first, then the note.
-	d.Runs[2].Start, d.Runs[2].End = st(1700), st(1700)
+	// Both: the drift warning first, then the note. With the clocks under
+	// load read, the drift is a change of the machine: here 7 C more in
+	// the concurrent runs.
+	hot := []telemetry.GPUState{{SMClockMHz: 1980, TempC: 47}}
+	d.Runs[2].Start, d.Runs[2].End = hot, hot
 	d.Check(profiler.DefaultDriftThresholds())
 	b.Reset()
 	warnDrift(&b, profiler.Result{Drift: d})
