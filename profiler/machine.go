@@ -476,6 +476,12 @@ type machineWatch struct {
 	after func(time.Duration) <-chan time.Time
 	// lastRun is how long the last run of each (mode, strategy) took.
 	lastRun map[watchKey]time.Duration
+	// serialDefault says the next run is one of the serial default's
+	// isolated runs, which Measure makes beside the strategy's own when
+	// the strategy is not the serial default (Measure sets it per run: a
+	// strategy that is the serial default has its own isolated runs,
+	// which are not those).
+	serialDefault bool
 	// seen counts the runs of each (mode, strategy): the round of a run.
 	seen    map[watchKey]int
 	runs    []DriftRun
@@ -514,7 +520,7 @@ func (w *machineWatch) Run(ctx context.Context, ex backends.Experiment, sink bac
 	k := watchKey{ex.Mode, ex.Strategy}
 	round := w.seen[k]
 	w.seen[k]++
-	def := ex.Mode != backends.ModeConcurrent && ex.Strategy == SerialDefaultStrategy()
+	def := ex.Mode != backends.ModeConcurrent && w.serialDefault
 	start, t0 := w.m.State(), w.now()
 	devs := make([]int, len(start))
 	for i, st := range start {

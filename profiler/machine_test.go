@@ -190,9 +190,17 @@ func TestMeasureRecordsDrift(t *testing.T) {
 			t.Errorf("reason %q is not GPU 1's", reason)
 		}
 	}
-	// The timed use: NVML over the runs of every mode but round 0's.
-	if r.TimedUse == nil || len(r.TimedUse.NVML[backends.ModeConcurrent]) != 1 {
+	// The timed use: NVML over the runs of every mode but round 0's. The
+	// strategy is the serial default, so its isolated runs are its own,
+	// not extra serial-default runs: they count too.
+	if r.TimedUse == nil || len(r.TimedUse.NVML[backends.ModeConcurrent]) != 1 ||
+		len(r.TimedUse.NVML[backends.ModeCompute]) != 1 || len(r.TimedUse.NVML[backends.ModeComm]) != 1 {
 		t.Fatalf("timed use %+v", r.TimedUse)
+	}
+	for i, run := range d.Runs {
+		if run.SerialDefault {
+			t.Errorf("run %d (%s) is marked the serial default's; it is the strategy's own", i, run.Mode)
+		}
 	}
 	for _, ws := range m.windows {
 		if len(ws) != 2 {

@@ -422,6 +422,9 @@ func Measure(ctx context.Context, b backends.Backend, sc scenarios.Scenario, st 
 			if m == backends.ModeConcurrent && collect {
 				sink = &col
 			}
+			if watch != nil {
+				watch.serialDefault = p.def
+			}
 			rr, err := b.Run(ctx, ex, sink)
 			what := string(m)
 			if p.def {
