@@ -282,22 +282,20 @@ func (d *Drift) Check(th DriftThresholds) {
 		}
 	}
 	slices.Sort(devs)
-	// A GPU read during both parts' runs has its clocks under load in the
-	// clock line (ClockNote): its readings around the runs compare the
+	// A GPU read during both parts' runs (d.During, just summed) has its
+	// clocks under load in the clock line (ClockNote): its readings around the runs compare the
 	// machine, not the load, so the SM clock and the power cap, which a
 	// settled load holds between runs, are left to that line.
 	under := map[int][2]bool{}
-	for _, run := range d.Runs {
-		p := 0
-		if run.Mode == backends.ModeConcurrent {
-			p = 1
-		}
-		for _, ds := range run.During {
-			if ds.Readings > 0 && !slices.Contains(ds.Missing, "sm_clock") {
-				u := under[ds.Device]
-				u[p] = true
-				under[ds.Device] = u
+	for _, mc := range d.During {
+		if mc.Readings > 0 && !slices.Contains(mc.Missing, "sm_clock") {
+			u := under[mc.Device]
+			if mc.Mode == backends.ModeConcurrent {
+				u[1] = true
+			} else {
+				u[0] = true
 			}
+			under[mc.Device] = u
 		}
 	}
 	for _, dev := range devs {

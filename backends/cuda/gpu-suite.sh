@@ -81,6 +81,17 @@ sweep_1gpu() {
   echo "$name rc=$? took $((SECONDS - t0)) s"
 }
 
+# gpu_probe NAME TESTS LIMIT runs the GPU tests matching TESTS (a -test.run
+# pattern) within LIMIT seconds, their output to $OUT/NAME.txt, and prints
+# the verdict lines; the caller's environment (a probe's C3LAB_*_OUT)
+# passes through.
+gpu_probe() {
+  local name=$1 tests=$2 limit=$3
+  timeout "$limit" .gpu/cuda.test -test.v -test.run "$tests" -test.timeout "$((limit - 10))s" > "$OUT/$name.txt" 2>&1
+  echo "$name rc=$?" | tee -a "$OUT/$name.txt"
+  grep -E "^(--- |ok|FAIL|panic)" "$OUT/$name.txt" | head
+}
+
 # compare_sweeps A B NAME writes c3lab compare of $OUT/A.json and
 # $OUT/B.json to $OUT/NAME.txt and NAME.json.
 compare_sweeps() {
@@ -339,9 +350,7 @@ for s in "${steps[@]}"; do
     # minutes on one H200).
     step "GEMMs alone on partitions (one GPU)"
     C3LAB_GEMM_PARTITION_OUT="$OUT/gemm-partitions.json" \
-      timeout 560 .gpu/cuda.test -test.v -test.run '^TestGPUGEMMOnPartitions$' -test.timeout 550s > "$OUT/gemm-partitions.txt" 2>&1
-    echo "gemm-partitions rc=$?" | tee -a "$OUT/gemm-partitions.txt"
-    grep -E "^(--- |ok|FAIL|panic)" "$OUT/gemm-partitions.txt" | head
+      gpu_probe gemm-partitions '^TestGPUGEMMOnPartitions$' 560
     ;;
   gemm-clocks)
     # Issue 17: why a GEMM confined to fewer SMs loses less than its share
@@ -351,9 +360,7 @@ for s in "${steps[@]}"; do
     # about a minute).
     step "GEMM clocks on partitions (one GPU)"
     C3LAB_GEMM_CLOCKS_OUT="$OUT/gemm-clocks.json" \
-      timeout 300 .gpu/cuda.test -test.v -test.run '^TestGPUGEMMPartitionClocks$' -test.timeout 290s > "$OUT/gemm-clocks.txt" 2>&1
-    echo "gemm-clocks rc=$?" | tee -a "$OUT/gemm-clocks.txt"
-    grep -E "^(--- |ok|FAIL|panic)" "$OUT/gemm-clocks.txt" | head
+      gpu_probe gemm-clocks '^TestGPUGEMMPartitionClocks$' 300
     ;;
   during-cost)
     # Issue 16: what the machine record's readings every 2 ms during each
@@ -362,9 +369,7 @@ for s in "${steps[@]}"; do
     # 1 s idle, settled and not; one GPU, about a minute).
     step "readings during runs: cost (one GPU)"
     C3LAB_DURING_COST_OUT="$OUT/during-cost.json" C3LAB_SETTLE_OUT="$OUT/settle.json" \
-      timeout 280 .gpu/cuda.test -test.v -test.run '^(TestGPUDuringReadingsCost|TestGPUSettle)$' -test.timeout 270s > "$OUT/during-cost.txt" 2>&1
-    echo "during-cost rc=$?" | tee -a "$OUT/during-cost.txt"
-    grep -E "^(--- |ok|FAIL|panic)" "$OUT/during-cost.txt" | head
+      gpu_probe during-cost '^(TestGPUDuringReadingsCost|TestGPUSettle)$' 280
     ;;
   gemm-transient)
     # Issue 17: how fast the power limit takes hold: two large GEMMs after
@@ -373,9 +378,7 @@ for s in "${steps[@]}"; do
     # GPU, about half a minute).
     step "GEMM clock transient (one GPU)"
     C3LAB_GEMM_TRANSIENT_OUT="$OUT/gemm-transient.json" \
-      timeout 200 .gpu/cuda.test -test.v -test.run '^TestGPUGEMMClockTransient$' -test.timeout 190s > "$OUT/gemm-transient.txt" 2>&1
-    echo "gemm-transient rc=$?" | tee -a "$OUT/gemm-transient.txt"
-    grep -E "^(--- |ok|FAIL|panic)" "$OUT/gemm-transient.txt" | head
+      gpu_probe gemm-transient '^TestGPUGEMMClockTransient$' 200
     ;;
   network-2gpu)
     # Issue 19, multi-node without a cluster: two processes, one per GPU,
