@@ -24,6 +24,8 @@
 # gemm-partitions, when named: every GEMM of the suite alone on
 # partitions and SM targets (one GPU). gemm-clocks, when named: NVML's
 # clocks and power during large GEMMs on those placements (one GPU).
+# gemm-grid, when named: GEMM shapes the suite does not have, timed on the
+# whole GPU and at 68 SMs, and their kernels' launches under ncu (one GPU).
 set -u
 export NCCL_NVLS_ENABLE=0 # never NVLink multicast
 cd "$(dirname "$0")/../.."
@@ -113,7 +115,7 @@ for s in "${steps[@]}"; do
     C3LAB_REF_OUT="$OUT/c3lab-ref.json" C3LAB_OVERHEAD_OUT="$OUT/harness-overhead.json" C3LAB_CE_SIZES_OUT="$OUT/ce-sizes.json" \
       C3LAB_TELEMETRY_OUT="$OUT/telemetry.json" C3LAB_PROFILER_OVERHEAD_OUT="$OUT/profiler-overhead.json" \
       C3LAB_HOSTCOPY_OUT="$OUT/hostcopy.json" \
-      timeout 330 .gpu/cuda.test -test.v -test.run "${GPU_TESTS:-GPU}" -test.skip '^(TestGPUGEMMOnPartitions|TestGPUGEMMPartitionClocks|TestGPUGEMMClockTransient|TestGPUDuringReadingsCost|TestGPUSettle)$' -test.timeout 320s > "$OUT/gpu-tests.txt" 2>&1
+      timeout 330 .gpu/cuda.test -test.v -test.run "${GPU_TESTS:-GPU}" -test.skip '^(TestGPUGEMMOnPartitions|TestGPUGEMMPartitionClocks|TestGPUGEMMClockTransient|TestGPUDuringReadingsCost|TestGPUSettle|TestGPUGEMMShapeGrid)$' -test.timeout 320s > "$OUT/gpu-tests.txt" 2>&1
     echo "gpu tests rc=$?" >> "$OUT/gpu-tests.txt"
     grep -E "^(--- |ok|FAIL|panic)|overhead|gated|gate stalls|busbw|ticks|profiled|plain|unsupported|rc=" "$OUT/gpu-tests.txt" | head -80
     ;;
@@ -224,8 +226,8 @@ for s in "${steps[@]}"; do
     ncu --version > "$OUT/ncu-version.txt" 2>&1
     # GEMM_SHAPES picks another list (the partitions' SM targets:
     # reference/gemm-shapes-partitions-{a,b}.txt), GEMM_LAUNCHES_OUT its output.
-    C3LAB_GEMM_SHAPES=${GEMM_SHAPES:-backends/cuda/reference/gemm-shapes.txt} timeout 480 ncu --section LaunchStats --csv --page raw \
-      .gpu/cuda.test -test.run 'TestGPUGEMMLaunches$' -test.v -test.timeout 470s > "$OUT/${GEMM_LAUNCHES_OUT:-gemm-launches.txt}" 2>&1
+    C3LAB_GEMM_SHAPES=${GEMM_SHAPES:-backends/cuda/reference/gemm-shapes.txt} timeout ${LAUNCH_LIMIT:-480} ncu --section LaunchStats --csv --page raw \
+      .gpu/cuda.test -test.run 'TestGPUGEMMLaunches$' -test.v -test.timeout $((${LAUNCH_LIMIT:-480} - 10))s > "$OUT/${GEMM_LAUNCHES_OUT:-gemm-launches.txt}" 2>&1
     echo "gemm-launches rc=$?"
     L="$OUT/${GEMM_LAUNCHES_OUT:-gemm-launches.txt}"
     grep -c "C3LAB-SHAPE " "$L"; grep -c "==PROF==" "$L"; tail -5 "$L"
@@ -370,6 +372,20 @@ for s in "${steps[@]}"; do
     step "readings during runs: cost (one GPU)"
     C3LAB_DURING_COST_OUT="$OUT/during-cost.json" C3LAB_SETTLE_OUT="$OUT/settle.json" \
       gpu_probe during-cost '^(TestGPUDuringReadingsCost|TestGPUSettle)$' 280
+    ;;
+  gemm-grid)
+    # Issue 17: the GEMM model checked away from the sweeps' shapes. The
+    # shapes of reference/gemm-shapes-grid.txt (none of them a suite GEMM;
+    # GRID=b: the random second set, gemm-shapes-grid-b.txt) timed alone
+    # on the whole GPU and on the 68 SMs comm-sms-64 leaves, with NVML read
+    # every 2 ms during the runs (one GPU, about three minutes), then the
+    # kernels cuBLASLt runs for them under ncu (about four).
+    G=${GRID:+-$GRID}
+    step "GEMM shape grid$G (one GPU)"
+    C3LAB_GEMM_GRID_SHAPES=backends/cuda/reference/gemm-shapes-grid$G.txt C3LAB_GEMM_GRID_OUT="$OUT/gemm-grid$G.json" \
+      gpu_probe "gemm-grid$G" '^TestGPUGEMMShapeGrid$' ${GRID_LIMIT:-300}
+    OUT="$OUT" GEMM_SHAPES=backends/cuda/reference/gemm-shapes-grid$G.txt GEMM_LAUNCHES_OUT=gemm-grid$G-launches.txt \
+      bash "$0" gemm-launches
     ;;
   gemm-transient)
     # Issue 17: how fast the power limit takes hold: two large GEMMs after

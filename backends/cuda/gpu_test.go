@@ -42,7 +42,10 @@ func openGPUWith(t *testing.T, opts Options) *Backend {
 // writeReport writes a GPU test's results as JSON to the file the
 // environment variable env names (nothing when it is unset), with the
 // tool's name and the date added. A report that cannot be encoded (a NaN,
-// say) fails the test rather than leaving an empty file.
+// say) fails the test rather than leaving an empty file. The file is
+// replaced whole (a temporary file renamed over it), so a test that
+// writes its report as it goes, and is stopped by its time limit, leaves
+// the last complete report, never a half-written one.
 func writeReport(t *testing.T, env, tool string, fields map[string]any) {
 	t.Helper()
 	path := os.Getenv(env)
@@ -54,7 +57,14 @@ func writeReport(t *testing.T, env, tool string, fields map[string]any) {
 	if err != nil {
 		t.Fatalf("encoding the %s report: %v", tool, err)
 	}
-	if err := os.WriteFile(path, data, 0o644); err != nil {
+	if fi, err := os.Lstat(path); err == nil && !fi.Mode().IsRegular() {
+		t.Fatalf("the %s report: %s is not a regular file", tool, path)
+	}
+	tmp := path + ".tmp"
+	if err := os.WriteFile(tmp, data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Rename(tmp, path); err != nil {
 		t.Fatal(err)
 	}
 }

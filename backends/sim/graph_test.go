@@ -206,6 +206,15 @@ func inWaves(p Profile, gemms ...scenarios.ComputeOp) Profile {
 	return p
 }
 
+// withLaunch is p with launch l in its table instead of the entry of the
+// same shape and SM target.
+func withLaunch(p Profile, l GEMMLaunch) Profile {
+	c := scenarios.ComputeOp{Kind: scenarios.GEMM, M: l.M, N: l.N, K: l.K, DType: l.DType}
+	p.GEMMLaunches = slices.DeleteFunc(slices.Clone(p.GEMMLaunches), func(e GEMMLaunch) bool { return e.matches(c, l.SMTarget) })
+	p.GEMMLaunches = append(p.GEMMLaunches, l)
+	return p
+}
+
 // A dependency delays its consumer until the producer ends (and then its
 // fixed cost); without it the consumer starts at once.
 func TestDependencyDelaysConsumer(t *testing.T) {
@@ -278,7 +287,11 @@ func TestDecomposedPairBeatsWhole(t *testing.T) {
 //   - a GEMM in waves next to small kernels that outrank it: they take SMs
 //     as the waves end and all 256 finish inside it (what the issue said).
 func TestSmallKernelsInsideBigGEMM(t *testing.T) {
-	p := H200()
+	// The small kernels are small: each a single-CTA launch, as the
+	// issue's copy kernels were (the tile rule would spread a 256^3 GEMM
+	// over many CTAs to finish it fastest alone).
+	p := withLaunch(H200(), GEMMLaunch{M: 256, N: 256, K: 256, DType: scenarios.BF16, SMTarget: 132, GridCTAs: 1,
+		ThreadsPerCTA: 384, CTAsPerSM: 1, Persistent: true, TileM: 256, TileN: 256, SplitK: 1, Source: LaunchMeasured})
 	sc := graphOf(
 		stream("big", gemmOp("big", 32768, 8192, 8192, 1)),
 		stream("small", gemmOp("small", 256, 256, 256, 256)),

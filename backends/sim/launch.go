@@ -197,11 +197,68 @@ func ruleLaunch(p Profile, c scenarios.ComputeOp, sms int) GEMMLaunch {
 	return l
 }
 
-// tileRule picks a tile the way GEMM libraries do: 128 x 256 for large M,
-// smaller tiles for small M, and split-K when the tiles cannot fill the
-// GPU, or cannot fill memBoundWaves waves of it for a memory-bound shape
-// (arithmetic intensity below the machine balance).
+// tileRule picks the launch cuBLASLt's Hopper kernels take (see the
+// model.md section "The tile rule"): the tile and split-K that a simple
+// cost model of the library's heuristic finds fastest. The nvjet kernels
+// ncu saw on an H200 take any tile M in steps of 8 up to 320 (an M of 80
+// gets an 80-row tile, 3160 gets 96 so that 33 x 4 tiles fill 132 SMs),
+// under 64 only for an M under 64; tile N from 64 to 256 (384 and 512
+// only for M up to 64); and split K when the tiles leave SMs idle. The cost of a candidate is its rounds of tiles
+// on the SMs (wave quantization) times one tile: its K steps, each the
+// larger of its tensor work at one SM's rate and its operand loads
+// ((tile M + tile N) x K step elements) at ruleOperandBandwidth, then the
+// epilogue; split K adds the partial sums' traffic and the reduction
+// kernel's launch.
+//
+// On fewer SMs than the device has (a partition's SM target) the older
+// rule, partitionTileRule, still decides: the model's GEMM on a partition
+// was calibrated with its launches, and on the grid's 68-SM placements
+// neither rule comes within 10 % at the median (model.md, "The tile
+// rule").
 func tileRule(p Profile, c scenarios.ComputeOp, sms int) (tm, tn, splitK int) {
+	if sms < p.SMs {
+		return partitionTileRule(p, c, sms)
+	}
+	sms = max(sms, 1)
+	b := float64(c.DType.Size())
+	kstep := 64
+	if c.DType == scenarios.FP8 {
+		kstep = 128
+	}
+	perSM := p.PeakFLOPs[c.DType] * p.gemmEfficiency(c.DType) / float64(p.SMs)
+	best := math.Inf(1)
+	tm, tn, splitK = 128, 256, 1
+	m8 := ceilDiv(c.M, 8) * 8
+	for m := min(m8, 64); m <= min(ruleMaxTileM, m8); m += 8 {
+		for _, n := range ruleTileN {
+			if m*n > ruleMaxTileArea || (n > 256 && c.M > 64) {
+				continue
+			}
+			out := ceilDiv(c.M, m) * ceilDiv(c.N, n)
+			for sk := 1; sk <= 16 && (sk == 1 || c.K/sk >= 1024); sk++ {
+				tiles := out * sk
+				rounds := ceilDiv(tiles, min(tiles, sms))
+				steps := ceilDiv(ceilDiv(c.K, sk), kstep)
+				step := math.Max(2*float64(m*n*kstep)/perSM, float64((m+n)*kstep)*b/ruleOperandBandwidth)
+				est := float64(rounds) * (float64(steps)*step + p.GEMMTileEpilogue)
+				if sk > 1 {
+					est += float64(c.M*c.N)*4*2/p.HBMBandwidth + p.KernelFixedCost
+				}
+				if est < best*(1-1e-9) {
+					best, tm, tn, splitK = est, m, n, sk
+				}
+			}
+		}
+	}
+	return tm, tn, splitK
+}
+
+// partitionTileRule is the tile rule for an SM target under the device's
+// SM count: 128 x 256 for large M, 128 x 128 under M = 1024, 64 x 128 up
+// to M = 64, and split K when the tiles cannot fill the SMs, or cannot
+// fill memBoundWaves waves of them for a memory-bound shape (arithmetic
+// intensity below the machine balance).
+func partitionTileRule(p Profile, c scenarios.ComputeOp, sms int) (tm, tn, splitK int) {
 	tm, tn = 128, 256
 	if c.M < 1024 {
 		tn = 128
@@ -224,6 +281,22 @@ func tileRule(p Profile, c scenarios.ComputeOp, sms int) (tm, tn, splitK int) {
 	}
 	return tm, tn, splitK
 }
+
+// The tile rule's candidates and cost (tileRule).
+const (
+	// ruleMaxTileM and ruleMaxTileArea bound a tile: at most 320 rows and
+	// 320 x 128 accumulators (the largest nvjet tiles measured: 320 x 128,
+	// 208 x 192, 152 x 256).
+	ruleMaxTileM    = 320
+	ruleMaxTileArea = 320 * 128
+	// ruleOperandBandwidth is the rate one SM loads its operand tiles at
+	// (from L2 mostly), bytes/s: what makes a small tile slow per FLOP.
+	// Model: about twice one SM's share of HBM.
+	ruleOperandBandwidth = 128e9
+)
+
+// ruleTileN are the tile N sizes the rule tries.
+var ruleTileN = [...]int{64, 96, 128, 160, 192, 256, 384, 512}
 
 // ncuLaunches is the measurement file the cuda backend's GPU suite writes
 // (backends/cuda/reference/gemm_launches.py over ncu's LaunchStats of

@@ -3,6 +3,7 @@ package sim
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
@@ -291,4 +292,66 @@ func FuzzLaunchesFromNCU(f *testing.F) {
 			}
 		}
 	})
+}
+
+// The tile rule on the whole GPU takes what cuBLASLt's kernels take for
+// these shapes (ncu on an H200, gemm_launches_h200.json): a tile of M
+// rows for a small M, tiles that fill the SMs in one round where they
+// can, split K only for shapes whose tiles leave SMs idle, in slices of
+// at least 1024; on a partition's SM target the older rule decides.
+func TestTileRule(t *testing.T) {
+	p := H200()
+	g := func(m, n, k int, d scenarios.DType) scenarios.ComputeOp {
+		return scenarios.ComputeOp{Kind: scenarios.GEMM, M: m, N: n, K: k, DType: d}
+	}
+	for _, tc := range []struct {
+		c    scenarios.ComputeOp
+		sms  int
+		test func(tm, tn, sk int) string
+	}{
+		{g(16, 14336, 4096, scenarios.BF16), 132, func(tm, tn, sk int) string {
+			if tm != 16 {
+				return "want a 16-row tile"
+			}
+			return ""
+		}},
+		{g(80, 20992, 12288, scenarios.BF16), 132, func(tm, tn, sk int) string {
+			if tm != 80 {
+				return "want an 80-row tile (ncu: 80 x 192)"
+			}
+			return ""
+		}},
+		{g(3160, 512, 5760, scenarios.BF16), 132, func(tm, tn, sk int) string {
+			if r := ceilDiv(3160, tm) * ceilDiv(512, tn) * sk; r > 132 {
+				return fmt.Sprintf("%d tiles: want one round on 132 SMs (ncu: 96 x 128, 132 tiles)", r)
+			}
+			return ""
+		}},
+		{g(16, 4096, 65536, scenarios.BF16), 132, func(tm, tn, sk int) string {
+			if sk < 2 || 65536/sk < 1024 {
+				return "want K split (few tiles, long K), in slices of at least 1024"
+			}
+			return ""
+		}},
+		{g(8192, 8192, 8192, scenarios.BF16), 132, func(tm, tn, sk int) string {
+			if sk != 1 || tm*tn < 128*128 {
+				return "want a large tile and no split"
+			}
+			return ""
+		}},
+	} {
+		tm, tn, sk := tileRule(p, tc.c, tc.sms)
+		if why := tc.test(tm, tn, sk); why != "" {
+			t.Errorf("%s on %d SMs: %d x %d split %d: %s", tc.c, tc.sms, tm, tn, sk, why)
+		}
+		if tm%8 != 0 || tm > ruleMaxTileM || tm*tn > ruleMaxTileArea || !slices.Contains(ruleTileN[:], tn) {
+			t.Errorf("%s: %d x %d is no candidate tile", tc.c, tm, tn)
+		}
+	}
+	c := g(16, 14336, 4096, scenarios.BF16)
+	tm, tn, sk := tileRule(p, c, 68)
+	wm, wn, wk := partitionTileRule(p, c, 68)
+	if tm != wm || tn != wn || sk != wk {
+		t.Errorf("on 68 SMs the rule gave %d x %d split %d, want the partition rule's %d x %d split %d", tm, tn, sk, wm, wn, wk)
+	}
 }

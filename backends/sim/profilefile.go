@@ -43,7 +43,9 @@ type ProfileFile struct {
 	// Format is the file's format version (ProfileFormat).
 	Format int `yaml:"format"`
 	// Base names the built-in profile that fills the fields the file does
-	// not set; empty when the file sets every one.
+	// not set; empty when the file sets every one. A file that lists its
+	// own GEMMLaunches also gets the base's measured launches of the
+	// shapes it does not list (withMeasuredLaunches).
 	Base string `yaml:"base,omitempty"`
 	// Profile is the device model.
 	Profile Profile `yaml:"profile"`
@@ -148,17 +150,22 @@ func ReadProfileFile(data []byte) (ProfileFile, error) {
 		pf.Base = s
 	}
 	hasBase := false
+	var base Profile
 	if pf.Base != "" {
 		b, ok := Profiles()[pf.Base]
 		if !ok {
 			return pf, yamlAt(yamlLookup(root, "base"), fmt.Sprintf("base %q is no built-in profile; built-in: %s", pf.Base, strings.Join(builtinNames(), ", ")))
 		}
 		hasBase = true
+		base = b
 		pf.Profile = cloneProfileDeep(b)
 	}
 	d := yamlDecoder{lines: map[string]int{}}
 	if err := d.decode(f.Docs[0].Body, reflect.ValueOf(&pf).Elem(), ""); err != nil {
 		return ProfileFile{}, err
+	}
+	if _, own := d.lines["profile.GEMMLaunches"]; own && hasBase {
+		pf.Profile.GEMMLaunches = withMeasuredLaunches(pf.Profile.GEMMLaunches, base.GEMMLaunches)
 	}
 	if pf.Format != ProfileFormat {
 		line := d.lines["format"]
@@ -206,6 +213,30 @@ func ReadProfileFile(data []byte) (ProfileFile, error) {
 		}
 	}
 	return pf, nil
+}
+
+// withMeasuredLaunches is a file's launch table with the base's measured
+// launches of the shapes and SM targets it does not list appended: a
+// launch measured since the file was written (ncu's statistics of the
+// kernel cuBLASLt runs) is hardware behaviour, not a fitted constant, so
+// it replaces the tile rule for the file's profile too. The file's own
+// entries win.
+func withMeasuredLaunches(own, base []GEMMLaunch) []GEMMLaunch {
+	out := slices.Clone(own)
+	type key struct {
+		m, n, k, sms int
+		d            string
+	}
+	have := map[key]bool{}
+	for _, l := range own {
+		have[key{l.M, l.N, l.K, l.SMTarget, string(l.DType)}] = true
+	}
+	for _, l := range base {
+		if l.Source == LaunchMeasured && !have[key{l.M, l.N, l.K, l.SMTarget, string(l.DType)}] {
+			out = append(out, l)
+		}
+	}
+	return out
 }
 
 // EffectiveProvenance is the file's provenance over the built-in table of

@@ -6,8 +6,11 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
+
+	"github.com/c3lab/c3lab/scenarios"
 )
 
 // Every field of Profile has a provenance entry in the built-in table,
@@ -171,4 +174,42 @@ func FuzzReadProfileFile(f *testing.F) {
 			t.Errorf("read back differs:\n%+v\n%+v", pf, again)
 		}
 	})
+}
+
+// A file's own launch table keeps its entries and gains the base's
+// measured launches of the shapes and SM targets it lacks, never the
+// base's rule-made ones.
+func TestWithMeasuredLaunches(t *testing.T) {
+	l := func(m, sms int, src string, tile int) GEMMLaunch {
+		return GEMMLaunch{M: m, N: 64, K: 64, DType: scenarios.BF16, SMTarget: sms, GridCTAs: 1, ThreadsPerCTA: 384, CTAsPerSM: 1,
+			Persistent: true, TileM: tile, TileN: 64, SplitK: 1, Source: src}
+	}
+	own := []GEMMLaunch{l(64, 132, LaunchMeasured, 64)}
+	base := []GEMMLaunch{
+		l(64, 132, LaunchMeasured, 32),  // the file lists it: the file's wins
+		l(64, 68, LaunchMeasured, 32),   // another SM target: added
+		l(128, 132, LaunchMeasured, 64), // another shape: added
+		l(256, 132, LaunchModel, 128),   // the rule's: not added
+	}
+	got := withMeasuredLaunches(own, base)
+	want := []GEMMLaunch{own[0], base[1], base[2]}
+	if !slices.Equal(got, want) {
+		t.Errorf("got %+v\nwant %+v", got, want)
+	}
+	if len(own) != 1 {
+		t.Error("the file's table was changed in place")
+	}
+}
+
+// The committed fitted profile, which lists the launch table of its fit,
+// runs the embedded table's newer measured launches too.
+func TestFittedProfileGetsNewerLaunches(t *testing.T) {
+	pf, err := LoadProfileFile("profiles/h200-fit.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := scenarios.ComputeOp{Kind: scenarios.GEMM, M: 8192, N: 28672, K: 1024, DType: scenarios.BF16}
+	if got := pf.Profile.gemmLaunch(c, pf.Profile.SMs); got.Source != LaunchMeasured || got.TileM != 192 {
+		t.Errorf("the reduction sweep's former GEMM runs %+v; want ncu's 192 x 192 launch", got)
+	}
 }

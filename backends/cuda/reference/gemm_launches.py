@@ -9,7 +9,12 @@ launches the same kernel (a main kernel, and a split-K reduction after it
 when the algorithm splits K) a fixed number of times; consecutive shapes
 that launch identical kernels are told apart by that count.
 
-Usage: gemm_launches.py gemm-launches.txt gemm-shapes.txt doctor.json > table.json
+With --partial, a run cut off before its last shape (a timeout) gives
+the table of the shapes whose launches all came: the shapes list is cut
+to the shapes that started, and the launches of the last one, which may
+be incomplete, are left out.
+
+Usage: gemm_launches.py gemm-launches.txt gemm-shapes.txt doctor.json [--partial] > table.json
 """
 import csv
 import datetime
@@ -38,6 +43,9 @@ def ncu_version(out_path):
 
 def main():
     out_path, shapes_path, doctor_path = sys.argv[1:4]
+    partial = sys.argv[4:] == ["--partial"]
+    if len(sys.argv) not in (4, 5) or (len(sys.argv) == 5 and not partial):
+        sys.exit("usage: gemm_launches.py gemm-launches.txt gemm-shapes.txt doctor.json [--partial]")
     lines = open(out_path).read().splitlines()
     rows = list(csv.reader(io.StringIO("\n".join(l for l in lines if l.startswith('"')))))
     hdr = rows[0]
@@ -49,6 +57,8 @@ def main():
         f = line.split()
         if f and not f[0].startswith("#"):
             shapes.append({"m": int(f[0]), "n": int(f[1]), "k": int(f[2]), "dtype": f[3], "sm_target": int(f[4])})
+    if partial and len(markers) < len(shapes):
+        shapes = shapes[:len(markers)]
     if len(markers) != len(shapes):
         sys.exit(f"{len(markers)} shapes ran, the list has {len(shapes)}")
 
@@ -72,6 +82,10 @@ def main():
         units.append({"main": launch(r)})
     key = lambda u: json.dumps(u, sort_keys=True)
     groups = [(json.loads(k), len(list(g))) for k, g in itertools.groupby(units, key=key)]
+    if partial and groups:
+        # The last shape's launches may have been cut off.
+        groups = groups[:-1]
+        shapes = shapes[:-1]
     table, i = [], 0
     for u, count in groups:
         # A shape launches its kernel 5 times, or 4 when the backend had
@@ -84,6 +98,10 @@ def main():
                 sys.exit("more kernel groups than shapes: the order does not match")
             table.append({**shapes[i], **u, "launches": per})
             i += 1
+    if partial and len(shapes) - i == 1:
+        # The group left out may have held the last two shapes' launches
+        # when they were identical; the one matched in full stays out too.
+        shapes = shapes[:i]
     if i != len(shapes):
         sys.exit(f"{i} shapes matched of {len(shapes)}: the order does not match")
     sms = num(kernels[0][col["launch__sm_count"]])
