@@ -121,9 +121,10 @@ func withoutGridLaunches(t *testing.T, p Profile) Profile {
 // was 8.2 / 39.8 % (median / p90) off on the first grid and 10.4 / 43.4 %
 // on the second; the current rule is 6.0 / 13.7 and 4.3 / 11.0. On the
 // 68-SM rest of a partition (where the older rule still decides) the
-// model is off by 10-16 % at the median whatever the launch: there the
 // measured GEMM runs 1.0x to 3.4x its whole-GPU time, by its kernel's
-// cluster size, which the model does not follow (model.md).
+// cluster size; with RestClusterLoss the measured launches come to 9.3 /
+// 26.8 and 12.6 / 33.6 % (10.7 / 30.9 and 16.2 / 35.9 without), the
+// rule's, which name no cluster, stay at 10-13 % (model.md).
 func TestGEMMGrid(t *testing.T) {
 	pf, err := LoadProfileFile("profiles/h200-fit.yaml")
 	if err != nil {
@@ -139,8 +140,8 @@ func TestGEMMGrid(t *testing.T) {
 		// ceilings, median and p90 of |error|, per placement
 		full, rest [2]float64
 	}{
-		{"measured", measured, 0, [2]float64{0.070, 0.165}, [2]float64{0.115, 0.32}},
-		{"measured", measured, 1, [2]float64{0.055, 0.150}, [2]float64{0.17, 0.37}},
+		{"measured", measured, 0, [2]float64{0.070, 0.165}, [2]float64{0.10, 0.28}},
+		{"measured", measured, 1, [2]float64{0.055, 0.150}, [2]float64{0.135, 0.345}},
 		{"rule", rule, 0, [2]float64{0.065, 0.145}, [2]float64{0.105, 0.355}},
 		{"rule", rule, 1, [2]float64{0.048, 0.115}, [2]float64{0.135, 0.355}},
 	} {

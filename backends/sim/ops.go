@@ -261,8 +261,9 @@ func tiledGEMMJob(p Profile, c scenarios.ComputeOp, st scenarios.Strategy, l GEM
 	scale := 1.0
 	if st.CommSMs > 0 && st.ComputeSMs == 0 {
 		// The rest side of a comm partition suits the GEMM's tiles
-		// worse than an aligned group does (Profile docs).
-		scale = 1 - p.RestPartitionGEMMLoss
+		// worse than an aligned group does, the more so the larger its
+		// kernel's clusters (Profile docs).
+		scale = (1 - p.RestPartitionGEMMLoss) * restClusterScale(p, l)
 	}
 	t, g := tileGEMM(p, c, l, smsAvail, scale)
 	tiles := float64(t.Launch.Tiles())
@@ -291,6 +292,19 @@ func tiledGEMMJob(p Profile, c scenarios.ComputeOp, st scenarios.Strategy, l GEM
 	j.l2Sensitive = g.traffic > g.ideal
 	j.hbmIdeal = g.ideal / slots
 	return j, c.FLOPs() / slots, nil
+}
+
+// restClusterScale is the tensor-rate scale of launch l's clusters on the
+// rest side of a comm partition (Profile.RestClusterLoss): 1 for clusters
+// of 4 CTAs or a launch whose kernel name does not give its cluster,
+// (1 - RestClusterLoss) per doubling beyond 4, the inverse below.
+func restClusterScale(p Profile, l GEMMLaunch) float64 {
+	kt, ok := ParseKernelName(l.Kernel)
+	if !ok || p.RestClusterLoss <= 0 || p.RestClusterLoss >= 1 {
+		return 1
+	}
+	c := max(kt.ClusterM*kt.ClusterN, 2)
+	return math.Pow(1-p.RestClusterLoss, math.Log2(float64(c))-2)
 }
 
 // gemmShape is the traffic model of one GEMM.

@@ -6,6 +6,7 @@ import (
 	"math"
 	"os"
 	"slices"
+	"strconv"
 	"testing"
 
 	"github.com/c3lab/c3lab/backends"
@@ -125,5 +126,47 @@ func TestPartitionProbeScaling(t *testing.T) {
 		if !(math.Abs(mOn) < math.Abs(mOff)-0.01) || math.Abs(mOn) > 0.09 {
 			t.Errorf("%s: with the power limit the model is %+.1f %% off the probe at the median, %+.1f %% without; want it closer by a point and within 9 %%", place, 100*mOn, 100*mOff)
 		}
+	}
+}
+
+// On the rest side of a comm partition a kernel's cluster scales its
+// tensor rate by (1 - RestClusterLoss) per doubling beyond 4 CTAs; a
+// launch whose kernel name gives no cluster is not scaled; and in the
+// engine a GEMM of clusters of 8 runs slower there than the same tiles in
+// clusters of 2, while on the whole GPU they run alike.
+func TestRestClusterScale(t *testing.T) {
+	p := H200()
+	p.RestClusterLoss = 0.1
+	kernel := func(cm, cn int) string {
+		return "nvjet_sm90_tst_256x128_64x4_" + strconv.Itoa(cm) + "x" + strconv.Itoa(cn) + "_h_bz_coopA_TNT"
+	}
+	for _, tc := range []struct {
+		kernel string
+		want   float64
+	}{
+		{kernel(1, 1), 1 / 0.9}, {kernel(2, 1), 1 / 0.9}, {kernel(2, 2), 1}, {kernel(2, 4), 0.9}, {"", 1},
+	} {
+		if got := restClusterScale(p, GEMMLaunch{Kernel: tc.kernel}); math.Abs(got-tc.want) > 1e-12 {
+			t.Errorf("%q: scale %.4f, want %.4f", tc.kernel, got, tc.want)
+		}
+	}
+	c := scenarios.ComputeOp{Kind: scenarios.GEMM, M: 8192, N: 8192, K: 8192, DType: scenarios.BF16}
+	timeWith := func(cm, cn int, st scenarios.Strategy, sms int) float64 {
+		l := GEMMLaunch{M: c.M, N: c.N, K: c.K, DType: c.DType, SMTarget: sms, GridCTAs: sms, ThreadsPerCTA: 384, CTAsPerSM: 1,
+			Persistent: true, TileM: 256, TileN: 128, SplitK: 1, Kernel: kernel(cm, cn), Source: LaunchMeasured}
+		q := withLaunch(p, l)
+		sc := scenarios.Scenario{Name: "cluster", GPUs: 1, Compute: c, Comm: scenarios.CommOp{Collective: scenarios.HostToDevice, Bytes: 64 << 10}}
+		res, err := New(q).Run(t.Context(), backends.Experiment{Scenario: sc, Strategy: st, Mode: backends.ModeCompute, Reps: 1}, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return float64(res.Reps[0].Compute)
+	}
+	rest := scenarios.Strategy{CommSMs: 64}
+	if two, eight := timeWith(2, 1, rest, 68), timeWith(2, 4, rest, 68); !(eight > 1.15*two) {
+		t.Errorf("on the rest of a 64-SM partition: clusters of 8 %.0f µs, of 2 %.0f µs; want the 8s slower by (1/0.9)^2", eight/1e3, two/1e3)
+	}
+	if two, eight := timeWith(2, 1, scenarios.Strategy{}, 132), timeWith(2, 4, scenarios.Strategy{}, 132); two != eight {
+		t.Errorf("on the whole GPU: clusters of 8 %.0f µs, of 2 %.0f µs; want alike", eight/1e3, two/1e3)
 	}
 }

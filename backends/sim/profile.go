@@ -229,6 +229,19 @@ type Profile struct {
 	// 1.34x slower on the 124 SMs an 8-SM partition leaves against 1.09x on
 	// an aligned 112-SM group. Fitted.
 	RestPartitionGEMMLoss float64
+	// RestClusterLoss is what the cluster of a GEMM's kernel adds to
+	// RestPartitionGEMMLoss on the rest side of a comm partition: the
+	// tensor rate is scaled by (1 - RestClusterLoss) per doubling of the
+	// cluster beyond 4 CTAs (a cluster of 8 loses it, of 2 gains it back,
+	// of 1 counts as 2). A cluster needs that many free SMs of one GPC,
+	// which the rest of a green-context split has fewer of. Measured on
+	// one H200 (2026-12-02): 68 SMs over the whole GPU, against the share
+	// of SMs, was 0.88 / 1.07 / 1.21 for clusters of 2 / 4 / 8 on 90 grid
+	// shapes and 0.93-0.98 / 1.06-1.09 / 1.10-1.18 on the suite's GEMMs
+	// on the rests of 16, 32 and 64-SM partitions; on aligned groups and
+	// SM targets no such order. Only a launch whose kernel name gives its
+	// cluster is scaled (measured launches).
+	RestClusterLoss float64
 	// PowerLimitSMs is how many SMs running a GEMM's main loop bring the
 	// board to its power limit at the maximum SM clock. With more busy
 	// (the busy count weighs each GEMM CTA by its tiles' main-loop share),
@@ -507,6 +520,7 @@ func H200() Profile {
 		ReductionBandwidth:    4.02e12,
 		ContendedSMBandwidth:  40e9,
 		RestPartitionGEMMLoss: 0.06,
+		RestClusterLoss:       0.09,
 		// Off: profiles/h200-power.yaml holds the measured power limit
 		// (model.md, "The power limit", says why it is not on here).
 		PowerLimitSMs: 0,

@@ -132,7 +132,9 @@ func H200Provenance() map[string]Provenance {
 		"PowerClockExponent":    {Source: SourceMeasured, Range: r(0, 8), Note: "power ~ clock^exponent; TestH200PowerLimit fits it with PowerLimitSMs"},
 		"RepGap":                {Source: SourceMeasured, Range: r(0, 1e-2), Note: "the cuda backend's idle time between repetitions; the clock probe's short GEMM"},
 		"RestPartitionGEMMLoss": {Source: SourceFitted, Stage: StageInterference, Range: r(0, 0.5)},
-		"ContendedSMBandwidth":  {Source: SourceMeasured, Range: r(1e9, 1e12), Note: "reduction spans next to a GEMM (FINDINGS.md section 4)"},
+		"RestClusterLoss": {Source: SourceMeasured, Range: r(0, 0.5),
+			Note: "68 SMs over the whole GPU by kernel cluster, GEMM grids and partition probe (results/2026-12-02-h200x1-s7)"},
+		"ContendedSMBandwidth": {Source: SourceMeasured, Range: r(1e9, 1e12), Note: "reduction spans next to a GEMM (FINDINGS.md section 4)"},
 
 		"NCCLCECTAs":  {Source: SourceModel, Range: r(0, 1024)},
 		"NCCLCESetup": {Source: SourceFitted, Stage: StageIsolated, Range: r(0, 1e-3), Note: "intercept of NCCL's isolated copy-engine collectives"},
