@@ -113,6 +113,7 @@ func TestGPUGEMMShapeGrid(t *testing.T) {
 			"entries": len(shapes), "idle_before_run_ms": gridIdle.Milliseconds(), "sample_interval_ms": 2,
 			"ops": whole, "placed": placed, "failed": failed})
 	}
+	save() // checks the output path before the work
 	for i, sh := range shapes {
 		g := scenarios.ComputeOp{Kind: scenarios.GEMM, M: sh.m, N: sh.n, K: sh.k, DType: sh.dtype}
 		st, place, err := gridPlacement(sh.smTarget, sms)
