@@ -293,32 +293,16 @@ func TestGPUGEMMPartitionClocks(t *testing.T) {
 					s = &gemmClockSample{}
 					r.During[c.Name] = s
 				}
-				stop := make(chan struct{})
-				done := make(chan struct{})
-				var reasons uint64
-				go func() {
-					defer close(done)
-					tick := time.NewTicker(2 * time.Millisecond)
-					defer tick.Stop()
-					for {
-						select {
-						case <-stop:
-							return
-						case <-tick.C:
-							for _, st := range state.State() {
-								s.SMClockMHz = append(s.SMClockMHz, st.SMClockMHz)
-								s.PowerW = append(s.PowerW, st.PowerW)
-								reasons |= st.Throttle
-							}
-						}
-					}
-				}()
-				res, err := b.Run(ctx, backends.Experiment{Scenario: sc, Strategy: c.Strategy, Mode: backends.ModeCompute, Reps: reps, Warmup: 1}, nil)
-				close(stop)
-				<-done
+				var res backends.RunResult
+				clock, power, reasons, err := readDuring(state, func() error {
+					var err error
+					res, err = b.Run(ctx, backends.Experiment{Scenario: sc, Strategy: c.Strategy, Mode: backends.ModeCompute, Reps: reps, Warmup: 1}, nil)
+					return err
+				})
 				if err != nil {
 					t.Fatalf("%s on %s: %v", g, c.Name, err)
 				}
+				s.SMClockMHz, s.PowerW = append(s.SMClockMHz, clock...), append(s.PowerW, power...)
 				if n := telemetry.ThrottleNames(reasons); n != "" && !slices.Contains(s.Reasons, n) {
 					s.Reasons = append(s.Reasons, n)
 				}
