@@ -34,6 +34,10 @@ type Server struct {
 	failedCh chan struct{} // closed when the group fails
 	stop     chan struct{}
 	wg       sync.WaitGroup
+	// aborts are the failure messages failLocked is sending; close waits
+	// for them before it closes the connections, so that every rank reads
+	// why the group failed, not only that rank 0's store went away.
+	aborts sync.WaitGroup
 
 	closeOnce sync.Once
 }
@@ -126,7 +130,10 @@ func (s *Server) close(grace time.Duration) error {
 		}
 	}
 	s.mu.Lock()
-	s.closing = true
+	s.closing = true // no failure starts another abort from here on
+	s.mu.Unlock()
+	s.aborts.Wait() // each send gives up after its 2 s write deadline
+	s.mu.Lock()
 	for p := range s.conns {
 		p.c.Close()
 	}
@@ -212,7 +219,7 @@ func (s *Server) failLocked(e *FailedError) {
 	s.failed = e
 	close(s.failedCh)
 	for p := range s.conns {
-		go p.send(abort(e, 0))
+		s.aborts.Go(func() { p.send(abort(e, 0)) })
 	}
 }
 

@@ -346,3 +346,24 @@ func FuzzServer(f *testing.F) {
 		c.Close()
 	})
 }
+
+// Rank 0 closing its store right after the group failed (what its
+// process does on its way out) still tells every other rank why: the
+// aborts are sent before the connections close, so no rank reads "rank 0
+// is gone" instead of the rank that failed.
+func TestCloseRightAfterFailureDeliversTheReason(t *testing.T) {
+	for range 20 {
+		s, cs := group(t, 4, fast)
+		s.mu.Lock()
+		s.failLocked(&FailedError{1, "rank 1 (host h, pid 101) sent nothing for 3s: it hangs, or its host is unreachable"})
+		s.mu.Unlock()
+		s.Close(0)
+		for _, r := range []int{0, 2, 3} {
+			err := waitFailed(t, cs[r], time.Second)
+			var fe *FailedError
+			if !errors.As(err, &fe) || fe.Rank != 1 {
+				t.Fatalf("rank %d was told %v; want rank 1's failure", r, err)
+			}
+		}
+	}
+}
