@@ -203,8 +203,9 @@ func ruleLaunch(p Profile, c scenarios.ComputeOp, sms int) GEMMLaunch {
 // ncu saw on an H200 take any tile M in steps of 8 up to 320 (an M of 80
 // gets an 80-row tile, 3160 gets 96 so that 33 x 4 tiles fill 132 SMs),
 // under 64 only for an M under 64; tile N from 64 to 256 (384 and 512
-// only for M up to 64); and split K when the tiles leave SMs idle. The cost of a candidate is its rounds of tiles
-// on the SMs (wave quantization) times one tile: its K steps, each the
+// only for M up to 64); and split K when the tiles leave SMs idle. The
+// cost of a candidate is its rounds of tiles on the SMs (wave
+// quantization) times one tile: its K steps, each the
 // larger of its tensor work at one SM's rate and its operand loads
 // ((tile M + tile N) x K step elements) at ruleOperandBandwidth, then the
 // epilogue; split K adds the partial sums' traffic and the reduction
@@ -230,7 +231,7 @@ func tileRule(p Profile, c scenarios.ComputeOp, sms int) (tm, tn, splitK int) {
 	tm, tn, splitK = 128, 256, 1
 	m8 := ceilDiv(c.M, 8) * 8
 	for m := min(m8, 64); m <= min(ruleMaxTileM, m8); m += 8 {
-		for _, n := range ruleTileN {
+		for _, n := range ruleTileN() {
 			if m*n > ruleMaxTileArea || (n > 256 && c.M > 64) {
 				continue
 			}
@@ -296,7 +297,7 @@ const (
 )
 
 // ruleTileN are the tile N sizes the rule tries.
-var ruleTileN = [...]int{64, 96, 128, 160, 192, 256, 384, 512}
+func ruleTileN() [8]int { return [...]int{64, 96, 128, 160, 192, 256, 384, 512} }
 
 // ncuLaunches is the measurement file the cuda backend's GPU suite writes
 // (backends/cuda/reference/gemm_launches.py over ncu's LaunchStats of

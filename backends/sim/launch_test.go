@@ -340,11 +340,12 @@ func TestTileRule(t *testing.T) {
 			return ""
 		}},
 	} {
+		tileNs := ruleTileN()
 		tm, tn, sk := tileRule(p, tc.c, tc.sms)
 		if why := tc.test(tm, tn, sk); why != "" {
 			t.Errorf("%s on %d SMs: %d x %d split %d: %s", tc.c, tc.sms, tm, tn, sk, why)
 		}
-		if tm%8 != 0 || tm > ruleMaxTileM || tm*tn > ruleMaxTileArea || !slices.Contains(ruleTileN[:], tn) {
+		if tm%8 != 0 || tm > ruleMaxTileM || tm*tn > ruleMaxTileArea || !slices.Contains(tileNs[:], tn) {
 			t.Errorf("%s: %d x %d is no candidate tile", tc.c, tm, tn)
 		}
 	}
