@@ -87,6 +87,29 @@ func TestCalibrateValidateRatchet(t *testing.T) {
 	if err := json.Unmarshal([]byte(figures), &rep); err != nil || !rep.Split || len(rep.Groups) == 0 {
 		t.Fatalf("validate --json: %v, %+v", err, rep)
 	}
+	// --runs adds every run's errors to the JSON.
+	code, detail, stderr := call(t, "validate", "--profile", a, "--against", testSweep, "--json", "--runs")
+	if code != 0 || stderr != "" {
+		t.Fatalf("validate --json --runs: exit %d, stderr %q", code, stderr)
+	}
+	var withRuns struct {
+		Runs   int `json:"runs"`
+		Detail []struct {
+			Scenario, Set string
+			C3            *float64 `json:"t_c3"`
+		} `json:"runs_detail"`
+	}
+	if err := json.Unmarshal([]byte(detail), &withRuns); err != nil || len(withRuns.Detail) != withRuns.Runs || withRuns.Runs == 0 {
+		t.Fatalf("validate --json --runs: %v; %d runs, %d in the detail", err, withRuns.Runs, len(withRuns.Detail))
+	}
+	for _, r := range withRuns.Detail {
+		if r.Scenario == "" || r.Set == "" || r.C3 == nil {
+			t.Errorf("a run's detail lacks its scenario, set or T_c3 error: %+v", r)
+		}
+	}
+	if strings.Contains(figures, "runs_detail") {
+		t.Error("validate --json without --runs writes the per-run detail")
+	}
 	fig := filepath.Join(dir, "fidelity.json")
 	if err := os.WriteFile(fig, []byte(figures), 0o644); err != nil {
 		t.Fatal(err)

@@ -10,7 +10,7 @@ import (
 )
 
 func runValidate(ctx context.Context, args []string, s stdio) error {
-	fs := newFlags("validate", "validate --profile h200|FILE --against SWEEP.json [MORE.json ...] [--split PROFILE.yaml] [--worst N] [--json] [--ratchet FIGURES.json]\n\n"+
+	fs := newFlags("validate", "validate --profile h200|FILE --against SWEEP.json [MORE.json ...] [--split PROFILE.yaml] [--worst N] [--json [--runs]] [--ratchet FIGURES.json]\n\n"+
 		"Replays every swept scenario and strategy on the simulator with the profile\n"+
 		"and prints the error table: T_comp, T_comm, T_c3 (relative) and F (% of\n"+
 		"ideal, points), median / p90 / max, overall and per collective, class,\n"+
@@ -23,6 +23,7 @@ func runValidate(ctx context.Context, args []string, s stdio) error {
 	asJSON := fs.Bool("json", false, "print the figures as JSON (what --ratchet reads)")
 	ratchet := fs.String("ratchet", "", "the committed figures (validate --json); exit 1 when a figure got worse than those")
 	worst := fs.Int("worst", 0, "also list the N runs of each set (fit set, held out) the simulator gets most wrong by T_c3, with their measured and simulated times")
+	perRun := fs.Bool("runs", false, "with --json, also write every run's errors (what the tables sum up)")
 	split := fs.String("split", "", "take the fit set and held-out scenarios from this profile file's fit record instead of --profile's (to score a built-in profile on a calibration's split)")
 	pos, err := parseWithArgs(fs, args)
 	if err != nil {
@@ -71,7 +72,7 @@ func runValidate(ctx context.Context, args []string, s stdio) error {
 	rep.Profile, rep.Sweeps = *profile, against
 	rep.SetWorst(*worst)
 	if *asJSON {
-		err = calib.WriteJSON(s.out, rep, false)
+		err = calib.WriteJSON(s.out, rep, *perRun)
 	} else {
 		err = calib.WriteTable(s.out, rep)
 	}

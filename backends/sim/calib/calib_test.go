@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"cmp"
 	"context"
+	"encoding/json"
 	"fmt"
 	"math"
 	"os"
@@ -477,5 +478,66 @@ func TestSetWorst(t *testing.T) {
 	r.SetWorst(0)
 	if r.Worst != nil {
 		t.Errorf("--worst 0 kept %d runs", len(r.Worst))
+	}
+}
+
+func TestIdealBand(t *testing.T) {
+	for _, c := range []struct {
+		s    float64
+		want string
+	}{
+		{math.NaN(), ""},
+		{1, ""},
+		{0.9, ""},
+		{math.Inf(1), ""},
+		{1.05, "S_ideal 1.0 to 1.2"},
+		{1.2, "S_ideal 1.2 to 1.5"},
+		{1.499, "S_ideal 1.2 to 1.5"},
+		{1.5, "S_ideal 1.5 and up"},
+		{3.2, "S_ideal 1.5 and up"},
+	} {
+		if got := IdealBand(c.s); got != c.want {
+			t.Errorf("IdealBand(%v) = %q, want %q", c.s, got, c.want)
+		}
+	}
+}
+
+// TestRepeatability checks the measurement's own figures: only runs two
+// sweeps measured count, every pair of sweeps once, a run measured twice
+// in one sweep is not a repeat, and F differences leave undefined F out.
+func TestRepeatability(t *testing.T) {
+	run := func(sweep int, scen, strat string, c3, f float64) RunError {
+		return RunError{Sweep: sweep, Scenario: scen, Strategy: strat, RealC3: c3, RealF: f, C3: 0, F: 0}
+	}
+	if r := repeatability([]RunError{run(0, "a", "x", 1, 50), run(0, "a", "x", 2, 60), run(1, "b", "x", 1, 50)}); r != nil {
+		t.Fatalf("no run measured by two sweeps, got %+v", r)
+	}
+	r := repeatability([]RunError{
+		run(0, "a", "x", 1.00, 50), run(1, "a", "x", 1.02, 46), // 2 %, 4 points
+		run(0, "a", "y", 2.00, 10), run(1, "a", "y", 1.90, 11), run(2, "a", "y", 2.10, math.NaN()), // 5 %, 1 point; 5 %; 10.5 %
+		run(0, "b", "x", 3.00, 20), // alone
+	})
+	if r == nil || r.Cells != 2 || r.Pairs != 4 {
+		t.Fatalf("got %+v, want 2 cells, 4 pairs", r)
+	}
+	if r.C3.N != 4 || math.Abs(r.C3.Max-0.10526315789) > 1e-9 || math.Abs(r.C3.Median-0.05) > 1e-9 {
+		t.Errorf("T_c3 %+v: want 4 differences, median 5 %%, max 10.5 %%", r.C3)
+	}
+	if r.F.N != 2 || r.F.Max != 4 || r.F.Median != 2.5 {
+		t.Errorf("F %+v: want 2 defined differences (4 and 1 points): median 2.5, max 4", r.F)
+	}
+}
+
+// TestRunErrorJSON checks that an undefined error is written as null
+// (JSON has no NaN) and a defined one as its number.
+func TestRunErrorJSON(t *testing.T) {
+	b, err := json.Marshal(RunError{Scenario: "s", C3: 0.05, F: math.NaN(), RealF: math.NaN(), Comp: math.Inf(1)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, w := range []string{`"f_points":null`, `"real_f":null`, `"t_comp":null`, `"t_c3":0.05`, `"scenario":"s"`} {
+		if !strings.Contains(string(b), w) {
+			t.Errorf("%s lacks %s", b, w)
+		}
 	}
 }

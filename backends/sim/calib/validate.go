@@ -46,6 +46,48 @@ type RunError struct {
 	// RealC3 and SimC3 are the two T_c3, seconds.
 	RealC3 float64 `json:"real_t_c3"`
 	SimC3  float64 `json:"sim_t_c3"`
+	// RealF is the measured fraction of ideal, % (NaN when undefined):
+	// the scale an F error is read against.
+	RealF float64 `json:"real_f"`
+	// IdealBand is the band of the measured ideal speedup the run falls
+	// in (IdealBand): F's error grows as 1 / (S_ideal - 1) for the same
+	// error in T_c3, so F errors are read per band.
+	IdealBand string `json:"ideal_band,omitempty"`
+}
+
+// IdealBand names the band of a measured ideal speedup: below 1.2 (one op
+// at least five times the other, where 1 % of T_c3 is 5 points of F or
+// more), 1.2 to 1.5, and 1.5 or more; empty when it is undefined.
+func IdealBand(sIdeal float64) string {
+	switch {
+	case !(sIdeal > 1) || math.IsInf(sIdeal, 0):
+		return ""
+	case sIdeal < 1.2:
+		return "S_ideal 1.0 to 1.2"
+	case sIdeal < 1.5:
+		return "S_ideal 1.2 to 1.5"
+	default:
+		return "S_ideal 1.5 and up"
+	}
+}
+
+// MarshalJSON writes an undefined error (NaN) as null: JSON has no NaN.
+func (e RunError) MarshalJSON() ([]byte, error) {
+	type plain RunError // the same fields, without this method
+	num := func(x float64) *float64 {
+		if math.IsNaN(x) || math.IsInf(x, 0) {
+			return nil
+		}
+		return &x
+	}
+	return json.Marshal(struct {
+		plain
+		Comp  *float64 `json:"t_comp"`
+		Comm  *float64 `json:"t_comm"`
+		C3    *float64 `json:"t_c3"`
+		F     *float64 `json:"f_points"`
+		RealF *float64 `json:"real_f"`
+	}{plain(e), num(e.Comp), num(e.Comm), num(e.C3), num(e.F), num(e.RealF)})
 }
 
 // Stat sums up |errors|: how many, the median, the 90th percentile
@@ -128,6 +170,9 @@ type Report struct {
 	SkippedWhy []string  `json:"skipped_why,omitempty"`
 	Groups     []Group   `json:"groups"`
 	Ranking    []Ranking `json:"ranking"`
+	// Repeat is the measurement's own repeatability, where sweeps measured
+	// the same runs (nil where none did).
+	Repeat *Repeatability `json:"repeatability,omitempty"`
 	// Errors are the runs one by one.
 	Errors []RunError `json:"runs_detail,omitempty"`
 	// Worst are, when asked for (SetWorst), the runs of each set with the
@@ -220,8 +265,9 @@ func Validate(ctx context.Context, p sim.Profile, fit *sim.FitRecord, runs []Run
 		e := RunError{Sweep: r.Sweep, Scenario: r.Scenario, Strategy: r.Strategy, Collective: string(r.Scen.Comm.Collective),
 			Class: string(r.Real.Class), StreamKind: StreamKind(r.Scen), Set: SetAll,
 			Comp: rel(res[i].TComp.Median, r.Real.TComp.Median), Comm: rel(res[i].TComm.Median, r.Real.TComm.Median),
-			C3: rel(res[i].TC3.Median, r.Real.TC3.Median), F: math.NaN(),
-			RealC3: r.Real.TC3.Median / 1e9, SimC3: res[i].TC3.Median / 1e9}
+			C3: rel(res[i].TC3.Median, r.Real.TC3.Median), F: math.NaN(), RealF: math.NaN(),
+			IdealBand: IdealBand(r.Real.IdealSpeedup),
+			RealC3:    r.Real.TC3.Median / 1e9, SimC3: res[i].TC3.Median / 1e9}
 		if e.Class == "" {
 			e.Class = string(profiler.Classify(r.Real.TComp.Median, r.Real.TComm.Median))
 		}
@@ -233,6 +279,9 @@ func Validate(ctx context.Context, p sim.Profile, fit *sim.FitRecord, runs []Run
 		}
 		a, okA := r.Real.Fraction()
 		s, okS := res[i].Fraction()
+		if okA {
+			e.RealF = 100 * a
+		}
 		if okA && okS {
 			e.F = 100 * (s - a)
 		}
@@ -240,7 +289,70 @@ func Validate(ctx context.Context, p sim.Profile, fit *sim.FitRecord, runs []Run
 	}
 	rep.Groups = groups(rep.Errors)
 	rep.Ranking = rankings(rep.Errors)
+	rep.Repeat = repeatability(rep.Errors)
 	return rep, nil
+}
+
+// Repeatability is how far the measurement itself moves: for the runs
+// (a scenario under a strategy) that more than one sweep measured, the
+// |difference| between every two sweeps' T_c3 (relative) and F (points).
+// Sweeps taken on other GPUs or days differ by more than the intervals of
+// one sweep say; no model is scored closer than this on such runs.
+type Repeatability struct {
+	// Cells counts the runs measured in two sweeps or more, Pairs the
+	// pairs of measurements compared.
+	Cells int  `json:"cells"`
+	Pairs int  `json:"pairs"`
+	C3    Stat `json:"t_c3"`
+	F     Stat `json:"f_points"`
+}
+
+// groupInOrder groups the errors by key, the keys in the order they first
+// appear (so that what is built from the groups does not depend on map
+// order).
+func groupInOrder[K comparable](errs []RunError, key func(RunError) K) ([]K, map[K][]RunError) {
+	by := map[K][]RunError{}
+	var order []K
+	for _, e := range errs {
+		k := key(e)
+		if _, ok := by[k]; !ok {
+			order = append(order, k)
+		}
+		by[k] = append(by[k], e)
+	}
+	return order, by
+}
+
+// repeatability compares the measured T_c3 and F of every run that two
+// sweeps or more measured (nil when none did).
+func repeatability(errs []RunError) *Repeatability {
+	type cell struct{ scenario, strategy string }
+	order, by := groupInOrder(errs, func(e RunError) cell { return cell{e.Scenario, e.Strategy} })
+	var r Repeatability
+	var c3, f []float64
+	for _, c := range order {
+		es := by[c]
+		n := 0
+		for i := range es {
+			for j := i + 1; j < len(es); j++ {
+				if es[i].Sweep == es[j].Sweep {
+					continue
+				}
+				n++
+				c3 = append(c3, rel(es[j].RealC3, es[i].RealC3))
+				f = append(f, es[j].RealF-es[i].RealF)
+			}
+		}
+		if n > 0 {
+			r.Cells++
+			r.Pairs += n
+		}
+	}
+	if r.Cells == 0 {
+		return nil
+	}
+	r.C3, r.F = stat(c3), stat(f)
+	return &r
 }
 
 // rel is sim / real - 1, NaN when real is not positive.
@@ -273,6 +385,7 @@ var groupings = []struct {
 	{"class", func(e RunError) string { return e.Class }},
 	{"strategy", func(e RunError) string { return e.Strategy }},
 	{"stream kind", func(e RunError) string { return e.StreamKind }},
+	{"ideal speedup (measured)", func(e RunError) string { return e.IdealBand }},
 }
 
 func groups(errs []RunError) []Group {
@@ -312,15 +425,7 @@ func rankings(errs []RunError) []Ranking {
 		sweep int
 		name  string
 	}
-	by := map[key][]RunError{}
-	var order []key
-	for _, e := range errs {
-		k := key{e.Sweep, e.Scenario}
-		if _, ok := by[k]; !ok {
-			order = append(order, k)
-		}
-		by[k] = append(by[k], e)
-	}
+	order, by := groupInOrder(errs, func(e RunError) key { return key{e.Sweep, e.Scenario} })
 	var out []Ranking
 	for _, set := range sets(errs) {
 		r := Ranking{Set: set}
@@ -440,6 +545,10 @@ func WriteTable(w io.Writer, r Report) error {
 			fmt.Fprintf(&b, "; missed %s", strings.Join(m, "; "))
 		}
 		b.WriteString("\n")
+	}
+	if x := r.Repeat; x != nil {
+		fmt.Fprintf(&b, "\nthe measurement itself: %d runs measured by two sweeps or more (%d pairs) differ by |T_c3| %.1f / %.1f / %.1f %%, |F| %.1f / %.1f / %.1f points\n",
+			x.Cells, x.Pairs, 100*x.C3.Median, 100*x.C3.P90, 100*x.C3.Max, x.F.Median, x.F.P90, x.F.Max)
 	}
 	set := ""
 	for _, x := range r.Worst {
