@@ -516,6 +516,9 @@ func TestRepeatability(t *testing.T) {
 		run(0, "a", "x", 1.00, 50), run(1, "a", "x", 1.02, 46), // 2 %, 4 points
 		run(0, "a", "y", 2.00, 10), run(1, "a", "y", 1.90, 11), run(2, "a", "y", 2.10, math.NaN()), // 5 %, 1 point; 5 %; 10.5 %
 		run(0, "b", "x", 3.00, 20), // alone
+		// The same name and strategy, another workload (a renamed
+		// scenario that changed): not a repeat.
+		{Sweep: 1, Scenario: "b", Strategy: "x", RealC3: 9, RealF: 90, workload: "other"},
 	})
 	if r == nil || r.Cells != 2 || r.Pairs != 4 {
 		t.Fatalf("got %+v, want 2 cells, 4 pairs", r)

@@ -14,6 +14,7 @@ import (
 	"github.com/c3lab/c3lab/backends/sim"
 	"github.com/c3lab/c3lab/profiler"
 	"github.com/c3lab/c3lab/profiler/report"
+	"github.com/c3lab/c3lab/scenarios"
 )
 
 // The sides of a split a run is scored on.
@@ -53,6 +54,27 @@ type RunError struct {
 	// in (IdealBand): F's error grows as 1 / (S_ideal - 1) for the same
 	// error in T_c3, so F errors are read per band.
 	IdealBand string `json:"ideal_band,omitempty"`
+	// workload is what ran (the ops, GPUs and strategy), so that a run is
+	// compared with another sweep's only when both ran the same thing: a
+	// renamed scenario may have changed.
+	workload string
+}
+
+// workloadOf fingerprints what a run ran: its scenario's GPUs and ops and
+// the strategy, leaving the names and descriptions out.
+func workloadOf(r Run) string {
+	b, err := json.Marshal(struct {
+		GPUs    int
+		Compute scenarios.ComputeOp
+		Comm    scenarios.CommOp
+		Streams []scenarios.StreamSpec
+		Strat   scenarios.Strategy
+	}{r.Scen.GPUs, r.Scen.Compute, r.Scen.Comm, r.Scen.Streams, r.Strat})
+	if err != nil {
+		// Plain data always encodes; a failure makes the run its own.
+		return fmt.Sprintf("%s/%d", r.Scenario, r.Sweep)
+	}
+	return string(b)
 }
 
 // IdealBand names the band of a measured ideal speedup: below 1.2 (one op
@@ -266,8 +288,8 @@ func Validate(ctx context.Context, p sim.Profile, fit *sim.FitRecord, runs []Run
 			Class: string(r.Real.Class), StreamKind: StreamKind(r.Scen), Set: SetAll,
 			Comp: rel(res[i].TComp.Median, r.Real.TComp.Median), Comm: rel(res[i].TComm.Median, r.Real.TComm.Median),
 			C3: rel(res[i].TC3.Median, r.Real.TC3.Median), F: math.NaN(), RealF: math.NaN(),
-			IdealBand: IdealBand(r.Real.IdealSpeedup),
-			RealC3:    r.Real.TC3.Median / 1e9, SimC3: res[i].TC3.Median / 1e9}
+			IdealBand: IdealBand(r.Real.IdealSpeedup), workload: workloadOf(r),
+			RealC3: r.Real.TC3.Median / 1e9, SimC3: res[i].TC3.Median / 1e9}
 		if e.Class == "" {
 			e.Class = string(profiler.Classify(r.Real.TComp.Median, r.Real.TComm.Median))
 		}
@@ -294,7 +316,8 @@ func Validate(ctx context.Context, p sim.Profile, fit *sim.FitRecord, runs []Run
 }
 
 // Repeatability is how far the measurement itself moves: for the runs
-// (a scenario under a strategy) that more than one sweep measured, the
+// (a scenario under a strategy, the same ops) that more than one sweep
+// measured, the
 // |difference| between every two sweeps' T_c3 (relative) and F (points).
 // Sweeps taken on other GPUs or days differ by more than the intervals of
 // one sweep say; no model is scored closer than this on such runs.
@@ -326,8 +349,8 @@ func groupInOrder[K comparable](errs []RunError, key func(RunError) K) ([]K, map
 // repeatability compares the measured T_c3 and F of every run that two
 // sweeps or more measured (nil when none did).
 func repeatability(errs []RunError) *Repeatability {
-	type cell struct{ scenario, strategy string }
-	order, by := groupInOrder(errs, func(e RunError) cell { return cell{e.Scenario, e.Strategy} })
+	type cell struct{ scenario, strategy, workload string }
+	order, by := groupInOrder(errs, func(e RunError) cell { return cell{e.Scenario, e.Strategy, e.workload} })
 	var r Repeatability
 	var c3, f []float64
 	for _, c := range order {
