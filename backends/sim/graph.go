@@ -186,8 +186,9 @@ func (gp *graphPlan) instanceTimes(i int) (start, end float64) {
 
 // simulateGraph runs a graph experiment once.
 func (b *Backend) simulateGraph(ex backends.Experiment, opt graphOptions) (Outcome, error) {
-	gp, err := atPowerClock(b.p, func() (*graphPlan, *engine, error) {
-		gp, err := buildGraph(b.p, ex, opt)
+	p := b.p.onGPUs(ex.Scenario.GPUs)
+	gp, err := atPowerClock(p, func() (*graphPlan, *engine, error) {
+		gp, err := buildGraph(p, ex, opt)
 		if err != nil {
 			return nil, nil, err
 		}
@@ -231,8 +232,8 @@ func (b *Backend) simulateGraph(ex backends.Experiment, opt graphOptions) (Outco
 		out.Rep.Comm = ns(t - first[scenarios.RoleComm])
 	}
 	out.Rep.Wall = ns(wall)
-	out.Explain = gp.explain(b.p)
-	out.Samples = samples(b.p, &gp.plan)
+	out.Explain = gp.explain(p)
+	out.Samples = samples(p, &gp.plan)
 	return out, nil
 }
 

@@ -296,6 +296,7 @@ func TestSmallKernelsInsideBigGEMM(t *testing.T) {
 		stream("big", gemmOp("big", 32768, 8192, 8192, 1)),
 		stream("small", gemmOp("small", 256, 256, 256, 256)),
 	)
+	sc.GPUs = 1 // as measured: on one H200
 	for _, tc := range []struct {
 		name         string
 		waves        bool

@@ -413,6 +413,34 @@ type Profile struct {
 	// overlapped with the main loop (so its share falls as K grows). With
 	// GEMMTiles only. Fitted (stage 1, isolated GEMMs).
 	GEMMTileEpilogue float64
+
+	// MultiGPUComputeScale and MultiGPUComputeDelay are how much longer a
+	// GEMM takes in a run on two GPUs or more than in a run on one: its
+	// one-GPU time x (1 + MultiGPUComputeScale) + MultiGPUComputeDelay
+	// (the scale slows its tensor-bound main loops, the delay adds to
+	// GEMMPrologue; with GEMMTiles only). c3lab times each GPU from its
+	// own start and reports the slowest GPU's op, so a multi-GPU run shows
+	// the slower chip and the later start of the two. Measured: the
+	// two-GPU sweeps' GEMMs against the same GEMMs in one-GPU runs
+	// (backends/cuda/results/2026-12-02-h200x1-s8, compare_machines.py).
+	MultiGPUComputeScale float64
+	MultiGPUComputeDelay float64
+}
+
+// onGPUs is p as a run on n GPUs sees it: from two GPUs on, its GEMMs
+// carry MultiGPUComputeScale and MultiGPUComputeDelay. p itself is left
+// as it is.
+func (p Profile) onGPUs(n int) Profile {
+	if n < 2 || (p.MultiGPUComputeScale == 0 && p.MultiGPUComputeDelay == 0) {
+		return p
+	}
+	eff := make(map[scenarios.DType]float64, len(p.GEMMEfficiency))
+	for d, e := range p.GEMMEfficiency {
+		eff[d] = e / (1 + p.MultiGPUComputeScale)
+	}
+	p.GEMMEfficiency = eff
+	p.GEMMPrologue += p.MultiGPUComputeDelay
+	return p
 }
 
 // DefaultPeerLoadCTABandwidth is PeerLoadCTABandwidth's model value
@@ -449,9 +477,9 @@ func H200() Profile {
 			scenarios.FP32: 67e12,
 		},
 		GEMMEfficiency: map[scenarios.DType]float64{
-			scenarios.BF16: 0.82,
-			scenarios.FP16: 0.80,
-			scenarios.FP8:  0.778,
+			scenarios.BF16: 0.837,
+			scenarios.FP16: 0.812,
+			scenarios.FP8:  0.761,
 		},
 		GEMMMemoryStall: 0.05,
 		GEMMLaunches:    h200Launches(),
@@ -552,9 +580,14 @@ func H200() Profile {
 		KernelFixedCost: 3e-6,
 		WaveJitter:      0.1,
 
+		// Stage 1 of the calibration (h200-fit.yaml): one-GPU time, since
+		// MultiGPUComputeScale and MultiGPUComputeDelay.
 		GEMMTiles:        true,
-		GEMMPrologue:     5.12e-6,
-		GEMMTileEpilogue: 1.57e-6,
+		GEMMPrologue:     2.47e-6,
+		GEMMTileEpilogue: 1.58e-6,
+
+		MultiGPUComputeScale: 0.024,
+		MultiGPUComputeDelay: 3.0e-6,
 	}
 }
 

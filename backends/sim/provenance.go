@@ -166,6 +166,10 @@ func H200Provenance() map[string]Provenance {
 		"WaveJitter":      {Source: SourceModel, Range: r(0, 1)},
 
 		"GEMMTiles": {Source: SourceModel, Note: "the GEMM's time from its tiles (on) or the roofline (off)"},
+		"MultiGPUComputeScale": {Source: SourceMeasured, Range: r(0, 0.2),
+			Note: "the two-GPU sweeps' GEMMs (T_comp) against the same GEMMs on one GPU: T_2gpu = 1.024 T_1gpu + 3.0 us over 66 and 97 GEMMs (backends/cuda/results/2026-12-02-h200x1-s8/compare_machines.py)"},
+		"MultiGPUComputeDelay": {Source: SourceMeasured, Range: r(0, 20e-6),
+			Note: "as MultiGPUComputeScale: the fixed part of the two-GPU GEMMs' extra time"},
 		"GEMMPrologue": {Source: SourceFitted, Stage: StageIsolated, Range: r(0, 100e-6),
 			Note: "intercept of the isolated GEMMs' times (with GEMMTileEpilogue, least squares on relative error)"},
 		"GEMMTileEpilogue": {Source: SourceFitted, Stage: StageIsolated, Range: r(0, 20e-6),

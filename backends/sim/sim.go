@@ -106,10 +106,11 @@ func (b *Backend) Simulate(ex backends.Experiment) (Outcome, error) {
 	if ex.Scenario.IsGraph() {
 		return b.simulateGraph(ex, graphOptions{})
 	}
+	p := b.p.onGPUs(ex.Scenario.GPUs)
 	// A one-pair scenario keeps the fluid model it was calibrated with:
 	// one job per op, the GEMM persistent (see model.md).
-	pl, err := atPowerClock(b.p, func() (*plan, *engine, error) {
-		pl, err := build(b.p, ex)
+	pl, err := atPowerClock(p, func() (*plan, *engine, error) {
+		pl, err := build(p, ex)
 		if err != nil {
 			return nil, nil, err
 		}
@@ -140,14 +141,14 @@ func (b *Backend) Simulate(ex backends.Experiment) (Outcome, error) {
 			out.Rep.Comm = d
 		}
 		for _, j := range jobs {
-			out.Explain = append(out.Explain, explain(b.p, j, pl))
+			out.Explain = append(out.Explain, explain(p, j, pl))
 			out.Spans = append(out.Spans, spans(j)...)
 		}
 	}
 	out.Rep.Wall = ns(math.Max(ends[backends.OpCompute], ends[backends.OpComm]))
 	// The pair's graph: the compute op, then the collective.
 	out.Rep.Ops = []int64{out.Rep.Compute, out.Rep.Comm}
-	out.Samples = samples(b.p, pl)
+	out.Samples = samples(p, pl)
 	return out, nil
 }
 

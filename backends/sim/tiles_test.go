@@ -60,6 +60,8 @@ func tiledProfile() Profile {
 	p.GEMMPrologue = 5e-6
 	p.GEMMTileEpilogue = 1e-6
 	p.KernelFixedCost = 3e-6
+	// The tiles alone: no multi-GPU run's extra time.
+	p.MultiGPUComputeScale, p.MultiGPUComputeDelay = 0, 0
 	return p
 }
 
@@ -182,5 +184,43 @@ func TestTiledLaunchInWaves(t *testing.T) {
 	d := gemmAloneTime(t, p, l) - p.KernelFixedCost - p.GEMMPrologue
 	if w := 3 * tl.Tile(); d < w*0.99 {
 		t.Errorf("%.4g s; want at least 3 waves of %.4g s", d, tl.Tile())
+	}
+}
+
+// TestMultiGPUCompute checks the multi-GPU run's extra GEMM time: a
+// tensor-bound GEMM's main loops MultiGPUComputeScale slower and
+// MultiGPUComputeDelay more from two GPUs on, nothing on one, and the
+// profile it came from left as it was.
+func TestMultiGPUCompute(t *testing.T) {
+	p := H200()
+	p.MultiGPUComputeScale, p.MultiGPUComputeDelay = 0.05, 4e-6
+	gemm := scenarios.ComputeOp{Kind: scenarios.GEMM, M: 8192, N: 8192, K: 8192, DType: scenarios.BF16}
+	alone := func(p Profile, gpus int) float64 {
+		t.Helper()
+		sc := scenarios.Scenario{Name: "g", GPUs: gpus, Compute: gemm, Comm: scenarios.CommOp{Collective: scenarios.AllGather, Bytes: 1 << 20}}
+		if gpus == 1 {
+			sc.Comm = scenarios.CommOp{Collective: scenarios.HostToDevice, Bytes: 1 << 20}
+		}
+		o, err := New(p).Simulate(backends.Experiment{Scenario: sc, Mode: backends.ModeCompute, Reps: 1})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return float64(o.Rep.Compute) / 1e9
+	}
+	off := p
+	off.MultiGPUComputeScale, off.MultiGPUComputeDelay = 0, 0
+	one, two, eight, plain := alone(p, 1), alone(p, 2), alone(p, 8), alone(off, 2)
+	if one != plain {
+		t.Errorf("one GPU: %.6g s with the multi-GPU terms, %.6g s without; want the same", one, plain)
+	}
+	if two != eight {
+		t.Errorf("two GPUs %.6g s, eight %.6g s; want the same", two, eight)
+	}
+	// The main loops are nearly all of a large square GEMM: about 5 % + 4 µs.
+	if want := plain*1.05 + 4e-6; math.Abs(two/want-1) > 0.005 {
+		t.Errorf("two GPUs: %.6g s; want about %.6g s (%.6g s x 1.05 + 4 µs)", two, want, plain)
+	}
+	if p.GEMMEfficiency[scenarios.BF16] != H200().GEMMEfficiency[scenarios.BF16] || p.GEMMPrologue != H200().GEMMPrologue {
+		t.Error("simulating a two-GPU run changed the profile")
 	}
 }

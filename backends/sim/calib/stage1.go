@@ -223,28 +223,39 @@ func Stage1(p sim.Profile, runs []Run, refs []RefGEMM, prov map[string]sim.Prove
 // and the per-tile constants.
 const gemmFitRounds = 4
 
+// isolatedGEMM is one GEMM timed alone: the op, the GPUs of the run that
+// timed it (a run on two GPUs or more reports the slowest GPU's time,
+// Profile.MultiGPUComputeScale) and its measured time in seconds.
+type isolatedGEMM struct {
+	Op      scenarios.ComputeOp
+	GPUs    int
+	Seconds float64
+}
+
 // isolatedGEMMs lists the isolated GEMMs of the fit set (the baseline
-// pair runs' compute ops) and the reference GEMMs, with their measured
-// times in seconds.
-func isolatedGEMMs(runs []Run, refs []RefGEMM) ([]scenarios.ComputeOp, []float64) {
-	var gemms []scenarios.ComputeOp
-	var real []float64
+// pair runs' compute ops) and the reference GEMMs (timed on one GPU).
+func isolatedGEMMs(runs []Run, refs []RefGEMM) []isolatedGEMM {
+	var out []isolatedGEMM
 	for _, r := range runs {
 		if r.Strategy != "baseline" || r.Scen.IsGraph() || r.Real.TComp.Median <= 0 || r.Scen.Compute.Kind != scenarios.GEMM {
 			continue
 		}
-		gemms, real = append(gemms, r.Scen.Compute), append(real, r.Real.TComp.Median/1e9)
+		out = append(out, isolatedGEMM{r.Scen.Compute, max(r.Scen.GPUs, 1), r.Real.TComp.Median / 1e9})
 	}
 	for _, g := range refs {
-		gemms, real = append(gemms, g.Op), append(real, g.Seconds)
+		out = append(out, isolatedGEMM{g.Op, 1, g.Seconds})
 	}
-	return gemms, real
+	return out
 }
 
-// gemmAlone simulates GEMM c alone on p and returns its time and its
-// first bound.
-func gemmAlone(b *sim.Backend, c scenarios.ComputeOp) (float64, backends.Resource, error) {
-	sc := scenarios.Scenario{Name: "fit", GPUs: 2, Compute: c, Comm: scenarios.CommOp{Collective: scenarios.AllGather, Bytes: 1 << 20}}
+// gemmAlone simulates GEMM c alone in a run on gpus GPUs on p and returns
+// its time and its first bound.
+func gemmAlone(b *sim.Backend, c scenarios.ComputeOp, gpus int) (float64, backends.Resource, error) {
+	sc := scenarios.Scenario{Name: "fit", GPUs: gpus, Compute: c, Comm: scenarios.CommOp{Collective: scenarios.AllGather, Bytes: 1 << 20}}
+	if gpus < 2 {
+		// One GPU has no peer: a host copy stands beside the GEMM.
+		sc.Comm = scenarios.CommOp{Collective: scenarios.HostToDevice, Bytes: 1 << 20}
+	}
 	o, err := b.Simulate(backends.Experiment{Scenario: sc, Mode: backends.ModeCompute, Reps: 1})
 	if err != nil {
 		return 0, "", fmt.Errorf("simulating the GEMM %s alone: %w", c, err)
@@ -264,7 +275,7 @@ func gemmAlone(b *sim.Backend, c scenarios.ComputeOp) (float64, backends.Resourc
 // errors (two normal equations). Their standard errors come from the
 // residuals.
 func fitGEMMTiles(p *sim.Profile, runs []Run, refs []RefGEMM, clamp func(string, float64) float64) ([]fitted, error) {
-	gemms, real := isolatedGEMMs(runs, refs)
+	gemms := isolatedGEMMs(runs, refs)
 	keepBoth := func(why string) []fitted {
 		return []fitted{
 			{Field: "GEMMPrologue", Value: p.GEMMPrologue, Low: p.GEMMPrologue, High: p.GEMMPrologue, Note: "kept: " + why},
@@ -280,8 +291,8 @@ func fitGEMMTiles(p *sim.Profile, runs []Run, refs []RefGEMM, clamp func(string,
 		q.GEMMPrologue, q.GEMMTileEpilogue = prologue, epilogue
 		b := sim.New(q)
 		out := make([]float64, len(gemms))
-		for i, c := range gemms {
-			t, _, err := gemmAlone(b, c)
+		for i, g := range gemms {
+			t, _, err := gemmAlone(b, g.Op, g.GPUs)
 			if err != nil {
 				return nil, err
 			}
@@ -299,7 +310,8 @@ func fitGEMMTiles(p *sim.Profile, runs []Run, refs []RefGEMM, clamp func(string,
 	}
 	// Minimize sum (P u + E v - w)^2, u = 1/t, v = d/t, w = 1 - base/t.
 	var uu, uv, vv, uw, vw float64
-	for i, t := range real {
+	for i, g := range gemms {
+		t := g.Seconds
 		u, v, w := 1/t, (withE[i]-base[i])/probe/t, 1-base[i]/t
 		uu, uv, vv, uw, vw = uu+u*u, uv+u*v, vv+v*v, uw+u*w, vw+v*w
 	}
@@ -310,18 +322,19 @@ func fitGEMMTiles(p *sim.Profile, runs []Run, refs []RefGEMM, clamp func(string,
 	P := (uw*vv - vw*uv) / det
 	E := (uu*vw - uv*uw) / det
 	var ssr float64
-	for i, t := range real {
+	for i, g := range gemms {
+		t := g.Seconds
 		r := P/t + E*(withE[i]-base[i])/probe/t - (1 - base[i]/t)
 		ssr += r * r
 	}
 	var seP, seE float64
-	if n := len(real); n > 2 {
+	if n := len(gemms); n > 2 {
 		s2 := ssr / float64(n-2)
 		seP, seE = math.Sqrt(s2*vv/det), math.Sqrt(s2*uu/det)
 	}
 	p.GEMMPrologue = clamp("GEMMPrologue", roundSig(P, 3))
 	p.GEMMTileEpilogue = clamp("GEMMTileEpilogue", roundSig(E, 3))
-	n := len(real)
+	n := len(gemms)
 	return []fitted{
 		{Field: "GEMMPrologue", Value: p.GEMMPrologue, Low: p.GEMMPrologue - seP, High: p.GEMMPrologue + seP, Points: n},
 		{Field: "GEMMTileEpilogue", Value: p.GEMMTileEpilogue, Low: p.GEMMTileEpilogue - seE, High: p.GEMMTileEpilogue + seE, Points: n},
@@ -444,18 +457,18 @@ func gemmEfficiency(p sim.Profile, d scenarios.DType) float64 {
 // proportional to the efficiency, so that is the current efficiency times
 // simulated / measured.
 func fitGEMMEfficiency(p *sim.Profile, runs []Run, refs []RefGEMM, d scenarios.DType, clamp func(string, float64) float64) (fitted, error) {
-	gemms, real := isolatedGEMMs(runs, refs)
+	gemms := isolatedGEMMs(runs, refs)
 	b := sim.New(*p)
 	cur := gemmEfficiency(*p, d)
 	doubled := sim.CloneProfile(*p)
 	doubled.GEMMEfficiency[d] = 2 * cur
 	b2 := sim.New(doubled)
 	var effs []float64
-	for i, c := range gemms {
-		if c.DType != d {
+	for _, g := range gemms {
+		if g.Op.DType != d {
 			continue
 		}
-		t, bound, err := gemmAlone(b, c)
+		t, bound, err := gemmAlone(b, g.Op, g.GPUs)
 		if err != nil {
 			return fitted{}, err
 		}
@@ -469,18 +482,18 @@ func fitGEMMEfficiency(p *sim.Profile, runs []Run, refs []RefGEMM, d scenarios.D
 			// doubled they take half, which tells them from the rest
 			// (prologue, epilogues, fixed cost); the efficiency matches
 			// the measured time less the rest.
-			t2, _, err := gemmAlone(b2, c)
+			t2, _, err := gemmAlone(b2, g.Op, g.GPUs)
 			if err != nil {
 				return fitted{}, err
 			}
 			main := 2 * (t - t2)
-			if main <= 0 || real[i]-(t-main) <= 0 {
+			if main <= 0 || g.Seconds-(t-main) <= 0 {
 				continue
 			}
-			effs = append(effs, cur*main/(real[i]-(t-main)))
+			effs = append(effs, cur*main/(g.Seconds-(t-main)))
 			continue
 		}
-		effs = append(effs, cur*t/real[i])
+		effs = append(effs, cur*t/g.Seconds)
 	}
 	if len(effs) == 0 {
 		return fitted{Field: "GEMMEfficiency", Key: string(d), Value: cur, Low: cur, High: cur, Note: "kept: no isolated tensor-bound GEMM of it"}, nil

@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/c3lab/c3lab/backends/sim"
+	"github.com/c3lab/c3lab/profiler"
 	"github.com/c3lab/c3lab/scenarios"
 )
 
@@ -20,7 +21,7 @@ func TestStage1FitsGEMMTiles(t *testing.T) {
 	for _, s := range [][3]int{{4096, 4096, 4096}, {8192, 8192, 8192}, {16384, 18432, 256}, {8192, 1280, 256},
 		{16384, 8192, 1024}, {2048, 6144, 6144}, {64, 28672, 8192}, {128, 32768, 6144}, {8192, 28672, 1024}} {
 		c := scenarios.ComputeOp{Kind: scenarios.GEMM, M: s[0], N: s[1], K: s[2], DType: scenarios.BF16}
-		sec, _, err := gemmAlone(b, c)
+		sec, _, err := gemmAlone(b, c, 1)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -59,5 +60,61 @@ func TestStage1FitsGEMMTiles(t *testing.T) {
 		if f.Field == "GEMMPrologue" || f.Field == "GEMMTileEpilogue" {
 			t.Errorf("GEMMTiles off, yet %s was fitted", f.Field)
 		}
+	}
+}
+
+// Stage 1 fits one-GPU GEMM constants when half the isolated GEMMs were
+// timed in two-GPU runs: each is simulated on the GPUs of the run that
+// timed it, so the multi-GPU run's extra time does not leak into the
+// prologue or the efficiency. Simulated as if on one GPU (the error this
+// guards against), the same data give a prologue about a delay too large.
+func TestStage1SeparatesMultiGPURuns(t *testing.T) {
+	truth := sim.H200()
+	truth.GEMMPrologue, truth.GEMMTileEpilogue = 3e-6, 1.5e-6
+	truth.GEMMEfficiency[scenarios.BF16] = 0.83
+	truth.MultiGPUComputeScale, truth.MultiGPUComputeDelay = 0.03, 4e-6
+	b := sim.New(truth)
+	var runs []Run
+	var refs []RefGEMM
+	for i, s := range [][3]int{{4096, 4096, 4096}, {8192, 8192, 8192}, {16384, 18432, 256}, {8192, 1280, 256},
+		{16384, 8192, 1024}, {2048, 6144, 6144}, {64, 28672, 8192}, {128, 32768, 6144}, {8192, 28672, 1024}, {1024, 1024, 1024}} {
+		c := scenarios.ComputeOp{Kind: scenarios.GEMM, M: s[0], N: s[1], K: s[2], DType: scenarios.BF16}
+		gpus := 1 + i%2
+		sec, _, err := gemmAlone(b, c, gpus)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if gpus == 1 {
+			refs = append(refs, RefGEMM{Op: c, Seconds: sec})
+			continue
+		}
+		runs = append(runs, Run{Scenario: c.String(), Strategy: "baseline",
+			Scen: scenarios.Scenario{Name: c.String(), GPUs: 2, Compute: c, Comm: scenarios.CommOp{Collective: scenarios.AllGather, Bytes: 1 << 20}},
+			Real: profiler.Result{TComp: profiler.Stat{N: 1, Median: sec * 1e9}}})
+	}
+	start := sim.H200()
+	start.GEMMPrologue, start.GEMMTileEpilogue = 0, 0
+	start.MultiGPUComputeScale, start.MultiGPUComputeDelay = truth.MultiGPUComputeScale, truth.MultiGPUComputeDelay
+	got, _, err := Stage1(start, runs, refs, sim.H200Provenance())
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		name      string
+		got, want float64
+	}{{"GEMMPrologue", got.GEMMPrologue, 3e-6}, {"GEMMTileEpilogue", got.GEMMTileEpilogue, 1.5e-6}, {"GEMMEfficiency[bf16]", got.GEMMEfficiency[scenarios.BF16], 0.83}} {
+		if math.Abs(c.got/c.want-1) > 0.05 {
+			t.Errorf("%s fitted %.4g; want %.4g", c.name, c.got, c.want)
+		}
+	}
+	// Without the terms in the model, the two-GPU runs' extra time goes
+	// into the constants.
+	start.MultiGPUComputeScale, start.MultiGPUComputeDelay = 0, 0
+	blind, _, err := Stage1(start, runs, refs, sim.H200Provenance())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if blind.GEMMPrologue < got.GEMMPrologue+1e-6 {
+		t.Errorf("fitted blind to the multi-GPU terms, the prologue is %.3g s against %.3g; want it about the delay larger", blind.GEMMPrologue, got.GEMMPrologue)
 	}
 }

@@ -80,6 +80,7 @@ def compare_gemms():
     ]
     print("\nGEMMs alone (baseline T_comp of the pair scenarios) against this session's H200, whole GPU:")
     print("%-54s %-20s %3s  %-21s  %s" % ("sweep", "", "n", "|then/now - 1| %", "then = a x now + b"))
+    pooled = {"two-GPU": [], "one-GPU": []}
     for path, what in sweeps:
         pts = []
         with open(os.path.join(R, path)) as f:
@@ -94,6 +95,7 @@ def compare_gemms():
                 x = now.get((c["m"], c["n"], c["k"], c["dtype"]))
                 if x:
                     pts.append((x, res["t_comp"]["median_ns"] / 1e3))
+        pooled[what.split(" ")[0]] += pts
         rel = [abs(y / x - 1) * 100 for x, y in pts]
         a, b = line_fit(pts)
         print("%-54s %-20s %3d  %s  a %.4f, b %+5.2f us" % (path, what, len(pts), stat(rel), a, b))
@@ -102,9 +104,19 @@ def compare_gemms():
     with open(os.path.join(R, "2026-12-02-h200x1-s7/gemm-grid.json")) as f:
         s7 = {(o["m"], o["n"], o["k"], o["dtype"]): o["time"]["median_ns"] / 1e3 for o in json.load(f)["ops"]}
     pts = [(again[k], s7[k]) for k in again if k in s7]
+    pooled["one-GPU"] += pts
     a, b = line_fit(pts)
     print("%-54s %-20s %3d  %s  a %.4f, b %+5.2f us" % ("2026-12-02-h200x1-s7/gemm-grid.json (the designed grid)", "one-GPU node, 12-02", len(pts),
                                                         stat([abs(y / x - 1) * 100 for x, y in pts]), a, b))
+    # A GEMM in a two-GPU run against the same GEMM in a one-GPU run: both
+    # pooled lines against this session's H200, one divided into the other
+    # (the simulator's MultiGPUComputeScale and MultiGPUComputeDelay).
+    a2, b2 = line_fit(pooled["two-GPU"])
+    a1, b1 = line_fit(pooled["one-GPU"])
+    scale = a2 / a1
+    print("\npooled: two-GPU runs a %.4f, b %+.2f us (%d GEMMs); one-GPU runs a %.4f, b %+.2f us (%d GEMMs)"
+          % (a2, b2, len(pooled["two-GPU"]), a1, b1, len(pooled["one-GPU"])))
+    print("a GEMM in a two-GPU run = %.4f x the same GEMM in a one-GPU run %+.2f us" % (scale, b2 - scale * b1))
 
 
 def main():
