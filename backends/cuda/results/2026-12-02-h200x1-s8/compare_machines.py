@@ -108,6 +108,12 @@ def compare_gemms():
     a, b = line_fit(pts)
     print("%-54s %-20s %3d  %s  a %.4f, b %+5.2f us" % ("2026-12-02-h200x1-s7/gemm-grid.json (the designed grid)", "one-GPU node, 12-02", len(pts),
                                                         stat([abs(y / x - 1) * 100 for x, y in pts]), a, b))
+    with open(os.path.join(HERE, "gemm-sweeps-3.json")) as f:
+        third = {(o["m"], o["n"], o["k"], o["dtype"]): o["time"]["median_ns"] / 1e3 for o in json.load(f)["ops"]}
+    pts = [(now[k], third[k]) for k in third if k in now]
+    a, b = line_fit(pts)
+    print("%-54s %-20s %3d  %s  a %.4f, b %+5.2f us" % ("gemm-sweeps-3.json (the same 42 GEMMs, a third H200)", "one-GPU node, 12-02", len(pts),
+                                                        stat([abs(y / x - 1) * 100 for x, y in pts]), a, b))
     # A GEMM in a two-GPU run against the same GEMM in a one-GPU run: both
     # pooled lines against this session's H200, one divided into the other
     # (the simulator's MultiGPUComputeScale and MultiGPUComputeDelay).
@@ -131,6 +137,10 @@ def main():
                    "host: 12-01 against another H200 (12-02)")
     compare_sweeps(os.path.join(R, "2026-12-01-h200x1-i15/sweep-graphs-1gpu.json"), os.path.join(HERE, "sweep-graphs-1gpu.json"),
                    "graphs: 12-01 against another H200 (12-02)")
+    compare_sweeps(os.path.join(R, "2026-12-01-h200x1-i15/sweep-graphs-1gpu.json"), os.path.join(HERE, "sweep-graphs-1gpu-3.json"),
+                   "graphs: 12-01 against a third H200 (12-02)")
+    compare_sweeps(os.path.join(HERE, "sweep-graphs-1gpu.json"), os.path.join(HERE, "sweep-graphs-1gpu-3.json"),
+                   "graphs: two H200s of 12-02")
     compare_gemms()
 
 
