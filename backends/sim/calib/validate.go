@@ -317,10 +317,10 @@ func Validate(ctx context.Context, p sim.Profile, fit *sim.FitRecord, runs []Run
 
 // Repeatability is how far the measurement itself moves: for the runs
 // (a scenario under a strategy, the same ops) that more than one sweep
-// measured, the
-// |difference| between every two sweeps' T_c3 (relative) and F (points).
-// Sweeps taken on other GPUs or days differ by more than the intervals of
-// one sweep say; no model is scored closer than this on such runs.
+// measured, the |difference| between every two sweeps' T_c3 (relative)
+// and F (points). Sweeps taken on other GPUs or days differ by more than
+// the intervals of one sweep say; no model is scored closer than this on
+// such runs.
 type Repeatability struct {
 	// Cells counts the runs measured in two sweeps or more, Pairs the
 	// pairs of measurements compared.
