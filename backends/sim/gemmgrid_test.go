@@ -129,7 +129,11 @@ func withoutGridLaunches(t *testing.T, p Profile) Profile {
 // whole-GPU time, by its kernel's cluster size; with RestClusterLoss the
 // measured launches come to 9.7 / 31.5 and 11.3 / 38.3 % (the p90s rose
 // from 26.8 and 33.6 with the one-GPU GEMM constants), the rule's, which
-// name no cluster, 10.6 / 35.2 and 12.1 / 30.7 % (model.md).
+// name no cluster, 10.6 / 35.2 and 12.1 / 30.7 % (model.md). The refit
+// with the copy phases' fixed costs moved RestPartitionGEMMLoss from
+// 0.066 to 0.076: on the rest of the partition the measured launches come
+// to 9.8 / 30.9 and 11.9 / 37.7 %, the rule's 10.6 / 34.6 and 12.5 /
+// 31.4 %.
 func TestGEMMGrid(t *testing.T) {
 	pf, err := LoadProfileFile("profiles/h200-fit.yaml")
 	if err != nil {
@@ -148,7 +152,7 @@ func TestGEMMGrid(t *testing.T) {
 		{"measured", measured, 0, [2]float64{0.035, 0.11}, [2]float64{0.10, 0.32}},
 		{"measured", measured, 1, [2]float64{0.045, 0.15}, [2]float64{0.12, 0.39}},
 		{"rule", rule, 0, [2]float64{0.035, 0.10}, [2]float64{0.11, 0.36}},
-		{"rule", rule, 1, [2]float64{0.035, 0.15}, [2]float64{0.125, 0.31}},
+		{"rule", rule, 1, [2]float64{0.035, 0.15}, [2]float64{0.13, 0.32}},
 	} {
 		errs := gridErrors(t, tc.p, loadGEMMGrid(t, gemmGridFiles[tc.grid]))
 		for _, pl := range []struct {

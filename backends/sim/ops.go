@@ -401,17 +401,19 @@ func commJobs(p Profile, sc scenarios.Scenario, st scenarios.Strategy, dom []int
 	return []*job{j}
 }
 
-// copyJob is a copy-engine phase: each rank pushes bytes to its peers, one
-// transfer per peer, dealt to the engines in use; chunking lets one
-// transfer use several engines at the cost of a gap per chunk.
-func copyJob(p Profile, sc scenarios.Scenario, st scenarios.Strategy, at float64, order int, bytes float64) *job {
-	peers := sc.GPUs - 1
+// copyPhase is how a copy-engine phase of bytes (per rank) is cut: each
+// rank pushes one transfer per peer, dealt to the engines in use;
+// chunking lets one transfer use several engines at the cost of a gap
+// per chunk. chunks is the copies per transfer, streams the copy streams
+// (engines) that carry them.
+func copyPhase(p Profile, sc scenarios.Scenario, st scenarios.Strategy, bytes float64) (chunk float64, chunks, streams int) {
+	peers := max(sc.GPUs-1, 1)
 	engines := p.CopyEngines
 	if st.CopyEngines > 0 {
 		engines = st.CopyEngines
 	}
 	perTransfer := bytes / float64(peers)
-	chunk := float64(st.ChunkBytes)
+	chunk = float64(st.ChunkBytes)
 	if chunk <= 0 {
 		// Unchunked, as backends/cuda does it: transfers of 64 MiB and up
 		// are cut so every engine gets a piece, smaller ones go whole, one
@@ -422,8 +424,33 @@ func copyJob(p Profile, sc scenarios.Scenario, st scenarios.Strategy, at float64
 		}
 	}
 	chunk = math.Min(chunk, perTransfer)
-	chunks := int(math.Ceil(perTransfer / chunk))
-	active := min(engines, peers*chunks)
+	chunks = int(math.Ceil(perTransfer / chunk))
+	return chunk, chunks, max(1, min(engines, peers*chunks))
+}
+
+// CopyPhaseSync is the fixed cost of one copy-engine phase that moves
+// bytes per rank in sc under st, before its copies start:
+// CopySyncOverhead, plus CopyStreamSyncOverhead for every copy stream it
+// uses beyond the first. The enqueue of its first copy
+// (CopyLaunchOverhead) is not in it.
+func CopyPhaseSync(p Profile, sc scenarios.Scenario, st scenarios.Strategy, bytes float64) float64 {
+	_, _, streams := copyPhase(p, sc, st, bytes)
+	return p.CopySyncOverhead + float64(streams-1)*p.CopyStreamSyncOverhead
+}
+
+// CopyChainedSync is the fixed cost, from the end of the kernel it
+// follows, of a copy phase that moves bytes per rank after its
+// collective's own reduction kernel: CopyChainSyncOverhead, plus
+// CopyStreamSyncOverhead for every copy stream beyond the first.
+func CopyChainedSync(p Profile, sc scenarios.Scenario, st scenarios.Strategy, bytes float64) float64 {
+	_, _, streams := copyPhase(p, sc, st, bytes)
+	return p.CopyChainSyncOverhead + float64(streams-1)*p.CopyStreamSyncOverhead
+}
+
+// copyJob is a copy-engine phase (copyPhase says how it is cut).
+func copyJob(p Profile, sc scenarios.Scenario, st scenarios.Strategy, at float64, order int, bytes float64) *job {
+	peers := sc.GPUs - 1
+	chunk, chunks, active := copyPhase(p, sc, st, bytes)
 	chunkTime := chunk / p.CopyEngineBandwidth
 	perEngine := p.CopyEngineBandwidth * chunkTime / (chunkTime + p.CopyChunkGap)
 	rate := float64(active) * perEngine
@@ -433,9 +460,11 @@ func copyJob(p Profile, sc scenarios.Scenario, st scenarios.Strategy, at float64
 	if enq := bytes / (float64(peers*chunks) * p.CopyLaunchOverhead); enq < rate {
 		rate, privRes = enq, backends.ResLaunch
 	}
+	// Each stream beyond the first adds its own waits and events.
+	sync := CopyPhaseSync(p, sc, st, bytes)
 	return &job{
 		name: "copy " + sc.Comm.String(), op: backends.OpComm, track: "ce",
-		copy: true, enqueued: at, launch: at + p.CopySyncOverhead + p.CopyLaunchOverhead, order: order,
+		copy: true, enqueued: at, launch: at + sync + p.CopyLaunchOverhead, order: order,
 		remaining: bytes, copyRate: rate, engines: active, privRes: privRes,
 		hbm: p.DMAHBMPerLinkByte[sc.Comm.Collective], link: 1 / p.LinkEfficiencyCE,
 	}
@@ -498,7 +527,7 @@ func dmaJobs(p Profile, sc scenarios.Scenario, st scenarios.Strategy, dom []int,
 		}
 		if coll == scenarios.AllReduce {
 			agLast := copyJob(p, sc, st, at, order, phase*tail)
-			agLast.after, agLast.afterDelay = last, agLast.launch-at
+			agLast.after, agLast.afterDelay = last, CopyChainedSync(p, sc, st, phase*tail)
 			jobs = append(jobs, agLast)
 			if chunks > 1 {
 				jobs = append(jobs, copyJob(p, sc, st, at, order, phase*head))
@@ -512,7 +541,7 @@ func dmaJobs(p Profile, sc scenarios.Scenario, st scenarios.Strategy, dom []int,
 	jobs := []*job{cp, red}
 	if coll == scenarios.AllReduce {
 		ag := copyJob(p, sc, st, at, order, phase)
-		ag.after, ag.afterDelay = red, ag.launch-at
+		ag.after, ag.afterDelay = red, CopyChainedSync(p, sc, st, phase)
 		jobs = append(jobs, ag)
 	}
 	return jobs

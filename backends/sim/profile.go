@@ -189,10 +189,28 @@ type Profile struct {
 	// CopyLaunchOverhead is the host's cost to enqueue one copy and the
 	// engine's to start it. Model.
 	CopyLaunchOverhead float64
-	// CopySyncOverhead is a copy-engine phase's fixed cost: the cross-GPU
-	// events that order it and the engines' start. Fitted as the intercept
-	// of the isolated copy-engine collectives' times against their size.
+	// CopySyncOverhead is a copy-engine phase's fixed cost on one copy
+	// stream: the cross-GPU events that order it and the engine's start.
+	// Fitted as the intercept of the isolated copy-engine collectives'
+	// times against their size, with CopyStreamSyncOverhead.
 	CopySyncOverhead float64
+	// CopyStreamSyncOverhead is what each copy stream a phase uses beyond
+	// the first adds to its fixed cost: every stream waits on the phase's
+	// start event, records its own events, and every rank's comm stream
+	// waits on it across GPUs. Measured (2 x H200, 64 KiB to 1 MiB per
+	// rank): the same collectives cut over 3 engines' streams took 14-17
+	// µs longer than whole on one (backends/cuda/FINDINGS.md, section 1).
+	// With it CopySyncOverhead is a one-stream phase's cost.
+	CopyStreamSyncOverhead float64
+	// CopyChainSyncOverhead is the fixed cost of a copy phase that follows
+	// its collective's own reduction kernel (an all-reduce's second phase),
+	// counted from the kernel's end in place of CopySyncOverhead and
+	// CopyLaunchOverhead: its copies were enqueued and its cross-GPU waits
+	// set while the first phase ran, so what is left is the event's
+	// latency and the engines' start. Each stream beyond the first adds
+	// CopyStreamSyncOverhead, as in any phase. Fitted with
+	// ReductionBandwidth to the isolated copy-engine reductions.
+	CopyChainSyncOverhead float64
 	// CopyChunkGap is an engine's idle gap between consecutive chunks. Model.
 	CopyChunkGap float64
 	// CopyHBMWeight is how many times a copy engine's HBM demand counts
@@ -501,7 +519,9 @@ func H200() Profile {
 			scenarios.AllReduce:     0.651,
 			scenarios.AllToAll:      0.583,
 		},
-		LinkEfficiencyCE:     0.780,
+		// LinkEfficiencyCE, the copy phases' fixed costs and
+		// ReductionBandwidth: stage 1 of c3lab calibrate (profiles/README.md).
+		LinkEfficiencyCE:     0.8213,
 		LinkEfficiencyNCCLCE: 0.693,
 
 		CommCTAs: map[scenarios.Collective]int{
@@ -534,9 +554,13 @@ func H200() Profile {
 		CopyEngines:         3,
 		CopyEngineBandwidth: 394e9,
 		CopyLaunchOverhead:  6e-6,
-		CopySyncOverhead:    23.3e-6,
-		CopyChunkGap:        1.5e-6,
-		CopyHBMWeight:       1,
+		CopySyncOverhead:    28.02e-6,
+		// TestCopyStreamSyncMeasured checks CopyStreamSyncOverhead against
+		// small copies measured apart.
+		CopyStreamSyncOverhead: 8.846e-6,
+		CopyChainSyncOverhead:  20.07e-6,
+		CopyChunkGap:           1.5e-6,
+		CopyHBMWeight:          1,
 		DMAHBMPerLinkByte: map[scenarios.Collective]float64{
 			scenarios.AllGather:     2,
 			scenarios.ReduceScatter: 2,
@@ -545,7 +569,7 @@ func H200() Profile {
 		},
 		ReductionCTAsPerSM:    4,
 		ReductionSMBandwidth:  65e9,
-		ReductionBandwidth:    4.02e12,
+		ReductionBandwidth:    4.018e12,
 		ContendedSMBandwidth:  40e9,
 		RestPartitionGEMMLoss: 0.06,
 		RestClusterLoss:       0.09,

@@ -363,11 +363,34 @@ func TestCalibrateReproducible(t *testing.T) {
 func TestFitLine(t *testing.T) {
 	var pts []point
 	for _, x := range []float64{1e6, 1e7, 1e8, 3e8} {
-		pts = append(pts, point{x, 20e-6 + x/300e9})
+		pts = append(pts, point{x: x, t: 20e-6 + x/300e9})
 	}
 	a, bw, seA, seBW := fitLine(pts)
 	if math.Abs(a-20e-6) > 1e-12 || math.Abs(bw/300e9-1) > 1e-9 || seA > 1e-12 || seBW > 1 {
 		t.Errorf("fitLine = %v, %v (se %v, %v); want 20e-6, 300e9, ~0", a, bw, seA, seBW)
+	}
+}
+
+// Stage 1's line fit with a known part and a cost per extra stream
+// recovers both fixed costs and the bandwidth, and says when the points
+// cannot separate them.
+func TestFitStreamLine(t *testing.T) {
+	var pts []point
+	for _, x := range []float64{1e6, 1e7, 1e8, 3e8} {
+		for _, k := range []float64{0, 2} {
+			pts = append(pts, point{x: x, t: 6e-6 + 20e-6 + k*9e-6 + x/300e9, fixed: 6e-6, k: k})
+		}
+	}
+	a, c, bw, seA, seC, _, ok := fitStreamLine(pts)
+	if !ok || math.Abs(a-20e-6) > 1e-12 || math.Abs(c-9e-6) > 1e-12 || math.Abs(bw/300e9-1) > 1e-9 || seA > 1e-12 || seC > 1e-12 {
+		t.Errorf("fitStreamLine = %v, %v, %v, ok %v; want 20e-6, 9e-6, 300e9", a, c, bw, ok)
+	}
+	same := slices.DeleteFunc(slices.Clone(pts), func(p point) bool { return p.k > 0 })
+	if _, _, _, _, _, _, ok := fitStreamLine(same); ok {
+		t.Error("every point on one stream, yet the stream cost was fitted")
+	}
+	if _, _, _, _, _, _, ok := fitStreamLine(pts[:3]); ok {
+		t.Error("three points fitted three constants")
 	}
 }
 

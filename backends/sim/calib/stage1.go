@@ -11,6 +11,7 @@ import (
 	"github.com/c3lab/c3lab/backends/sim"
 	"github.com/c3lab/c3lab/profiler"
 	"github.com/c3lab/c3lab/scenarios"
+	"gonum.org/v1/gonum/mat"
 )
 
 // RefGEMM is one isolated GEMM timed outside a sweep (c3lab's reference
@@ -69,25 +70,29 @@ type fitted struct {
 	Note      string
 }
 
-// point is one isolated measurement: bytes sent per rank and seconds.
-type point struct{ x, t float64 }
+// point is one isolated measurement: bytes sent per rank and seconds,
+// the seconds of it the model already knows apart from the line's
+// intercept (fixed; 0 for most), and, for a copy-engine phase, the copy
+// streams it uses beyond the first (k).
+type point struct{ x, t, fixed, k float64 }
 
-// fitLine fits t = a + x/bw minimizing the sum of squared relative errors
-// and returns the intercept a (seconds), the bandwidth bw (bytes/s) and
-// their standard errors from the residuals.
+// fitLine fits t = a + fixed + x/bw minimizing the sum of squared
+// relative errors and returns the intercept a (seconds), the bandwidth bw
+// (bytes/s) and their standard errors from the residuals.
 func fitLine(pts []point) (a, bw, seA, seBW float64) {
-	// Minimize sum (a u + s v - 1)^2 with u = 1/t, v = x/t, s = 1/bw.
-	var uu, uv, vv, u1, v1 float64
+	// Minimize sum (a u + s v - w)^2 with u = 1/t, v = x/t, s = 1/bw and
+	// w = 1 - fixed/t.
+	var uu, uv, vv, uw, vw float64
 	for _, p := range pts {
-		u, v := 1/p.t, p.x/p.t
-		uu, uv, vv, u1, v1 = uu+u*u, uv+u*v, vv+v*v, u1+u, v1+v
+		u, v, w := 1/p.t, p.x/p.t, 1-p.fixed/p.t
+		uu, uv, vv, uw, vw = uu+u*u, uv+u*v, vv+v*v, uw+u*w, vw+v*w
 	}
 	det := uu*vv - uv*uv
-	a = (u1*vv - v1*uv) / det
-	s := (uu*v1 - uv*u1) / det
+	a = (uw*vv - vw*uv) / det
+	s := (uu*vw - uv*uw) / det
 	var ssr float64
 	for _, p := range pts {
-		r := a/p.t + s*p.x/p.t - 1
+		r := (a+p.fixed)/p.t + s*p.x/p.t - 1
 		ssr += r * r
 	}
 	if n := len(pts); n > 2 && det > 0 {
@@ -99,16 +104,77 @@ func fitLine(pts []point) (a, bw, seA, seBW float64) {
 	return a, 1 / s, seA, seBW
 }
 
+// fitStreamLine fits t = a + c k + fixed + x/bw minimizing the sum of
+// squared relative errors (a copy-engine phase's intercept, its cost per
+// extra stream and its bandwidth) and returns a, c and bw with their
+// standard errors from the residuals. ok is false when the points cannot
+// tell the three apart (every phase using the same streams, or fewer than
+// four points).
+func fitStreamLine(pts []point) (a, c, bw, seA, seC, seBW float64, ok bool) {
+	n := len(pts)
+	if n < 4 {
+		return 0, 0, 0, 0, 0, 0, false
+	}
+	// Columns u = 1/t, k u and x u, each scaled to a largest value of 1
+	// (seconds and bytes differ by twelve orders of magnitude).
+	A := mat.NewDense(n, 3, nil)
+	w := mat.NewVecDense(n, nil)
+	var scale [3]float64
+	for i, p := range pts {
+		u := 1 / p.t
+		row := [3]float64{u, p.k * u, p.x * u}
+		for j, v := range row {
+			A.Set(i, j, v)
+			scale[j] = math.Max(scale[j], math.Abs(v))
+		}
+		w.SetVec(i, 1-p.fixed*u)
+	}
+	for j, sc := range scale {
+		if sc == 0 {
+			return 0, 0, 0, 0, 0, 0, false
+		}
+		for i := range n {
+			A.Set(i, j, A.At(i, j)/sc)
+		}
+	}
+	var ata mat.Dense
+	ata.Mul(A.T(), A)
+	var inv mat.Dense
+	if err := inv.Inverse(&ata); err != nil {
+		return 0, 0, 0, 0, 0, 0, false
+	}
+	var atw, beta mat.VecDense
+	atw.MulVec(A.T(), w)
+	beta.MulVec(&inv, &atw)
+	var r mat.VecDense
+	r.MulVec(A, &beta)
+	r.SubVec(&r, w)
+	s2 := mat.Dot(&r, &r) / float64(max(n-3, 1))
+	a, c, s := beta.AtVec(0)/scale[0], beta.AtVec(1)/scale[1], beta.AtVec(2)/scale[2]
+	if s <= 0 {
+		return 0, 0, 0, 0, 0, 0, false
+	}
+	seA = math.Sqrt(s2*inv.At(0, 0)) / scale[0]
+	seC = math.Sqrt(s2*inv.At(1, 1)) / scale[1]
+	seBW = math.Sqrt(s2*inv.At(2, 2)) / scale[2] / (s * s)
+	return a, c, 1 / s, seA, seC, seBW, true
+}
+
 // isolatedComm lists the isolated times of the pair runs under strategy
-// whose collective keep accepts: one point per run.
-func isolatedComm(runs []Run, strategy string, keep func(scenarios.Collective) bool) []point {
+// whose collective keep accepts: one point per run, which annotate (when
+// not nil) completes with what the model knows of it.
+func isolatedComm(runs []Run, strategy string, keep func(scenarios.Collective) bool, annotate func(Run, *point)) []point {
 	var pts []point
 	for _, r := range runs {
 		sc := r.Scen
 		if r.Strategy != strategy || sc.IsGraph() || !keep(sc.Comm.Collective) || r.Real.TComm.Median <= 0 {
 			continue
 		}
-		pts = append(pts, point{sc.Comm.LinkBytes(sc.GPUs), r.Real.TComm.Median / 1e9})
+		pt := point{x: sc.Comm.LinkBytes(sc.GPUs), t: r.Real.TComm.Median / 1e9}
+		if annotate != nil {
+			annotate(r, &pt)
+		}
+		pts = append(pts, pt)
 	}
 	return pts
 }
@@ -157,14 +223,13 @@ func Stage1(p sim.Profile, runs []Run, refs []RefGEMM, prov map[string]sim.Prove
 	keep := func(field, key string, old float64, why string) {
 		out = append(out, fitted{Field: field, Key: key, Value: old, Low: old, High: old, Note: "kept: " + why})
 	}
-	line := func(field, key string, setup *float64, setupField string, eff *float64, effField string, pts []point, offset float64) {
+	line := func(field, key string, setup *float64, setupField string, eff *float64, effField string, pts []point) {
 		if len(pts) < 3 {
 			keep(setupField, key, *setup, fmt.Sprintf("%d isolated runs in the fit set, a line needs 3", len(pts)))
 			keep(effField, key, *eff, fmt.Sprintf("%d isolated runs in the fit set, a line needs 3", len(pts)))
 			return
 		}
 		a, bw, seA, seBW := fitLine(pts)
-		a -= offset
 		*setup = clamp(setupField, roundSig(a, 4))
 		e := clamp(effField, roundSig(bw/p.LinkBandwidth, 4))
 		*eff = e
@@ -176,15 +241,21 @@ func Stage1(p sim.Profile, runs []Run, refs []RefGEMM, prov map[string]sim.Prove
 	for _, coll := range scenarios.Collectives {
 		setup, eff := p.CommSetup[coll], p.LinkEfficiencySM[coll]
 		line("", string(coll), &setup, "CommSetup", &eff, "LinkEfficiencySM",
-			isolatedComm(runs, "baseline", func(c scenarios.Collective) bool { return c == coll }), 0)
+			isolatedComm(runs, "baseline", func(c scenarios.Collective) bool { return c == coll }, nil))
 		p.CommSetup[coll], p.LinkEfficiencySM[coll] = setup, eff
 	}
 	linkCopy := func(c scenarios.Collective) bool { return slices.Contains(scenarios.Collectives, c) && c.IsPureCopy() }
-	line("", "", &p.CopySyncOverhead, "CopySyncOverhead", &p.LinkEfficiencyCE, "LinkEfficiencyCE",
-		isolatedComm(runs, "dma", linkCopy), p.CopyLaunchOverhead)
+	// Each copy phase's enqueue is known, and how many streams it uses.
+	perStream := p
+	perStream.CopySyncOverhead, perStream.CopyStreamSyncOverhead = 0, 1
+	phase := func(r Run, pt *point) {
+		pt.fixed = p.CopyLaunchOverhead
+		pt.k = sim.CopyPhaseSync(perStream, r.Scen, r.Strat, pt.x)
+	}
+	out = append(out, fitCopyPhase(&p, isolatedComm(runs, "dma", linkCopy, phase), clamp)...)
 	line("", "", &p.NCCLCESetup, "NCCLCESetup", &p.LinkEfficiencyNCCLCE, "LinkEfficiencyNCCLCE",
-		isolatedComm(runs, "nccl-ce", linkCopy), 0)
-	out = append(out, fitReduction(&p, runs, clamp))
+		isolatedComm(runs, "nccl-ce", linkCopy, nil))
+	out = append(out, fitReduction(&p, runs, clamp)...)
 	for _, coll := range scenarios.Collectives {
 		out = append(out, fitCTABandwidth(&p, runs, coll, clamp))
 	}
@@ -341,41 +412,139 @@ func fitGEMMTiles(p *sim.Profile, runs []Run, refs []RefGEMM, clamp func(string,
 	}, nil
 }
 
-// fitReduction fits the reduction kernel's bandwidth to the isolated
-// copy-engine reductions: what their times leave after the copy phases,
-// against the HBM bytes the kernel moves (least squares on relative error).
-func fitReduction(p *sim.Profile, runs []Run, clamp func(string, float64) float64) fitted {
-	var num, den float64
-	var per []float64
+// fitCopyPhase fits a copy-engine phase's fixed costs and bandwidth to
+// the isolated copy-engine all-gathers and all-to-alls (dma): one line
+// through their times against the bytes they send, whose intercept is
+// CopySyncOverhead plus CopyStreamSyncOverhead per copy stream beyond the
+// first (split transfers use every engine, whole ones one per peer), the
+// enqueue of the first copy known. Where the runs cannot separate the two
+// (every phase on the same streams), CopyStreamSyncOverhead is kept and
+// only the intercept and the slope are fitted.
+func fitCopyPhase(p *sim.Profile, pts []point, clamp func(string, float64) float64) []fitted {
+	if a, c, bw, seA, seC, seBW, ok := fitStreamLine(pts); ok {
+		p.CopySyncOverhead = clamp("CopySyncOverhead", roundSig(a, 4))
+		p.CopyStreamSyncOverhead = clamp("CopyStreamSyncOverhead", roundSig(c, 4))
+		e := clamp("LinkEfficiencyCE", roundSig(bw/p.LinkBandwidth, 4))
+		p.LinkEfficiencyCE = e
+		seE := seBW / p.LinkBandwidth
+		return []fitted{
+			{Field: "CopySyncOverhead", Value: p.CopySyncOverhead, Low: p.CopySyncOverhead - seA, High: p.CopySyncOverhead + seA, Points: len(pts)},
+			{Field: "CopyStreamSyncOverhead", Value: p.CopyStreamSyncOverhead, Low: p.CopyStreamSyncOverhead - seC, High: p.CopyStreamSyncOverhead + seC, Points: len(pts)},
+			{Field: "LinkEfficiencyCE", Value: e, Low: e - seE, High: e + seE, Points: len(pts)},
+		}
+	}
+	for i := range pts {
+		pts[i].fixed += pts[i].k * p.CopyStreamSyncOverhead
+	}
+	why := "the fit set's copy-engine phases do not tell a stream's cost from the intercept"
+	if len(pts) < 3 {
+		return []fitted{
+			{Field: "CopySyncOverhead", Value: p.CopySyncOverhead, Low: p.CopySyncOverhead, High: p.CopySyncOverhead, Note: fmt.Sprintf("kept: %d isolated runs in the fit set, a line needs 3", len(pts))},
+			{Field: "CopyStreamSyncOverhead", Value: p.CopyStreamSyncOverhead, Low: p.CopyStreamSyncOverhead, High: p.CopyStreamSyncOverhead, Note: "kept: " + why},
+			{Field: "LinkEfficiencyCE", Value: p.LinkEfficiencyCE, Low: p.LinkEfficiencyCE, High: p.LinkEfficiencyCE, Note: fmt.Sprintf("kept: %d isolated runs in the fit set, a line needs 3", len(pts))},
+		}
+	}
+	a, bw, seA, seBW := fitLine(pts)
+	p.CopySyncOverhead = clamp("CopySyncOverhead", roundSig(a, 4))
+	e := clamp("LinkEfficiencyCE", roundSig(bw/p.LinkBandwidth, 4))
+	p.LinkEfficiencyCE = e
+	return []fitted{
+		{Field: "CopySyncOverhead", Value: p.CopySyncOverhead, Low: p.CopySyncOverhead - seA, High: p.CopySyncOverhead + seA, Points: len(pts)},
+		{Field: "CopyStreamSyncOverhead", Value: p.CopyStreamSyncOverhead, Low: p.CopyStreamSyncOverhead, High: p.CopyStreamSyncOverhead, Note: "kept: " + why},
+		{Field: "LinkEfficiencyCE", Value: e, Low: e - seBW/p.LinkBandwidth, High: e + seBW/p.LinkBandwidth, Points: len(pts)},
+	}
+}
+
+// fitReduction fits the reduction kernel's bandwidth and an all-reduce's
+// second copy phase's fixed cost (CopyChainSyncOverhead) to the isolated
+// copy-engine reductions: what their times leave after the first copy
+// phase, the reduction's launch and the second phase's bytes, against
+// the HBM bytes the kernel moves and whether a second phase follows
+// (least squares on relative error). Without both reduce-scatters and
+// all-reduces in the fit set the chained cost is kept and only the
+// bandwidth fitted.
+func fitReduction(p *sim.Profile, runs []Run, clamp func(string, float64) float64) []fitted {
+	type obs struct{ known, y, z, t float64 }
+	var pts []obs
+	var kinds [2]int
 	for _, r := range runs {
 		sc := r.Scen
 		c := sc.Comm.Collective
 		if r.Strategy != "dma-prio" || sc.IsGraph() || (c != scenarios.ReduceScatter && c != scenarios.AllReduce) || r.Real.TComm.Median <= 0 {
 			continue
 		}
-		phase, phases := sc.Comm.LinkBytes(sc.GPUs), 1.0
+		phase := sc.Comm.LinkBytes(sc.GPUs)
 		if c == scenarios.AllReduce {
-			phase, phases = phase/2, 2
+			phase /= 2
 		}
 		ceBW := p.LinkBandwidth * p.LinkEfficiencyCE
-		copies := phases * (p.CopySyncOverhead + p.CopyLaunchOverhead + phase/ceBW)
+		o := obs{t: r.Real.TComm.Median / 1e9}
+		o.known = sim.CopyPhaseSync(*p, sc, r.Strat, phase) + p.CopyLaunchOverhead + phase/ceBW + p.KernelFixedCost
+		if c == scenarios.AllReduce {
+			// The chained phase's streams are known; its base cost is fitted.
+			chain := *p
+			chain.CopyChainSyncOverhead = 0
+			o.known += sim.CopyChainedSync(chain, sc, r.Strat, phase) + phase/ceBW
+			o.z = 1
+			kinds[1]++
+		} else {
+			kinds[0]++
+		}
 		n := float64(sc.GPUs)
-		y := (n + 1) * phase / (n - 1)
-		tt := r.Real.TComm.Median / 1e9
-		// Minimize sum ((copies + rho y)/t - 1)^2 over rho = 1/bandwidth.
-		num += y / tt * (1 - copies/tt)
-		den += (y / tt) * (y / tt)
-		if tt > copies {
-			per = append(per, y/(tt-copies))
+		o.y = (n + 1) * phase / (n - 1)
+		pts = append(pts, o)
+	}
+	keepBW := fitted{Field: "ReductionBandwidth", Value: p.ReductionBandwidth, Low: p.ReductionBandwidth, High: p.ReductionBandwidth,
+		Note: fmt.Sprintf("kept: %d copy-engine reductions (dma-prio) in the fit set", len(pts))}
+	keepChain := fitted{Field: "CopyChainSyncOverhead", Value: p.CopyChainSyncOverhead, Low: p.CopyChainSyncOverhead, High: p.CopyChainSyncOverhead,
+		Note: fmt.Sprintf("kept: %d reduce-scatters and %d all-reduces (dma-prio) in the fit set; it needs both", kinds[0], kinds[1])}
+	if len(pts) < 2 {
+		return []fitted{keepBW, keepChain}
+	}
+	// Minimize sum ((known + rho y + C z)/t - 1)^2 over rho = 1/bandwidth
+	// and C (C held at its value when one kind is missing).
+	var yy, yz, zz, yw, zw float64
+	fitChain := kinds[0] > 0 && kinds[1] > 0
+	for _, o := range pts {
+		known := o.known
+		if !fitChain {
+			known += o.z * p.CopyChainSyncOverhead
+		}
+		y, z, w := o.y/o.t, o.z/o.t, 1-known/o.t
+		yy, yz, zz, yw, zw = yy+y*y, yz+y*z, zz+z*z, yw+y*w, zw+z*w
+	}
+	rho, chain := yw/yy, p.CopyChainSyncOverhead
+	if fitChain {
+		det := yy*zz - yz*yz
+		rho, chain = (yw*zz-zw*yz)/det, (yy*zw-yz*yw)/det
+	}
+	if rho <= 0 {
+		return []fitted{keepBW, keepChain}
+	}
+	p.ReductionBandwidth = clamp("ReductionBandwidth", roundSig(1/rho, 4))
+	var per, chains []float64
+	for _, o := range pts {
+		if o.z == 0 {
+			if left := o.t - o.known; left > 0 {
+				per = append(per, o.y/left)
+			}
+		} else {
+			chains = append(chains, o.t-o.known-o.y/p.ReductionBandwidth)
 		}
 	}
-	if len(per) < 2 || num <= 0 {
-		return fitted{Field: "ReductionBandwidth", Value: p.ReductionBandwidth, Low: p.ReductionBandwidth, High: p.ReductionBandwidth,
-			Note: fmt.Sprintf("kept: %d copy-engine reductions (dma-prio) in the fit set", len(per))}
+	bw := fitted{Field: "ReductionBandwidth", Value: p.ReductionBandwidth, Low: p.ReductionBandwidth, High: p.ReductionBandwidth, Points: len(pts)}
+	if len(per) >= 2 {
+		bw.Low, _, bw.High = quartiles(per)
 	}
-	p.ReductionBandwidth = clamp("ReductionBandwidth", roundSig(den/num, 4))
-	lo, _, hi := quartiles(per)
-	return fitted{Field: "ReductionBandwidth", Value: p.ReductionBandwidth, Low: lo, High: hi, Points: len(per)}
+	if !fitChain {
+		return []fitted{bw, keepChain}
+	}
+	p.CopyChainSyncOverhead = clamp("CopyChainSyncOverhead", roundSig(chain, 4))
+	ch := fitted{Field: "CopyChainSyncOverhead", Value: p.CopyChainSyncOverhead, Low: p.CopyChainSyncOverhead, High: p.CopyChainSyncOverhead, Points: kinds[1]}
+	if len(chains) >= 2 {
+		ch.Low, _, ch.High = quartiles(chains)
+	}
+	return []fitted{bw, ch}
 }
 
 // fitCTABandwidth derives one collective CTA's link bandwidth from the

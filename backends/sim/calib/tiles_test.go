@@ -1,9 +1,11 @@
 package calib
 
 import (
+	"fmt"
 	"math"
 	"testing"
 
+	"github.com/c3lab/c3lab/backends"
 	"github.com/c3lab/c3lab/backends/sim"
 	"github.com/c3lab/c3lab/profiler"
 	"github.com/c3lab/c3lab/scenarios"
@@ -116,5 +118,59 @@ func TestStage1SeparatesMultiGPURuns(t *testing.T) {
 	}
 	if blind.GEMMPrologue < got.GEMMPrologue+1e-6 {
 		t.Errorf("fitted blind to the multi-GPU terms, the prologue is %.3g s against %.3g; want it about the delay larger", blind.GEMMPrologue, got.GEMMPrologue)
+	}
+}
+
+// Stage 1 recovers the copy phases' fixed costs (one stream, each extra
+// stream, an all-reduce's chained second phase), the copy engines' link
+// efficiency and the reduction bandwidth from isolated copy-engine
+// collectives a known profile made: transfers split over the engines and
+// whole, reduce-scatters and all-reduces.
+func TestStage1FitsCopyPhases(t *testing.T) {
+	truth := sim.H200()
+	truth.CopySyncOverhead, truth.CopyStreamSyncOverhead, truth.CopyChainSyncOverhead = 22e-6, 9e-6, 15e-6
+	truth.LinkEfficiencyCE, truth.ReductionBandwidth = 0.8, 3.5e12
+	b := sim.New(truth)
+	var runs []Run
+	add := func(coll scenarios.Collective, mib int64, strategy string, st scenarios.Strategy) {
+		t.Helper()
+		sc := scenarios.Scenario{Name: fmt.Sprintf("%s-%dm", coll, mib), GPUs: 2,
+			Compute: scenarios.ComputeOp{Kind: scenarios.GEMM, M: 4096, N: 4096, K: 4096, DType: scenarios.BF16},
+			Comm:    scenarios.CommOp{Collective: coll, Bytes: scenarios.ByteSize(mib << 20)}}
+		o, err := b.Simulate(backends.Experiment{Scenario: sc, Strategy: st, Mode: backends.ModeComm, Reps: 1})
+		if err != nil {
+			t.Fatal(err)
+		}
+		runs = append(runs, Run{Scenario: sc.Name, Strategy: strategy, Scen: sc, Strat: st,
+			Real: profiler.Result{TComm: profiler.Stat{N: 1, Median: float64(o.Rep.Comm)}}})
+	}
+	dma := scenarios.Strategy{CommEngine: scenarios.EngineDMA}
+	prio := dma
+	prio.Launch, prio.CommPriority = scenarios.CommFirst, -5
+	for _, mib := range []int64{16, 48, 96, 192, 512} { // whole below 128, split from 128
+		add(scenarios.AllGather, mib, "dma", dma)
+		add(scenarios.AllToAll, 2*mib, "dma", dma)
+	}
+	for _, mib := range []int64{32, 96, 224, 288} {
+		add(scenarios.ReduceScatter, mib, "dma-prio", prio)
+		add(scenarios.AllReduce, mib, "dma-prio", prio)
+	}
+	got, _, err := Stage1(sim.H200(), runs, nil, sim.H200Provenance())
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		name      string
+		got, want float64
+	}{
+		{"CopySyncOverhead", got.CopySyncOverhead, truth.CopySyncOverhead},
+		{"CopyStreamSyncOverhead", got.CopyStreamSyncOverhead, truth.CopyStreamSyncOverhead},
+		{"LinkEfficiencyCE", got.LinkEfficiencyCE, truth.LinkEfficiencyCE},
+		{"ReductionBandwidth", got.ReductionBandwidth, truth.ReductionBandwidth},
+		{"CopyChainSyncOverhead", got.CopyChainSyncOverhead, truth.CopyChainSyncOverhead},
+	} {
+		if math.Abs(c.got/c.want-1) > 0.03 {
+			t.Errorf("%s fitted %.4g; want %.4g", c.name, c.got, c.want)
+		}
 	}
 }
