@@ -75,6 +75,10 @@ type job struct {
 	// then after's end plus afterDelay (a kernel behind its copies).
 	after      *job
 	afterDelay float64
+	// afterAlso, with after, must have ended too: the job launches at the
+	// latest of after's end plus afterDelay and their ends (NCCL's
+	// copy-engine copies wait for the kernels enqueued before them).
+	afterAlso []*job
 	// waits, when set (a graph's op instance), must all finish before
 	// this job launches: it becomes runnable at max(hostAt, their last
 	// end) and launches delay later (its fixed cost). The engine then
@@ -194,6 +198,16 @@ type engine struct {
 	// busyTime integrates the power limit's busy SM count over the run
 	// (powerBusySMs x seconds).
 	busyTime float64
+}
+
+// allDone reports whether every job of js has ended.
+func allDone(js []*job) bool {
+	for _, j := range js {
+		if !j.done {
+			return false
+		}
+	}
+	return true
 }
 
 // maxEvents bounds the loop so a modelling bug cannot hang the lab.
@@ -830,8 +844,11 @@ func (e *engine) advance(dt float64, flows []flow) {
 	}
 	// A job waiting for another launches once that one is done.
 	for _, j := range e.live {
-		if j.after != nil && math.IsInf(j.launch, 1) && j.after.done {
+		if j.after != nil && math.IsInf(j.launch, 1) && j.after.done && allDone(j.afterAlso) {
 			j.launch = j.after.end + j.afterDelay
+			for _, a := range j.afterAlso {
+				j.launch = math.Max(j.launch, a.end)
+			}
 		}
 	}
 	// Jobs whose last wait just ended become runnable: at the latest of

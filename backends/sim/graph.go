@@ -94,6 +94,7 @@ func buildGraph(p Profile, ex backends.Experiment, opt graphOptions) (*graphPlan
 	}
 
 	firstStream, seenStream := -1, map[int]bool{}
+	var computeSoFar []*job // the compute kernels enqueued so far (ncclCEWaitsFor)
 	for k, i := range gp.run {
 		in := g.Instances[i]
 		op := g.Ops[in.Op]
@@ -121,9 +122,13 @@ func buildGraph(p Profile, ex backends.Experiment, opt graphOptions) (*graphPlan
 			j.launch = at + p.KernelFixedCost
 			eng.flopsPerUnit[j] = flops
 			jobs = []*job{j}
+			computeSoFar = append(computeSoFar, j)
 		} else {
 			one := scenarios.Scenario{Name: sc.Name, GPUs: sc.GPUs, Comm: op.Comm}
 			jobs = commJobs(p, one, st, commDom, eng, at, k)
+			if st.CommEngine == scenarios.EngineNCCLCE {
+				ncclCEWaitsFor(jobs, slices.Clone(computeSoFar))
+			}
 		}
 		for _, j := range jobs {
 			j.order = k

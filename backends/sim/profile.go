@@ -300,8 +300,10 @@ type Profile struct {
 
 	// NCCLCECTAs and NCCLCESetup are the SM kernel NCCL's copy-engine path
 	// runs before its copies: its CTA count and its whole fixed time
-	// (fitted), of which KernelFixedCost is its launch, holding no SM. Next to a
-	// GEMM on every SM it waits for the GEMM (FINDINGS.md, section 2).
+	// (fitted), all of it before its CTAs, holding no SM. Its copies wait
+	// for the compute kernels enqueued before the collective to end
+	// (measured in 24 of 24 pairs on 2 x H200, model.md "Ops become jobs");
+	// its setup runs beside them.
 	NCCLCECTAs  int
 	NCCLCESetup float64
 
@@ -398,8 +400,8 @@ type Profile struct {
 	// (its stream predecessor and dependencies ended, or its launch) to
 	// its first CTA: launch and the teardown of the kernel before it,
 	// holding no SM. A kernel whose whole fixed cost is fitted or measured
-	// (CommSetup, NCCLCESetup, HostCopyKernelSetup) spends the rest of it
-	// holding its SMs; copy-engine phases pay CopySyncOverhead or
+	// (CommSetup, HostCopyKernelSetup) spends the rest of it holding its
+	// SMs (NCCLCESetup holds none); copy-engine phases pay CopySyncOverhead or
 	// HostCopySetup instead. Model (3 µs; the boundary probe's 3.2 µs per
 	// tiny kernel back to back is the measurement to fit it to); it
 	// applies to pairs since model v2 (issue 17).
