@@ -431,14 +431,20 @@ func copyPhase(p Profile, sc scenarios.Scenario, st scenarios.Strategy, bytes fl
 	return chunk, chunks, max(1, min(engines, peers*chunks))
 }
 
+// CopyPhaseStreams is how many copy streams (engines) a copy-engine phase
+// that moves bytes per rank in sc under st uses.
+func CopyPhaseStreams(p Profile, sc scenarios.Scenario, st scenarios.Strategy, bytes float64) int {
+	_, _, streams := copyPhase(p, sc, st, bytes)
+	return streams
+}
+
 // CopyPhaseSync is the fixed cost of one copy-engine phase that moves
 // bytes per rank in sc under st, before its copies start:
 // CopySyncOverhead, plus CopyStreamSyncOverhead for every copy stream it
 // uses beyond the first. The enqueue of its first copy
 // (CopyLaunchOverhead) is not in it.
 func CopyPhaseSync(p Profile, sc scenarios.Scenario, st scenarios.Strategy, bytes float64) float64 {
-	_, _, streams := copyPhase(p, sc, st, bytes)
-	return p.CopySyncOverhead + float64(streams-1)*p.CopyStreamSyncOverhead
+	return p.CopySyncOverhead + float64(CopyPhaseStreams(p, sc, st, bytes)-1)*p.CopyStreamSyncOverhead
 }
 
 // CopyChainedSync is the fixed cost, from the end of the kernel it
@@ -446,8 +452,7 @@ func CopyPhaseSync(p Profile, sc scenarios.Scenario, st scenarios.Strategy, byte
 // collective's own reduction kernel: CopyChainSyncOverhead, plus
 // CopyStreamSyncOverhead for every copy stream beyond the first.
 func CopyChainedSync(p Profile, sc scenarios.Scenario, st scenarios.Strategy, bytes float64) float64 {
-	_, _, streams := copyPhase(p, sc, st, bytes)
-	return p.CopyChainSyncOverhead + float64(streams-1)*p.CopyStreamSyncOverhead
+	return p.CopyChainSyncOverhead + float64(CopyPhaseStreams(p, sc, st, bytes)-1)*p.CopyStreamSyncOverhead
 }
 
 // copyJob is a copy-engine phase (copyPhase says how it is cut).

@@ -246,11 +246,9 @@ func Stage1(p sim.Profile, runs []Run, refs []RefGEMM, prov map[string]sim.Prove
 	}
 	linkCopy := func(c scenarios.Collective) bool { return slices.Contains(scenarios.Collectives, c) && c.IsPureCopy() }
 	// Each copy phase's enqueue is known, and how many streams it uses.
-	perStream := p
-	perStream.CopySyncOverhead, perStream.CopyStreamSyncOverhead = 0, 1
 	phase := func(r Run, pt *point) {
 		pt.fixed = p.CopyLaunchOverhead
-		pt.k = sim.CopyPhaseSync(perStream, r.Scen, r.Strat, pt.x)
+		pt.k = float64(sim.CopyPhaseStreams(p, r.Scen, r.Strat, pt.x) - 1)
 	}
 	out = append(out, fitCopyPhase(&p, isolatedComm(runs, "dma", linkCopy, phase), clamp)...)
 	line("", "", &p.NCCLCESetup, "NCCLCESetup", &p.LinkEfficiencyNCCLCE, "LinkEfficiencyNCCLCE",
@@ -482,9 +480,8 @@ func fitReduction(p *sim.Profile, runs []Run, clamp func(string, float64) float6
 		o.known = sim.CopyPhaseSync(*p, sc, r.Strat, phase) + p.CopyLaunchOverhead + phase/ceBW + p.KernelFixedCost
 		if c == scenarios.AllReduce {
 			// The chained phase's streams are known; its base cost is fitted.
-			chain := *p
-			chain.CopyChainSyncOverhead = 0
-			o.known += sim.CopyChainedSync(chain, sc, r.Strat, phase) + phase/ceBW
+			extra := float64(sim.CopyPhaseStreams(*p, sc, r.Strat, phase) - 1)
+			o.known += extra*p.CopyStreamSyncOverhead + phase/ceBW
 			o.z = 1
 			kinds[1]++
 		} else {
