@@ -362,19 +362,13 @@ func launchesFromNCU(data []byte) ([]GEMMLaunch, error) {
 	return out, nil
 }
 
-// tileOfKernel reads a GEMM kernel's output tile from its name: the first
-// "<m>x<n>" after "tst_" (nvjet) or "gemm_<type>_" (CUTLASS); 128 x 256
-// when there is none.
+// tileOfKernel reads a GEMM kernel's output tile from its name with
+// ParseKernelName (nvjet's "<types>_<m>x<n>_..." for every type code,
+// CUTLASS's "gemm_<type>_<m>x<n>_..."); 128 x 256 when the name is not
+// one it reads.
 func tileOfKernel(name string) (tm, tn int) {
-	for _, mark := range []string{"tst_", "gemm_f16_", "gemm_bf16_", "gemm_e4m3_", "gemm_"} {
-		i := strings.Index(name, mark)
-		if i < 0 {
-			continue
-		}
-		var m, n int
-		if _, err := fmt.Sscanf(name[i+len(mark):], "%dx%d", &m, &n); err == nil && m > 0 && n > 0 && m <= 1024 && n <= 1024 {
-			return m, n
-		}
+	if t, ok := ParseKernelName(name); ok {
+		return t.TileM, t.TileN
 	}
 	return 128, 256
 }

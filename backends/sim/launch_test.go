@@ -356,3 +356,28 @@ func TestTileRule(t *testing.T) {
 		t.Errorf("on 68 SMs the rule gave %d x %d split %d, want the partition rule's %d x %d split %d", tm, tn, sk, wm, wn, wk)
 	}
 }
+
+// The launch table's tile comes from the kernel's name for every nvjet
+// type code: fp16's "hsh" kernels once all read as 128 x 256 in the table
+// (gpt3's decode GEMM has 16 x 384 tiles on 128 CTAs). The tiled GEMM
+// re-read the name, so its times did not change; the table's other
+// readers (the roofline GEMM's traffic, split-K's count) did.
+func TestTileOfKernel(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		tm, tn int
+	}{
+		{"nvjet_sm90_tst_320x128_64x3_1x2_h_bz_coopB_TNT", 320, 128},
+		{"nvjet_sm90_hsh_16x384_64x4_1x2_h_bz_TNN", 16, 384},
+		{"nvjet_sm90_hsh_192x192_64x4_2x1_v_bz_coopB_TNN", 192, 192},
+		{"nvjet_sm90_qqtst_128x128_128x6_2x1_v_bz_coopA_algo2_TNT", 128, 128},
+		{"sm80_xmma_gemm_f16f16_f16f32_f32_tn_n_tilesize96x128x32_stage3_warpsize2x2x1_tensor16x8x16_kernel", 128, 256},
+		{"void cutlass::Kernel<cutlass_80_tensorop_bf16_s16816gemm_bf16_64x256_64x4_tn_align2>(Params)", 64, 256},
+		{"", 128, 256},
+		{"nvjet_sm90_hsh_0x384_64x4", 128, 256},
+	} {
+		if tm, tn := tileOfKernel(tc.name); tm != tc.tm || tn != tc.tn {
+			t.Errorf("%q: tile %d x %d; want %d x %d", tc.name, tm, tn, tc.tm, tc.tn)
+		}
+	}
+}
