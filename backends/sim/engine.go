@@ -26,9 +26,12 @@ type job struct {
 	launch   float64
 
 	// Kernel jobs: CTA counts and where they may run.
-	ctas        int
-	pending     int
-	resident    int
+	ctas     int
+	pending  int
+	resident int
+	// working is the resident CTAs past their setup: those that make
+	// progress.
+	working     int
 	maxResident int   // at most this many CTAs at once (GEMM SM target)
 	priority    int   // CUDA convention: lower is more urgent
 	order       int   // launch order: lower was enqueued first
@@ -66,11 +69,17 @@ type job struct {
 	// SM before the kernel ends.
 	pooled bool
 	total  float64
-	// setup is a fixed time a kernel's CTAs spend, from its first dispatch,
-	// before they make progress (an SM collective's handshake); they hold
-	// their SMs meanwhile. ready is when it ends.
+	// setup is a fixed time a kernel's CTAs spend before they make
+	// progress (an SM collective's handshake, a GEMM's prologue); they
+	// hold their SMs meanwhile. It runs from the kernel's first dispatch
+	// for every CTA dispatched before it ends (ready); CTAs dispatched
+	// later start at once, or, under Profile.LateCTASetup, spend their
+	// own setup first.
 	setup float64
 	ready float64
+	// firstSetup is added to the setup of the CTAs of the kernel's first
+	// dispatch only: a one-off delay (Profile.MultiGPUComputeDelay).
+	firstSetup float64
 	// after, when set, must finish before this job launches: launch is
 	// then after's end plus afterDelay (a kernel behind its copies).
 	after      *job
@@ -152,6 +161,9 @@ type cohort struct {
 	n         int
 	remaining float64 // work units left per CTA
 	taken     []poolTake
+	// ready is when the cohort's setup ends; working says it has.
+	ready   float64
+	working bool
 }
 
 type poolTake struct{ pool, n int }
@@ -316,7 +328,11 @@ func (e *engine) dispatch() {
 		j.resident += c.n
 		if !j.started {
 			j.started, j.start = true, e.now
-			j.ready = e.now + j.setup
+			j.ready = e.now + j.setup + j.firstSetup
+		}
+		c.ready = j.ready
+		if e.p.LateCTASetup && e.now > j.start {
+			c.ready = e.now + j.setup
 		}
 		if j.jitter {
 			e.cohorts = append(e.cohorts, e.split(c)...)
@@ -324,9 +340,20 @@ func (e *engine) dispatch() {
 			e.cohorts = append(e.cohorts, c)
 		}
 	}
+	e.endSetups()
 	for _, j := range e.live {
 		if j.copy && !j.started && j.launch <= e.now+1e-15 {
 			j.started, j.start = true, e.now
+		}
+	}
+}
+
+// endSetups puts to work the cohorts whose setup has ended.
+func (e *engine) endSetups() {
+	for _, c := range e.cohorts {
+		if !c.working && c.ready <= e.now+1e-15 {
+			c.working = true
+			c.job.working += c.n
 		}
 	}
 }
@@ -359,7 +386,7 @@ func (e *engine) split(c *cohort) []*cohort {
 		k := float64(c.job.cohorts)
 		c.job.cohorts++
 		_, frac := math.Modf((k + 0.5) * 0.6180339887498949)
-		part := &cohort{job: c.job, n: n, remaining: 1 + e.p.WaveJitter*(frac-0.5)}
+		part := &cohort{job: c.job, n: n, remaining: 1 + e.p.WaveJitter*(frac-0.5), ready: c.ready}
 		for need := n; need > 0; {
 			t := &taken[0]
 			k := min(need, t.n)
@@ -580,10 +607,10 @@ func (e *engine) active(j *job) bool {
 	return j.resident > 0
 }
 
-// settingUp reports whether a kernel's CTAs hold SMs but are still in their
-// fixed setup time.
+// settingUp reports whether a kernel's CTAs hold SMs but all are still in
+// their fixed setup time.
 func (e *engine) settingUp(j *job) bool {
-	return !j.copy && j.started && e.now < j.ready-1e-15
+	return !j.copy && j.started && j.resident > 0 && j.working == 0
 }
 
 // privMax is a job's rate with nothing shared, slowed by memory stalls when
@@ -595,7 +622,7 @@ func (e *engine) privMax(j *job, others float64) float64 {
 	if e.settingUp(j) {
 		return 0
 	}
-	r := float64(j.resident) * j.ctaRate / (1 + j.stall*others)
+	r := float64(j.working) * j.ctaRate / (1 + j.stall*others)
 	if j.privRes == backends.ResTensor && e.clock > 0 && e.clock < 1 {
 		r *= e.clock
 	}
@@ -609,7 +636,7 @@ func (e *engine) privMax(j *job, others float64) float64 {
 		r = math.Min(r, j.maxRate)
 	}
 	if j.contended && j.hbm > 0 && e.p.ContendedSMBandwidth > 0 && e.tensorBusy() {
-		r = math.Min(r, float64(j.resident)*e.p.ContendedSMBandwidth/j.hbm)
+		r = math.Min(r, float64(j.working)*e.p.ContendedSMBandwidth/j.hbm)
 	}
 	return r
 }
@@ -650,7 +677,7 @@ func (e *engine) hostCopyStall(j *job) float64 {
 	if j.hbmIdeal > 0 {
 		per = j.hbmIdeal
 	}
-	return s * math.Min(1, float64(j.resident)*j.ctaRate*per/e.p.HBMBandwidth)
+	return s * math.Min(1, float64(j.working)*j.ctaRate*per/e.p.HBMBandwidth)
 }
 
 // hostCopyStallOf is the stall of the copy engines' host copies moving
@@ -693,7 +720,7 @@ func (e *engine) powerBusySMs() float64 {
 	busy := 0.0
 	for _, j := range e.live {
 		if j.power > 0 && e.active(j) && !e.settingUp(j) {
-			busy += float64(j.resident) * j.power
+			busy += float64(j.working) * j.power
 		}
 	}
 	return busy
@@ -706,7 +733,7 @@ func (e *engine) computeSMShare() float64 {
 	n := 0
 	for _, j := range e.live {
 		if j.op == backends.OpCompute && !j.copy && e.active(j) && !e.settingUp(j) {
-			n += j.resident
+			n += j.working
 		}
 	}
 	return math.Min(1, float64(n)/float64(max(e.p.SMs, 1)))
@@ -721,10 +748,14 @@ func (e *engine) nextEvent(flows []flow) float64 {
 		rate[f.j] = f.rate
 	}
 	for _, c := range e.cohorts {
+		if !c.working {
+			dt = math.Min(dt, c.ready-e.now)
+			continue
+		}
 		if c.job.pooled {
 			continue
 		}
-		if r := rate[c.job] / float64(c.job.resident); r > 0 {
+		if r := rate[c.job] / float64(c.job.working); r > 0 {
 			dt = math.Min(dt, c.remaining/r)
 		}
 	}
@@ -734,9 +765,6 @@ func (e *engine) nextEvent(flows []flow) float64 {
 		}
 		if !j.started && j.launch > e.now && !math.IsInf(j.launch, 1) {
 			dt = math.Min(dt, j.launch-e.now)
-		}
-		if e.settingUp(j) {
-			dt = math.Min(dt, j.ready-e.now)
 		}
 	}
 	return dt
@@ -807,8 +835,8 @@ func (e *engine) advance(dt float64, flows []flow) {
 	// were computed for (a cohort retiring below must not change it).
 	perCTA := map[*job]float64{}
 	for _, c := range e.cohorts {
-		if !c.job.pooled && c.job.resident > 0 {
-			perCTA[c.job] = dt * rate[c.job] / float64(c.job.resident)
+		if !c.job.pooled && c.job.working > 0 {
+			perCTA[c.job] = dt * rate[c.job] / float64(c.job.working)
 		}
 	}
 	kept := e.cohorts[:0]
@@ -819,7 +847,9 @@ func (e *engine) advance(dt float64, flows []flow) {
 				continue
 			}
 		} else {
-			c.remaining -= perCTA[c.job]
+			if c.working {
+				c.remaining -= perCTA[c.job]
+			}
 			if c.remaining > 1e-9 {
 				kept = append(kept, c)
 				continue
@@ -829,6 +859,9 @@ func (e *engine) advance(dt float64, flows []flow) {
 			e.pools[t.pool].free += t.n
 		}
 		c.job.resident -= c.n
+		if c.working {
+			c.job.working -= c.n
+		}
 		if c.job.resident == 0 && c.job.pending == 0 {
 			c.job.done, c.job.end = true, e.now
 		}

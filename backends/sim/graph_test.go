@@ -185,8 +185,10 @@ func TestPriorityTakesFreedSMs(t *testing.T) {
 			t.Errorf("priority %d, waves %v: the all-gather starts at %.0f µs, %.2f of the GEMM's %.0f µs; want %.2f..%.2f", tc.prio, tc.waves, usOf(start), f, usOf(end), tc.lo, tc.hi)
 		}
 		if tc.waves && tc.prio < 0 {
-			// Not before the first wave's CTAs end (minus the jitter).
-			if first := float64(kernelSpans(o, "g")[0].Start) + (1-p.WaveJitter/2)*wave; float64(start) < first-1 {
+			// Not before the first wave's CTAs end (less the jitter: the
+			// mean wave, from the span, is the longest SM's, which drew
+			// slower CTAs than the first wave's fastest).
+			if first := float64(kernelSpans(o, "g")[0].Start) + (1-p.WaveJitter)*wave; float64(start) < first-1 {
 				t.Errorf("priority %d: the all-gather starts at %.1f µs, before the GEMM's first wave ends (%.1f µs): a CTA was evicted", tc.prio, usOf(start), first/1e3)
 			}
 		}

@@ -283,7 +283,7 @@ func tiledGEMMJob(p Profile, c scenarios.ComputeOp, st scenarios.Strategy, l GEM
 		perSlot = tiles / slots
 		j.jitter = true
 	}
-	j.setup = p.GEMMPrologue
+	j.setup, j.firstSetup = p.GEMMPrologue, p.gemmStartDelay
 	j.ctaRate = 1 / (perSlot * t.Tile())
 	j.power = t.Main / t.Tile()
 	j.hbm = g.traffic / slots

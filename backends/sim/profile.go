@@ -423,6 +423,16 @@ type Profile struct {
 	// (K / K step iterations) or its share of HBM, plus GEMMTileEpilogue;
 	// and GEMMPrologue once. Off: model v2's roofline.
 	GEMMTiles bool
+	// LateCTASetup makes a kernel's CTAs that are dispatched after its
+	// first ones spend the kernel's setup (an SM collective's peer
+	// handshake, a GEMM's GEMMPrologue) themselves before they make
+	// progress, as each NCCL channel and each GEMM CTA does its own; off,
+	// the setup runs once from the first dispatch and later CTAs start at
+	// once. It matters when a kernel gets only part of its SMs at first:
+	// a collective launched beside a persistent GEMM of 128 CTAs gets the
+	// 4 SMs the GEMM leaves and, off, finishes its handshake there, so the
+	// rest of its CTAs skip it at the GEMM's end. Model.
+	LateCTASetup bool
 	// GEMMPrologue is what a GEMM kernel spends, holding its SMs, before
 	// its first tile's main loop: the tile scheduler's and cluster's set-up
 	// and the first pipeline fill (on top of KernelFixedCost, which holds
@@ -437,14 +447,17 @@ type Profile struct {
 	// MultiGPUComputeScale and MultiGPUComputeDelay are how much longer a
 	// GEMM takes in a run on two GPUs or more than in a run on one: its
 	// one-GPU time x (1 + MultiGPUComputeScale) + MultiGPUComputeDelay
-	// (the scale slows its tensor-bound main loops, the delay adds to
-	// GEMMPrologue; with GEMMTiles only). c3lab times each GPU from its
+	// (the scale slows its tensor-bound main loops, the delay adds to the
+	// GEMMPrologue of its first CTAs; with GEMMTiles only). c3lab times each GPU from its
 	// own start and reports the slowest GPU's op, so a multi-GPU run shows
 	// the slower chip and the later start of the two. Measured: the
 	// two-GPU sweeps' GEMMs against the same GEMMs in one-GPU runs
 	// (backends/cuda/results/2026-12-02-h200x1-s8, compare_machines.py).
 	MultiGPUComputeScale float64
 	MultiGPUComputeDelay float64
+	// gemmStartDelay is MultiGPUComputeDelay in a profile onGPUs made for
+	// two GPUs or more, 0 otherwise: it delays a GEMM's first CTAs only.
+	gemmStartDelay float64
 }
 
 // onGPUs is p as a run on n GPUs sees it: from two GPUs on, its GEMMs
@@ -459,7 +472,7 @@ func (p Profile) onGPUs(n int) Profile {
 		eff[d] = e / (1 + p.MultiGPUComputeScale)
 	}
 	p.GEMMEfficiency = eff
-	p.GEMMPrologue += p.MultiGPUComputeDelay
+	p.gemmStartDelay = p.MultiGPUComputeDelay
 	return p
 }
 
@@ -609,6 +622,7 @@ func H200() Profile {
 		// Stage 1 of the calibration (h200-fit.yaml): one-GPU time, since
 		// MultiGPUComputeScale and MultiGPUComputeDelay.
 		GEMMTiles:        true,
+		LateCTASetup:     true,
 		GEMMPrologue:     2.47e-6,
 		GEMMTileEpilogue: 1.58e-6,
 

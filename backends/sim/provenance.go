@@ -169,7 +169,8 @@ func H200Provenance() map[string]Provenance {
 		"KernelFixedCost": {Source: SourceModel, Range: r(0, 1e-3)},
 		"WaveJitter":      {Source: SourceModel, Range: r(0, 1)},
 
-		"GEMMTiles": {Source: SourceModel, Note: "the GEMM's time from its tiles (on) or the roofline (off)"},
+		"GEMMTiles":    {Source: SourceModel, Note: "the GEMM's time from its tiles (on) or the roofline (off)"},
+		"LateCTASetup": {Source: SourceModel, Note: "CTAs dispatched after a kernel's first spend its setup themselves (on) or start at once (off)"},
 		"MultiGPUComputeScale": {Source: SourceMeasured, Range: r(0, 0.2),
 			Note: "the two-GPU sweeps' GEMMs (T_comp) against the same GEMMs on one GPU: T_2gpu = 1.024 T_1gpu + 3.0 us over 66 and 97 GEMMs (backends/cuda/results/2026-12-02-h200x1-s8/compare_machines.py)"},
 		"MultiGPUComputeDelay": {Source: SourceMeasured, Range: r(0, 20e-6),

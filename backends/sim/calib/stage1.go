@@ -337,12 +337,14 @@ func gemmAlone(b *sim.Backend, c scenarios.ComputeOp, gpus int) (float64, backen
 }
 
 // fitGEMMTiles fits GEMMPrologue (P) and GEMMTileEpilogue (E) to every
-// isolated GEMM: the simulator's time is base + P + E x d, base its time
-// with both 0 and d the tiles of its busiest CTA that E adds to (d is
-// measured by simulating with E = 1 µs: a GEMM bound by HBM as a whole
-// hides its epilogues), and P and E minimize the sum of squared relative
-// errors (two normal equations). Their standard errors come from the
-// residuals.
+// isolated GEMM: the simulator's time is base + P x c + E x d, base its
+// time with both 0, c the prologues on its critical path (1 for a
+// persistent launch; one per wave for a launch in waves under
+// LateCTASetup) and d the tiles of its busiest CTA that E adds to (c and
+// d are measured by simulating with P or E = 1 µs: a GEMM bound by HBM as
+// a whole hides its epilogues), and P and E minimize the sum of squared
+// relative errors (two normal equations). Their standard errors come from
+// the residuals.
 func fitGEMMTiles(p *sim.Profile, runs []Run, refs []RefGEMM, clamp func(string, float64) float64) ([]fitted, error) {
 	gemms := isolatedGEMMs(runs, refs)
 	keepBoth := func(why string) []fitted {
@@ -377,11 +379,15 @@ func fitGEMMTiles(p *sim.Profile, runs []Run, refs []RefGEMM, clamp func(string,
 	if err != nil {
 		return nil, err
 	}
-	// Minimize sum (P u + E v - w)^2, u = 1/t, v = d/t, w = 1 - base/t.
+	withP, err := times(probe, 0)
+	if err != nil {
+		return nil, err
+	}
+	// Minimize sum (P u + E v - w)^2, u = c/t, v = d/t, w = 1 - base/t.
 	var uu, uv, vv, uw, vw float64
 	for i, g := range gemms {
 		t := g.Seconds
-		u, v, w := 1/t, (withE[i]-base[i])/probe/t, 1-base[i]/t
+		u, v, w := (withP[i]-base[i])/probe/t, (withE[i]-base[i])/probe/t, 1-base[i]/t
 		uu, uv, vv, uw, vw = uu+u*u, uv+u*v, vv+v*v, uw+u*w, vw+v*w
 	}
 	det := uu*vv - uv*uv
@@ -393,7 +399,7 @@ func fitGEMMTiles(p *sim.Profile, runs []Run, refs []RefGEMM, clamp func(string,
 	var ssr float64
 	for i, g := range gemms {
 		t := g.Seconds
-		r := P/t + E*(withE[i]-base[i])/probe/t - (1 - base[i]/t)
+		r := P*(withP[i]-base[i])/probe/t + E*(withE[i]-base[i])/probe/t - (1 - base[i]/t)
 		ssr += r * r
 	}
 	var seP, seE float64
