@@ -70,7 +70,15 @@ func TestRecorderSurvivesKill(t *testing.T) {
 		cmd.Wait()
 		t.Fatalf("helper did not start: %q %v\n%s", ready, err, stderr.String())
 	}
+	// Record for 1.5 s, and on a loaded machine until a flush has written
+	// the first 100 events (at most 20 s): a starved child says nothing
+	// about what a kill loses.
 	time.Sleep(1500 * time.Millisecond)
+	for deadline := time.Now().Add(20 * time.Second); time.Now().Before(deadline); time.Sleep(100 * time.Millisecond) {
+		if r, err := ReadAll(path); err == nil && len(r.Events) >= 100 {
+			break
+		}
+	}
 	killed := time.Now()
 	if err := cmd.Process.Kill(); err != nil {
 		t.Fatal(err)
