@@ -213,3 +213,29 @@ func TestFittedProfileGetsNewerLaunches(t *testing.T) {
 		t.Errorf("the reduction sweep's former GEMM runs %+v; want ncu's 192 x 192 launch", got)
 	}
 }
+
+// The calibrated profile built into c3lab is the committed file, byte for
+// byte, and parses into the profile LoadProfileFile reads from it.
+func TestFittedH200IsTheCommittedFile(t *testing.T) {
+	data, err := os.ReadFile("profiles/h200-fit.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(data, fittedH200YAML) {
+		t.Fatal("the embedded h200-fit profile differs from profiles/h200-fit.yaml")
+	}
+	got, err := FittedH200()
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, err := LoadProfileFile("profiles/h200-fit.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(got, want) {
+		t.Error("FittedH200 and LoadProfileFile read different profiles from the same file")
+	}
+	if got.Fit == nil || got.Profile.Name != "h200" {
+		t.Errorf("the built-in fitted profile: name %q, fit record %v; want h200 with its fit record", got.Profile.Name, got.Fit != nil)
+	}
+}

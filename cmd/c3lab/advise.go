@@ -35,7 +35,7 @@ func runAdvise(ctx context.Context, args []string, s stdio) error {
 	var be backendFlag
 	be.register(fs)
 	scenarioArg := fs.String("scenario", "", "a built-in scenario name or a YAML file; default: the first built-in")
-	modelArg := fs.String("model", "", "the simulator profile that ranks the candidates (with --evaluate, the one each fold's calibration starts from): a built-in name or a profile file; default --sim-profile, else the built-in H200")
+	modelArg := fs.String("model", "", "the simulator profile that ranks the candidates (with --evaluate, the one each fold's calibration starts from): a built-in name or a profile file; default --sim-profile, else the calibrated H200 (h200-fit; with --evaluate, its hand-set base h200, as calibrate starts from)")
 	top := fs.Int("top", heuristics.DefaultTopK, "how many ranked candidates to keep (and --tune to measure)")
 	var measured, evaluate, refs listFlag
 	fs.Var(&measured, "measured", "a sweep file whose measurements of the scenario the reasons quote; may repeat; default the committed sweeps of the device")
@@ -152,7 +152,7 @@ func runAdvise(ctx context.Context, args []string, s stdio) error {
 }
 
 // adviceModel is the simulator that ranks the advice's candidates: the
-// profile --model names, else --sim-profile's, else the built-in one.
+// profile --model names, else --sim-profile's, else the calibrated H200.
 func adviceModel(arg string, be backendFlag) (heuristics.Model, error) {
 	if arg == "" {
 		arg = be.simProfile
@@ -162,10 +162,11 @@ func adviceModel(arg string, be backendFlag) (heuristics.Model, error) {
 		return nil, err
 	}
 	label := "the built-in " + pf.Profile.Name + " profile"
-	if arg != "" {
-		if _, builtin := sim.Profiles()[arg]; !builtin {
-			label = "the profile " + filepath.Base(arg)
-		}
+	switch _, builtin := sim.Profiles()[arg]; {
+	case arg == "" || (arg == sim.FittedH200Name && pf.Fit != nil):
+		label = "the calibrated " + pf.Profile.Name + " profile (" + sim.FittedH200Name + ")"
+	case !builtin:
+		label = "the profile " + filepath.Base(arg)
 	}
 	return heuristics.BackendModel{Backend: sim.NewFromFile(pf), Label: label}, nil
 }

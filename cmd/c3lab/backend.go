@@ -30,16 +30,18 @@ type backendFlag struct {
 func (b *backendFlag) register(fs *flag.FlagSet) {
 	fs.StringVar(&b.name, "backend", "auto", "where to run: auto (the GPUs when usable, else the simulator), cuda or sim")
 	fs.IntVar(&b.simGPUs, "sim-gpus", 0, "the simulated node's GPU count, 1..8 (1 previews a one-GPU box); 0 = 8")
-	fs.StringVar(&b.simProfile, "sim-profile", "", "run the simulator on this device profile: a YAML file (c3lab calibrate writes one) or a built-in name; default the built-in H200")
+	fs.StringVar(&b.simProfile, "sim-profile", "", "run the simulator on this device profile: a YAML file (c3lab calibrate writes one) or a built-in name (h200-fit, the calibrated H200; h200, its hand-set base); default h200-fit")
 }
 
 // loadSimProfile returns the profile --sim-profile names: a built-in
-// profile's name, or a profile file. A bad file is a usage error of one
-// line that names its line.
+// profile's name, or a profile file; none is the calibrated H200
+// (sim.FittedH200Name), whose held-out error c3lab validate reports. A bad
+// file is a usage error of one line that names its line.
 func loadSimProfile(arg string) (sim.ProfileFile, error) {
-	if arg == "" {
-		p := sim.DefaultProfile()
-		return sim.ProfileFile{Profile: p}, nil
+	if arg == "" || arg == sim.FittedH200Name {
+		if _, err := os.Stat(arg); arg == "" || err != nil {
+			return sim.FittedH200()
+		}
 	}
 	if p, ok := sim.Profiles()[arg]; ok {
 		if _, err := os.Stat(arg); err != nil {

@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -194,5 +195,47 @@ func TestCalibrateValidateRefusals(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// Without --sim-profile the simulator runs the calibrated H200 built into
+// c3lab (h200-fit, with its fit record); "h200" names the hand-set profile
+// it was fitted from, and "h200-fit" the calibrated one again. A run on
+// each differs, so the default is not the hand-set one.
+func TestDefaultSimProfileIsTheCalibratedOne(t *testing.T) {
+	for _, tc := range []struct {
+		arg    string
+		fitted bool
+	}{
+		{"", true},
+		{"h200-fit", true},
+		{"h200", false},
+	} {
+		pf, err := loadSimProfile(tc.arg)
+		if err != nil {
+			t.Fatalf("%q: %v", tc.arg, err)
+		}
+		if got := pf.Fit != nil; got != tc.fitted {
+			t.Errorf("--sim-profile %q: fitted profile %v; want %v", tc.arg, got, tc.fitted)
+		}
+	}
+	run := func(args ...string) string {
+		code, out, errOut := call(t, append([]string{"run", "--backend", "sim", "--scenario", "llama3-70b-tp-qkv-ag-224m-2gpu", "--json"}, args...)...)
+		if code != 0 {
+			t.Fatalf("run %v: exit %d: %s", args, code, errOut)
+		}
+		var r struct {
+			TC3 struct {
+				Median float64 `json:"median_ns"`
+			} `json:"t_c3"`
+		}
+		if err := json.Unmarshal([]byte(out), &r); err != nil {
+			t.Fatalf("run %v: %v", args, err)
+		}
+		return fmt.Sprint(r.TC3.Median)
+	}
+	def, fit, hand := run(), run("--sim-profile", "h200-fit"), run("--sim-profile", "h200")
+	if def != fit || def == hand {
+		t.Errorf("T_c3 by default %s ns, on h200-fit %s, on h200 %s; want the default to be h200-fit's", def, fit, hand)
 	}
 }

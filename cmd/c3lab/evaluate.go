@@ -47,7 +47,14 @@ func runEvaluate(ctx context.Context, s stdio, a evalArgs) error {
 	if dup, ok := repeated(a.sweeps); ok {
 		return badInput("sweep %s is given twice; give each once", dup)
 	}
-	base, err := loadSimProfile(a.base)
+	// Each fold's calibration starts from the hand-set base profile, as
+	// c3lab calibrate does, unless --model names one: the calibrated one
+	// was fitted on the folds that are held out here.
+	baseArg := a.base
+	if baseArg == "" {
+		baseArg = sim.H200().Name
+	}
+	base, err := loadSimProfile(baseArg)
 	if err != nil {
 		return err
 	}

@@ -14,7 +14,7 @@ import (
 // labAdvisor is the advisor of the lab, of replay --lab and of the
 // lessons' why panel: what `c3lab advise` gives without --model, --top or
 // --measured, that is heuristics.AdviseModel with the simulator on
-// --sim-profile's profile (else the built-in one), the committed
+// --sim-profile's profile (else the calibrated H200), the committed
 // measurements of the device (read on first use) and the default top k.
 // When the model cannot be built, every call says why, and the screen
 // falls back on the rules with that line.

@@ -436,7 +436,7 @@ func TestAdvise(t *testing.T) {
 	}
 	// The model ranks the copy-engine strategies first for a 224 MiB
 	// all-gather, and the baseline last.
-	mustContain(t, "output", out, "advice    dma", "predicted by the built-in h200 profile: T_c3", "the default (baseline) is predicted at", "copy engines", "<- advice", "<- best", "baseline")
+	mustContain(t, "output", out, "advice    dma", "predicted by the calibrated h200 profile (h200-fit): T_c3", "the default (baseline) is predicted at", "copy engines", "<- advice", "<- best", "baseline")
 	code, out, _ = call(t, "advise", "--backend", "sim", "--json")
 	var rep adviseReport
 	if err := json.Unmarshal([]byte(out), &rep); code != 0 || err != nil || len(rep.Advice.Reasons) == 0 || len(rep.Advice.Predictions) == 0 || rep.Advice.Predictions[0].Uplift <= 0 {
