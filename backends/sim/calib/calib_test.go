@@ -3,12 +3,14 @@ package calib
 import (
 	"bytes"
 	"cmp"
+	"compress/gzip"
 	"context"
 	"encoding/json"
 	"fmt"
 	"math"
 	"os"
 	"path/filepath"
+	"reflect"
 	"slices"
 	"strings"
 	"testing"
@@ -565,5 +567,33 @@ func TestRunErrorJSON(t *testing.T) {
 		if !strings.Contains(string(b), w) {
 			t.Errorf("%s lacks %s", b, w)
 		}
+	}
+}
+
+// A sweep kept gzipped (name.json.gz, as sweep files of a whole suite
+// are) gives the same runs as the plain file; a damaged one is refused
+// with its name.
+func TestLoadRunsReadsGzippedSweeps(t *testing.T) {
+	data, err := os.ReadFile(reductionSweep)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	var buf bytes.Buffer
+	zw := gzip.NewWriter(&buf)
+	zw.Write(data)
+	zw.Close()
+	gz := filepath.Join(dir, "sweep.json.gz")
+	if err := os.WriteFile(gz, buf.Bytes(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	plain, zipped := mustRuns(t, reductionSweep), mustRuns(t, gz)
+	if !reflect.DeepEqual(plain, zipped) {
+		t.Errorf("the gzipped sweep gives %d runs, the plain one %d, or they differ", len(zipped), len(plain))
+	}
+	cut := filepath.Join(dir, "cut.json.gz")
+	os.WriteFile(cut, buf.Bytes()[:buf.Len()/2], 0o644)
+	if _, err := LoadRuns([]string{cut}); err == nil || !strings.Contains(err.Error(), "cut.json.gz") {
+		t.Errorf("a cut gzip sweep: %v; want an error naming it", err)
 	}
 }

@@ -78,6 +78,11 @@ func loadSweep(path string) (sweepfile.File, error) {
 	if err != nil {
 		return sweepfile.File{}, err
 	}
+	// A sweep may be kept gzipped (name.json.gz), as every sweep reader
+	// takes it.
+	if data, err = sweepfile.Inflate(data); err != nil {
+		return sweepfile.File{}, fmt.Errorf("%s: %w", path, err)
+	}
 	var head struct {
 		Format *int   `json:"format"`
 		Tool   string `json:"tool"`
