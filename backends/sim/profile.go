@@ -421,7 +421,8 @@ type Profile struct {
 	// parse) spread over its persistent grid, the CTA with the most tiles
 	// setting the time; each tile's main loop at one SM's tensor rate
 	// (K / K step iterations) or its share of HBM, plus GEMMTileEpilogue;
-	// and GEMMPrologue once. Off: model v2's roofline.
+	// and GEMMPrologue once per CTA (once per wave for a launch in waves
+	// under LateCTASetup). Off: model v2's roofline.
 	GEMMTiles bool
 	// LateCTASetup makes a kernel's CTAs that are dispatched after its
 	// first ones spend the kernel's setup (an SM collective's peer
