@@ -699,8 +699,11 @@ func (p Profile) copyHBMWeight() float64 {
 	return 1
 }
 
-// DefaultProfile is the profile the simulator runs when none is named:
-// the node c3lab is first built for.
+// DefaultProfile is the hand-set profile of the node c3lab is first built
+// for (H200): what sim.New is given where no profile file is at hand, and
+// what calibrate starts from. c3lab's commands run the simulator on the
+// calibrated one (FittedH200) when --sim-profile names none; both share
+// the device's limits and name.
 func DefaultProfile() Profile { return H200() }
 
 // Profiles returns every built-in profile by name.

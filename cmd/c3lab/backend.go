@@ -38,13 +38,15 @@ func (b *backendFlag) register(fs *flag.FlagSet) {
 // (sim.FittedH200Name), whose held-out error c3lab validate reports. A bad
 // file is a usage error of one line that names its line.
 func loadSimProfile(arg string) (sim.ProfileFile, error) {
-	if arg == "" || arg == sim.FittedH200Name {
-		if _, err := os.Stat(arg); arg == "" || err != nil {
+	if arg == "" {
+		return sim.FittedH200()
+	}
+	// A built-in name, unless a file of that name is here.
+	if _, err := os.Stat(arg); err != nil {
+		if arg == sim.FittedH200Name {
 			return sim.FittedH200()
 		}
-	}
-	if p, ok := sim.Profiles()[arg]; ok {
-		if _, err := os.Stat(arg); err != nil {
+		if p, ok := sim.Profiles()[arg]; ok {
 			return sim.ProfileFile{Profile: p}, nil
 		}
 	}
