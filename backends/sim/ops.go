@@ -369,7 +369,7 @@ func commJobs(p Profile, sc scenarios.Scenario, st scenarios.Strategy, dom []int
 	if st.CommCTAs > 0 {
 		ctas = st.CommCTAs
 	}
-	rate, perSM, stall := p.CTALinkBandwidth[coll], false, p.CommLatencySensitivity
+	rate, perSM, stall := CTABandwidth(p, coll, ctas), false, p.CommLatencySensitivity
 	// Under the partition model (PartitionSMLinkBandwidth) a collective in
 	// an SM partition of its own shares no SM, so it pays no latency stall
 	// (that is paid beside other kernels' CTAs); confined to fewer SMs

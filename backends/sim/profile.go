@@ -129,12 +129,23 @@ type Profile struct {
 	// CommCTAs is the CTA (channel) count of an SM collective by default,
 	// per collective (NCCL's choice on NV18). Model.
 	CommCTAs map[scenarios.Collective]int
-	// CTALinkBandwidth is the link bandwidth one collective CTA drives,
-	// per collective; the collective saturates the link at about
+	// CTALinkBandwidth is the link bandwidth one collective CTA drives in
+	// a kernel of CommCTARef CTAs, per collective (CTABandwidth gives it at
+	// other counts); the collective saturates the link at about
 	// LinkBandwidth x LinkEfficiencySM / CTALinkBandwidth CTAs. Fitted: the
 	// median per-CTA bandwidth of the sweep's runs under a CTA cap of 8 and
-	// 16, where the capped collective runs alone after the GEMM.
+	// 16, where the capped collective runs alone after the GEMM, taken to
+	// CommCTARef CTAs by CommCTAScaling.
 	CTALinkBandwidth map[scenarios.Collective]float64
+	// CommCTAScaling is how one collective CTA's link bandwidth falls as
+	// the kernel has more CTAs: a kernel of n CTAs moves at most
+	// CTALinkBandwidth x (n / CommCTARef)^-CommCTAScaling per CTA (see
+	// CTABandwidth). On two H200s one CTA of NCCL's kernels under a cap
+	// of 8 CTAs moved 11-16 % more than one under a cap of 16, for every
+	// collective, while neither cap filled the link. Fitted in
+	// stage 1 with CTALinkBandwidth; 0 keeps one bandwidth per CTA at
+	// every count, as the built-in does.
+	CommCTAScaling float64
 	// PartitionSMLinkBandwidth is the link bandwidth one SM drives for an
 	// SM collective confined to a partition (a green context) of fewer
 	// SMs than its CTAs, per collective; the confined collective then
@@ -480,6 +491,21 @@ func (p Profile) onGPUs(n int) Profile {
 // DefaultPeerLoadCTABandwidth is PeerLoadCTABandwidth's model value
 // (bytes/s per CTA), taken by a profile that does not set it.
 const DefaultPeerLoadCTABandwidth = 16e9
+
+// CommCTARef is the CTA count at which one collective CTA moves
+// Profile.CTALinkBandwidth.
+const CommCTARef = 16
+
+// CTABandwidth is the link bandwidth one CTA of an SM collective's
+// kernel of ctas CTAs drives: CTALinkBandwidth x (ctas /
+// CommCTARef)^-CommCTAScaling.
+func CTABandwidth(p Profile, coll scenarios.Collective, ctas int) float64 {
+	bw := p.CTALinkBandwidth[coll]
+	if p.CommCTAScaling != 0 && ctas > 0 {
+		bw *= math.Pow(float64(ctas)/CommCTARef, -p.CommCTAScaling)
+	}
+	return bw
+}
 
 // peerLoadCTABandwidth is p's PeerLoadCTABandwidth, or the model default
 // for a profile written before the field.

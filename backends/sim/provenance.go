@@ -106,6 +106,7 @@ func H200Provenance() map[string]Provenance {
 		"LinkEfficiencyNCCLCE": {Source: SourceFitted, Stage: StageIsolated, Range: r(0.05, 1), Note: "slope of NCCL's isolated copy-engine collectives"},
 
 		"CommCTAs":                 {Source: SourceModel, Range: r(1, 1024), Note: "NCCL's channel count on NV18"},
+		"CommCTAScaling":           {Source: SourceFitted, Stage: StageIsolated, Range: r(0, 0.5), Note: "the exponent that gives the CTA-capped collectives of every cap one bandwidth per CTA"},
 		"CTALinkBandwidth":         {Source: SourceFitted, Stage: StageIsolated, Range: r(1e8, 1e12), Note: "CTA-capped collectives after the GEMM"},
 		"PartitionSMLinkBandwidth": {Source: SourceFitted, Stage: StageIsolated, Range: r(0, 1e12), Note: "collectives in a partition of fewer SMs than their CTAs, next to a short GEMM; 0 keeps the CTA model"},
 		"CommLatencySensitivity":   {Source: SourceFitted, Stage: StageInterference, Range: r(0, 8)},

@@ -254,9 +254,7 @@ func Stage1(p sim.Profile, runs []Run, refs []RefGEMM, prov map[string]sim.Prove
 	line("", "", &p.NCCLCESetup, "NCCLCESetup", &p.LinkEfficiencyNCCLCE, "LinkEfficiencyNCCLCE",
 		isolatedComm(runs, "nccl-ce", linkCopy, nil))
 	out = append(out, fitReduction(&p, runs, clamp)...)
-	for _, coll := range scenarios.Collectives {
-		out = append(out, fitCTABandwidth(&p, runs, coll, clamp))
-	}
+	out = append(out, fitCTABandwidths(&p, runs, prov["CommCTAScaling"].Range, clamp)...)
 	for _, coll := range scenarios.Collectives {
 		out = append(out, fitPartitionBandwidth(&p, runs, coll, clamp))
 	}
@@ -550,31 +548,108 @@ func fitReduction(p *sim.Profile, runs []Run, clamp func(string, float64) float6
 	return []fitted{bw, ch}
 }
 
-// fitCTABandwidth derives one collective CTA's link bandwidth from the
-// runs under an NCCL CTA cap (ctas-8, ctas-16). There the GEMM launches
-// first and holds every SM to its end, so the capped collective runs after
-// it, alone: T_c3 = T_comp + setup + bytes / (CTAs x bandwidth). It takes
-// the median of the bandwidths that solve this per run.
-func fitCTABandwidth(p *sim.Profile, runs []Run, coll scenarios.Collective, clamp func(string, float64) float64) fitted {
-	caps := map[string]float64{"ctas-8": 8, "ctas-16": 16}
-	var bws []float64
+// ctaCapRun is one run under an NCCL CTA cap: the cap and the link
+// bandwidth one of its CTAs drove (bytes sent / (CTAs x time)).
+type ctaCapRun struct {
+	ctas int
+	bw   float64
+}
+
+// ctaScalingStep is the grid step of stage 1's search for
+// CommCTAScaling.
+const ctaScalingStep = 0.01
+
+// fitCTABandwidths derives each collective CTA's link bandwidth and how
+// it falls with the CTA count (CommCTAScaling) from the runs under an
+// NCCL CTA cap (ctas-8, ctas-16). There the GEMM launches first and holds
+// every SM to its end, so the capped collective runs after it, alone:
+// T_c3 = T_comp + setup + bytes / (CTAs x bandwidth). Each run's
+// bandwidth, taken back to CommCTARef CTAs under an exponent, should be
+// its collective's: the exponent on a grid over its range that leaves
+// the least spread (squared log distance to each collective's median) is
+// kept, and each collective's CTALinkBandwidth is the median at it. The
+// exponent needs runs at two caps or more; without them p's is kept.
+func fitCTABandwidths(p *sim.Profile, runs []Run, scalingRange []float64, clamp func(string, float64) float64) []fitted {
+	caps := map[string]int{"ctas-8": 8, "ctas-16": 16}
+	byColl := map[scenarios.Collective][]ctaCapRun{}
+	counts := map[int]bool{}
 	for _, r := range runs {
 		n, ok := caps[r.Strategy]
-		if !ok || r.Scen.IsGraph() || r.Scen.Comm.Collective != coll {
+		if !ok || r.Scen.IsGraph() || !slices.Contains(scenarios.Collectives, r.Scen.Comm.Collective) {
 			continue
 		}
+		coll := r.Scen.Comm.Collective
 		alone := (r.Real.TC3.Median-r.Real.TComp.Median)/1e9 - p.CommSetup[coll]
 		if alone > 0 {
-			bws = append(bws, r.Scen.Comm.LinkBytes(r.Scen.GPUs)/(n*alone))
+			byColl[coll] = append(byColl[coll], ctaCapRun{ctas: n, bw: r.Scen.Comm.LinkBytes(r.Scen.GPUs) / (float64(n) * alone)})
+			counts[n] = true
 		}
 	}
-	old := p.CTALinkBandwidth[coll]
-	if len(bws) == 0 {
-		return fitted{Field: "CTALinkBandwidth", Key: string(coll), Value: old, Low: old, High: old, Note: "kept: no CTA-capped run of it in the fit set"}
+	// atRef returns a collective's runs' bandwidths taken back to
+	// CommCTARef CTAs under exponent x.
+	atRef := func(rs []ctaCapRun, x float64) []float64 {
+		out := make([]float64, len(rs))
+		for i, r := range rs {
+			out[i] = r.bw * math.Pow(float64(r.ctas)/sim.CommCTARef, x)
+		}
+		return out
 	}
-	lo, mid, hi := quartiles(bws)
-	p.CTALinkBandwidth[coll] = clamp("CTALinkBandwidth", math.Round(mid/1e8)*1e8)
-	return fitted{Field: "CTALinkBandwidth", Key: string(coll), Value: p.CTALinkBandwidth[coll], Low: lo, High: hi, Points: len(bws)}
+	spread := func(x float64) float64 {
+		var sum float64
+		for _, rs := range byColl {
+			bws := atRef(rs, x)
+			_, mid, _ := quartiles(bws)
+			for _, b := range bws {
+				d := math.Log(b / mid)
+				sum += d * d
+			}
+		}
+		return sum
+	}
+	scaling := fitted{Field: "CommCTAScaling", Value: p.CommCTAScaling, Low: p.CommCTAScaling, High: p.CommCTAScaling}
+	if len(counts) >= 2 && len(scalingRange) == 2 {
+		var xs, ss []float64
+		best := 0
+		for i := 0; ; i++ {
+			x := math.Round((scalingRange[0]+float64(i)*ctaScalingStep)*1000) / 1000
+			if x > scalingRange[1]+1e-12 {
+				break
+			}
+			xs, ss = append(xs, x), append(ss, spread(x))
+			if ss[len(ss)-1] < ss[best] {
+				best = len(ss) - 1
+			}
+		}
+		var n int
+		for _, rs := range byColl {
+			n += len(rs)
+		}
+		// Within one standard error of the best by the profile
+		// likelihood (n ln(S/Smin) <= 1).
+		scaling = fitted{Field: "CommCTAScaling", Value: xs[best], Low: xs[best], High: xs[best], Points: n}
+		for i, x := range xs {
+			if ss[best] > 0 && float64(n)*math.Log(ss[i]/ss[best]) > 1 {
+				continue
+			}
+			scaling.Low, scaling.High = math.Min(scaling.Low, x), math.Max(scaling.High, x)
+		}
+		p.CommCTAScaling = xs[best]
+	} else {
+		scaling.Note = fmt.Sprintf("kept: the fit set has CTA-capped runs at %d cap(s), the exponent needs 2", len(counts))
+	}
+	out := []fitted{scaling}
+	for _, coll := range scenarios.Collectives {
+		old := p.CTALinkBandwidth[coll]
+		rs := byColl[coll]
+		if len(rs) == 0 {
+			out = append(out, fitted{Field: "CTALinkBandwidth", Key: string(coll), Value: old, Low: old, High: old, Note: "kept: no CTA-capped run of it in the fit set"})
+			continue
+		}
+		lo, mid, hi := quartiles(atRef(rs, p.CommCTAScaling))
+		p.CTALinkBandwidth[coll] = clamp("CTALinkBandwidth", math.Round(mid/1e8)*1e8)
+		out = append(out, fitted{Field: "CTALinkBandwidth", Key: string(coll), Value: p.CTALinkBandwidth[coll], Low: lo, High: hi, Points: len(rs)})
+	}
+	return out
 }
 
 // fitPartitionBandwidth derives the link bandwidth one SM drives for a
