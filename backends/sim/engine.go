@@ -43,6 +43,13 @@ type job struct {
 	// than its CTAs: its ctas are the partition's SMs, each moving at
 	// Profile.PartitionSMLinkBandwidth.
 	perSM bool
+	// carveout is what the kernel's CTAs leave their SMs configured for
+	// (carveoutReset, carveoutGEMM, carveoutKeep); see pool.gemmCarveout.
+	carveout carveoutUse
+	// inheritedRate, for c3lab's copy kernel, is one CTA's rate when its
+	// CTAs start on SMs still configured as a GEMM left them
+	// (Profile.HostCopyInheritedCTABandwidth); 0: no such slowdown.
+	inheritedRate float64
 	// privRes is the resource that bounds a CTA when nothing is shared
 	// (tensor cores, the SM's own bandwidth, per-CTA link throughput).
 	privRes backends.Resource
@@ -166,12 +173,40 @@ type cohort struct {
 	working bool
 }
 
-type poolTake struct{ pool, n int }
+// carvedSMs is how many of the cohort's SMs were still configured as a
+// GEMM left them when it took them.
+func (c *cohort) carvedSMs() int {
+	n := 0
+	for _, t := range c.taken {
+		n += t.carved
+	}
+	return n
+}
+
+// poolTake is SMs a cohort took from one pool: n of them, carved of
+// which were still configured as a GEMM left them.
+type poolTake struct{ pool, n, carved int }
+
+// carveoutUse is what a kernel does to the shared-memory carveout of the
+// SMs its CTAs run on. A GEMM's kernel configures them for its tiles (the
+// most shared memory, little L1); a kernel that uses no shared memory
+// (c3lab's copy and stream kernels) runs under whatever configuration it
+// finds and leaves it; any other kernel is taken to reconfigure them.
+type carveoutUse int
+
+const (
+	carveoutReset carveoutUse = iota
+	carveoutGEMM
+	carveoutKeep
+)
 
 // pool is a set of SMs: the whole GPU, or one side of a partition.
 type pool struct {
 	name       string
 	size, free int
+	// gemmCarveout is how many of the free SMs are still configured as a
+	// GEMM's kernel left them (carveoutUse).
+	gemmCarveout int
 }
 
 // segment is an interval during which every rate was constant; the
@@ -317,9 +352,13 @@ func (e *engine) dispatch() {
 			if take <= 0 {
 				continue
 			}
+			// Which free SMs the block scheduler picks is not known; the
+			// ones a GEMM left are taken first.
+			carved := min(take, e.pools[pi].gemmCarveout)
 			e.pools[pi].free -= take
+			e.pools[pi].gemmCarveout -= carved
 			c.n += take
-			c.taken = append(c.taken, poolTake{pi, take})
+			c.taken = append(c.taken, poolTake{pi, take, carved})
 		}
 		if c.n == 0 {
 			continue
@@ -329,6 +368,11 @@ func (e *engine) dispatch() {
 		if !j.started {
 			j.started, j.start = true, e.now
 			j.ready = e.now + j.setup + j.firstSetup
+			// A copy kernel whose first CTAs start mostly on SMs a GEMM
+			// left configured runs at the rate it has there.
+			if j.inheritedRate > 0 && 2*c.carvedSMs() >= c.n {
+				j.ctaRate = math.Min(j.ctaRate, j.inheritedRate)
+			}
 		}
 		c.ready = j.ready
 		if e.p.LateCTASetup && e.now > j.start {
@@ -390,8 +434,10 @@ func (e *engine) split(c *cohort) []*cohort {
 		for need := n; need > 0; {
 			t := &taken[0]
 			k := min(need, t.n)
-			part.taken = append(part.taken, poolTake{t.pool, k})
+			kc := min(k, t.carved)
+			part.taken = append(part.taken, poolTake{t.pool, k, kc})
 			t.n -= k
+			t.carved -= kc
 			need -= k
 			if t.n == 0 {
 				taken = taken[1:]
@@ -857,6 +903,12 @@ func (e *engine) advance(dt float64, flows []flow) {
 		}
 		for _, t := range c.taken {
 			e.pools[t.pool].free += t.n
+			switch c.job.carveout {
+			case carveoutGEMM:
+				e.pools[t.pool].gemmCarveout += t.n
+			case carveoutKeep:
+				e.pools[t.pool].gemmCarveout += t.carved
+			}
 		}
 		c.job.resident -= c.n
 		if c.working {

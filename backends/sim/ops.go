@@ -179,6 +179,7 @@ func computeJob(p Profile, c scenarios.ComputeOp, st scenarios.Strategy, dom []i
 		}
 		j.l2Sensitive = g.traffic > g.ideal
 		j.hbmIdeal = g.ideal / tiles * perUnit
+		j.carveout = carveoutGEMM
 		return j, flopsPerUnit, nil
 	case scenarios.Stream:
 		// An elementwise kernel of many short CTAs (streamWaves waves on the
@@ -188,6 +189,9 @@ func computeJob(p Profile, c scenarios.ComputeOp, st scenarios.Strategy, dom []i
 		j.ctaRate = p.SMHBMBandwidth / bytesPerCTA
 		j.privRes = backends.ResSMs
 		j.hbm = bytesPerCTA
+		// c3lab's stream kernel uses no shared memory: it leaves the SMs'
+		// carveout as it finds it.
+		j.carveout = carveoutKeep
 		// It does no tensor work: its elementwise arithmetic does not
 		// count towards tensor utilization.
 		return j, 0, nil
@@ -294,6 +298,7 @@ func tiledGEMMJob(p Profile, c scenarios.ComputeOp, st scenarios.Strategy, l GEM
 	}
 	j.l2Sensitive = g.traffic > g.ideal
 	j.hbmIdeal = g.ideal / slots
+	j.carveout = carveoutGEMM
 	return j, c.FLOPs() / slots, nil
 }
 
@@ -714,6 +719,15 @@ func hostCopyJob(p Profile, sc scenarios.Scenario, st scenarios.Strategy, dom []
 	j.launch, j.setup = at+p.KernelFixedCost, inKernel(p, p.HostCopyKernelSetup)
 	j.ctas, j.maxResident, j.priority, j.domain = ctas, unlimited, st.CommPriority, dom
 	j.ctaRate, j.privRes = p.HostCopyCTABandwidth/perCTA, backends.ResCTA
+	// It uses no shared memory: behind a GEMM its CTAs run under the
+	// GEMM's carveout, which leaves little L1 for loads in flight. That
+	// slows its reads from host memory (Profile.HostCopyInheritedCTABandwidth,
+	// measured for h2d); a d2h copy, which reads HBM, ran at its isolated
+	// speed behind the same GEMMs, and a swap is not measured.
+	j.carveout = carveoutKeep
+	if toHost == 0 {
+		j.inheritedRate = p.HostCopyInheritedCTABandwidth / perCTA
+	}
 	// The kernel's own caps: each direction, and both together.
 	kernel := p.HostCopyKernelDuplexBandwidth
 	if share := math.Max(j.toHost, j.fromHost); share > 0 {

@@ -351,6 +351,14 @@ type Profile struct {
 	// kernel's whole bandwidth, so at least 12.8 GB/s each (the value used).
 	HostCopyCTAs         int
 	HostCopyCTABandwidth float64
+	// HostCopyInheritedCTABandwidth is what one CTA of c3lab's copy kernel
+	// moves when the kernel's first CTAs start on SMs a GEMM's kernel left
+	// configured for its tiles (the most shared memory, little L1 for the
+	// copy's loads in flight): behind a GEMM. Measured on one H200: 4.5
+	// GB/s (4.2-4.9, 16 runs of 4 and 8 CTAs behind two GEMMs of 196 KB of
+	// tiles; backends/cuda/results/2026-12-02-h200x1-s11); behind one of
+	// 172 KB it moved 9.5. 0 keeps HostCopyCTABandwidth everywhere.
+	HostCopyInheritedCTABandwidth float64
 	// HostCopyKernelBandwidth caps the copy kernel in each direction and
 	// HostCopyKernelDuplexBandwidth both together: its loads and stores
 	// over PCIe reach less than the copy engines. Measured: 51.2 GB/s to
@@ -630,6 +638,7 @@ func H200() Profile {
 		HostCopySetup:                 15e-6,
 		HostCopyCTAs:                  32,
 		HostCopyCTABandwidth:          12.8e9,
+		HostCopyInheritedCTABandwidth: 4.5e9,
 		HostCopyKernelBandwidth:       51.8e9,
 		HostCopyKernelDuplexBandwidth: 63.9e9,
 		HostCopyKernelSetup:           5.3e-6,

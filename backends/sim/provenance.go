@@ -153,6 +153,7 @@ func H200Provenance() map[string]Provenance {
 		"HostCopySetup":                 {Source: SourceMeasured, Range: r(0, 1e-3)},
 		"HostCopyCTAs":                  {Source: SourceMeasured, Range: r(1, 4096)},
 		"HostCopyCTABandwidth":          {Source: SourceMeasured, Range: r(1e8, 1e12)},
+		"HostCopyInheritedCTABandwidth": {Source: SourceMeasured, Range: r(0, 1e12), Note: "the copy kernel's CTAs behind a GEMM, under its shared-memory carveout (results/2026-12-02-h200x1-s11)"},
 		"HostCopyKernelBandwidth":       {Source: SourceMeasured, Range: r(1e8, 1e12)},
 		"HostCopyKernelDuplexBandwidth": {Source: SourceMeasured, Range: r(1e8, 1e12)},
 		"HostCopyKernelSetup":           {Source: SourceMeasured, Range: r(0, 1e-3)},
