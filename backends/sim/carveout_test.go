@@ -61,4 +61,18 @@ func TestCopyKernelBehindGEMMRunsUnderItsCarveout(t *testing.T) {
 			t.Errorf("%s: the copy took %.0f µs after the GEMM's end (alone %.0f µs); want %.0f µs", c.name, tail*1e6, alone*1e6, want*1e6)
 		}
 	}
+
+	// The why panel puts the slow copy down to its CTAs, not to PCIe.
+	sc := scenarios.Scenario{Name: "carveout", GPUs: 1,
+		Compute: scenarios.ComputeOp{Kind: scenarios.GEMM, M: 4096, N: 4096, K: 4096, DType: scenarios.BF16},
+		Comm:    scenarios.CommOp{Collective: scenarios.HostToDevice, Bytes: bytes}}
+	o, err := New(p).Simulate(backends.Experiment{Scenario: sc, Strategy: scenarios.Strategy{CommCTAs: 8}, Mode: backends.ModeConcurrent, Reps: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range o.Explain {
+		if e.Op == backends.OpComm && (len(e.Bounds) == 0 || e.Bounds[0].Resource != backends.ResCTA) {
+			t.Errorf("the copy behind the GEMM is explained by %v; want its CTAs (%s) first", e.Bounds, backends.ResCTA)
+		}
+	}
 }

@@ -50,6 +50,8 @@ type job struct {
 	// CTAs start on SMs still configured as a GEMM left them
 	// (Profile.HostCopyInheritedCTABandwidth); 0: no such slowdown.
 	inheritedRate float64
+	// inherited says the kernel runs at inheritedRate.
+	inherited bool
 	// privRes is the resource that bounds a CTA when nothing is shared
 	// (tensor cores, the SM's own bandwidth, per-CTA link throughput).
 	privRes backends.Resource
@@ -370,8 +372,13 @@ func (e *engine) dispatch() {
 			j.ready = e.now + j.setup + j.firstSetup
 			// A copy kernel whose first CTAs start mostly on SMs a GEMM
 			// left configured runs at the rate it has there.
-			if j.inheritedRate > 0 && 2*c.carvedSMs() >= c.n {
-				j.ctaRate = math.Min(j.ctaRate, j.inheritedRate)
+			if j.inheritedRate > 0 && 2*c.carvedSMs() >= c.n && j.inheritedRate < j.ctaRate {
+				j.ctaRate, j.inherited = j.inheritedRate, true
+				// As hostCopyJob decides it: its CTAs now bound it when
+				// together they move less than the kernel's cap.
+				if float64(j.ctas)*j.ctaRate < j.maxRate {
+					j.privRes = backends.ResCTA
+				}
 			}
 		}
 		c.ready = j.ready

@@ -322,6 +322,9 @@ func ctaDetail(p Profile, j *job, pl *plan) string {
 	if j.perSM {
 		return fmt.Sprintf("the %d SMs of its partition, fewer than its CTAs, each moving at most %.0f GB/s", j.ctas, ctaGBs(p, j))
 	}
+	if j.inherited {
+		return fmt.Sprintf("%d CTAs on SMs a GEMM left configured for its tiles (little L1 for loads in flight), each moving at most %.1f GB/s", j.ctas, ctaGBs(p, j))
+	}
 	if n <= 0 || n >= j.ctas {
 		return fmt.Sprintf("%d CTAs, each moving at most %.0f GB/s", j.ctas, ctaGBs(p, j))
 	}
@@ -335,6 +338,9 @@ func ctaDetail(p Profile, j *job, pl *plan) string {
 // ctaGBs is the link bandwidth one CTA of an SM collective drives, or the
 // PCIe bandwidth one CTA of a host copy kernel drives, in GB/s.
 func ctaGBs(p Profile, j *job) float64 {
+	if j.inherited {
+		return p.HostCopyInheritedCTABandwidth / 1e9
+	}
 	if j.coll.IsHostCopy() {
 		return p.HostCopyCTABandwidth / 1e9
 	}
