@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"math"
+	"os"
 	"slices"
 	"testing"
 	"time"
@@ -112,7 +113,10 @@ const (
 // number for all shapes), free of the collective's interference: the
 // sweeps only hold the GEMM beside a collective. NVML's clocks and power
 // are read around every run, since a confined GEMM draws less power and
-// may hold a higher clock. JSON to $C3LAB_GEMM_PARTITION_OUT.
+// may hold a higher clock. JSON to $C3LAB_GEMM_PARTITION_OUT. With
+// $C3LAB_GEMM_PARTITION_SHAPES (one "M N K dtype 0" per line, the format of
+// C3LAB_GEMM_SHAPES) it times those GEMMs instead of the suite's: the
+// shapes of older sweeps that the suite no longer has.
 func TestGPUGEMMOnPartitions(t *testing.T) {
 	b := openGPU(t)
 	ctx := context.Background()
@@ -123,8 +127,22 @@ func TestGPUGEMMOnPartitions(t *testing.T) {
 		state = s
 	}
 	configs := gemmPartitionConfigs()
+	gemms := suiteGEMMs()
+	if path := os.Getenv("C3LAB_GEMM_PARTITION_SHAPES"); path != "" {
+		list, err := readGEMMShapes(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		gemms = gemms[:0]
+		for _, sh := range list {
+			if sh.smTarget != 0 {
+				t.Fatalf("%dx%dx%d %s: the partition probe sets its own SM targets; give 0", sh.m, sh.n, sh.k, sh.dtype)
+			}
+			gemms = append(gemms, scenarios.ComputeOp{Kind: scenarios.GEMM, M: sh.m, N: sh.n, K: sh.k, DType: sh.dtype})
+		}
+	}
 	var shapes []gemmPartitionShape
-	for _, g := range suiteGEMMs() {
+	for _, g := range gemms {
 		sc := scenarios.Scenario{
 			Name: "gemm-partition", GPUs: 1, Compute: g,
 			Comm: scenarios.CommOp{Collective: scenarios.HostToDevice, Bytes: 64 << 10},

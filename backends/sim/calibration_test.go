@@ -218,10 +218,19 @@ func TestCalibrationAgainstH200(t *testing.T) {
 		// (before: 2.4, 5.0, 11.9, 7.2, 1.0, 10.5 and 12.8). The built-in
 		// has no PartitionSMLinkBandwidth, so an all-to-all of 64 CTAs in
 		// 32 SMs runs two batches, the second paying the handshake again.
-		maxComp: 0.04, maxComm: 0.03, maxC3: 0.05,
+		// With the measured GEMM placements (GEMMPlacements, twelfth
+		// session; the built-in's interference constants still not
+		// refitted): 1.5 %, 1.2 %, 3.3 % (p90 12.7 % against 14.5, F
+		// median 7.5 against 10.8 points); gaps of 2.5, 4.8, 8.7, 14.1,
+		// 4.9, 11.3 and 10.4 points. The three partitions' gaps grew
+		// (5.8, 13.2 and 1.0 before) while every run's error fell at the
+		// median and p90: the built-in's hand-set constants had been
+		// tuned beside GEMMs that the rule made too fast or too slow on
+		// a partition, and the signed means no longer cancel.
+		maxComp: 0.04, maxComm: 0.03, maxC3: 0.04,
 		maxFrac: map[string]float64{
 			"baseline": 0.03, "comm-first+prio": 0.06,
-			"comm-sms-16": 0.07, "comm-sms-32": 0.14, "comm-sms-64": 0.02,
+			"comm-sms-16": 0.10, "comm-sms-32": 0.15, "comm-sms-64": 0.06,
 			"ctas-8": 0.13, "ctas-16": 0.11,
 		},
 	}
@@ -285,10 +294,18 @@ func TestCalibrationCopyEnginesAgainstH200(t *testing.T) {
 			// 11.5, 16.2, 14.3 and 14.3 points. T_comm fits, and the
 			// pipelined strategies, whose copies use every engine's stream,
 			// now pay the streams' cost in C3 too; dma-gemm-112-pipe's gap
-			// went from 11.6 to 14.3 points.
+			// went from 11.6 to 14.3 points. With the measured GEMM
+			// placements (GEMMPlacements): 3.0 %, 0.4 %, 3.8 %; gaps of
+			// 2.1, 6.6, 10.6, 14.3, 3.8 and 23.5 points. The GEMM on 112
+			// SMs, measured 1.03-1.19x its whole-GPU time (the suite's
+			// GEMMs of over 2e11 multiply-adds) where the model gave more
+			// (1.25x for 2048x16384x6144), closes dma-gemm-112's gap (14.3 -> 3.8)
+			// and opens the pipelined one's (14.3 -> 23.5): with the GEMM
+			// no longer too slow, what the pipelined reduction costs on
+			// its 20 SMs beside it shows (model.md).
 			maxComp: 0.08, maxComm: 0.02, maxC3: 0.05,
 			maxFrac: map[string]float64{"dma": 0.06, "dma-prio": 0.10, "dma-comm-sms-8": 0.12, "dma-comm-sms-16": 0.17,
-				"dma-gemm-112": 0.17, "dma-gemm-112-pipe": 0.15},
+				"dma-gemm-112": 0.06, "dma-gemm-112-pipe": 0.25},
 		},
 	} {
 		t.Run(c.name, func(t *testing.T) { c.check(t) })

@@ -133,7 +133,12 @@ func withoutGridLaunches(t *testing.T, p Profile) Profile {
 // with the copy phases' fixed costs moved RestPartitionGEMMLoss from
 // 0.066 to 0.076: on the rest of the partition the measured launches come
 // to 9.8 / 30.9 and 11.9 / 37.7 %, the rule's 10.6 / 34.6 and 12.5 /
-// 31.4 %.
+// 31.4 %. Since the measured GEMM placements (GEMMPlacements) the sweeps'
+// GEMMs on partitions come from the table, so only shapes it lacks (the
+// decomposed chunks) still inform RestPartitionGEMMLoss, and the refit
+// moved it from 0.063 to 0.046: the measured launches come to 10.3 / 31.5
+// and 10.7 / 39.3 %, the rule's 11.2 / 36.4 and 11.1 / 31.0 % (the grids'
+// shapes are not in the table).
 func TestGEMMGrid(t *testing.T) {
 	pf, err := LoadProfileFile("profiles/h200-fit.yaml")
 	if err != nil {
@@ -149,9 +154,9 @@ func TestGEMMGrid(t *testing.T) {
 		// ceilings, median and p90 of |error|, per placement
 		full, rest [2]float64
 	}{
-		{"measured", measured, 0, [2]float64{0.035, 0.11}, [2]float64{0.10, 0.32}},
-		{"measured", measured, 1, [2]float64{0.045, 0.15}, [2]float64{0.12, 0.39}},
-		{"rule", rule, 0, [2]float64{0.035, 0.10}, [2]float64{0.11, 0.36}},
+		{"measured", measured, 0, [2]float64{0.035, 0.11}, [2]float64{0.105, 0.32}},
+		{"measured", measured, 1, [2]float64{0.045, 0.15}, [2]float64{0.12, 0.40}},
+		{"rule", rule, 0, [2]float64{0.035, 0.10}, [2]float64{0.115, 0.37}},
 		{"rule", rule, 1, [2]float64{0.035, 0.15}, [2]float64{0.13, 0.32}},
 	} {
 		errs := gridErrors(t, tc.p, loadGEMMGrid(t, gemmGridFiles[tc.grid]))

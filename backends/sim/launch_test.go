@@ -220,31 +220,10 @@ func TestWriteGEMMLaunchTable(t *testing.T) {
 			f.Launches = append(f.Launches, l)
 		}
 	}
-	var buf bytes.Buffer
-	enc := json.NewEncoder(&buf)
-	enc.SetEscapeHTML(false)
-	enc.SetIndent("", " ")
-	if err := enc.Encode(f); err != nil {
-		t.Fatal(err)
-	}
-	data := buf.Bytes()
-	if _, err := ParseGEMMLaunches(data); err != nil {
-		t.Fatalf("the table written does not parse: %v", err)
-	}
-	tmp, err := os.CreateTemp(filepath.Dir(out), ".launches-*.json")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer os.Remove(tmp.Name())
-	if _, err := tmp.Write(data); err != nil {
-		t.Fatal(err)
-	}
-	if err := tmp.Close(); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.Rename(tmp.Name(), out); err != nil {
-		t.Fatal(err)
-	}
+	writeTableFile(t, out, f, func(data []byte) error {
+		_, err := ParseGEMMLaunches(data)
+		return err
+	})
 	t.Logf("wrote %d launches to %s", len(f.Launches), out)
 }
 
@@ -379,5 +358,37 @@ func TestTileOfKernel(t *testing.T) {
 		if tm, tn := tileOfKernel(tc.name); tm != tc.tm || tn != tc.tn {
 			t.Errorf("%q: tile %d x %d; want %d x %d", tc.name, tm, tn, tc.tm, tc.tn)
 		}
+	}
+}
+
+// writeTableFile writes v as indented JSON to out through a temporary
+// file in the same folder renamed over it, so that a failed write leaves
+// the old table; parse must accept what is written.
+func writeTableFile(t *testing.T, out string, v any, parse func([]byte) error) {
+	t.Helper()
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	enc.SetIndent("", " ")
+	if err := enc.Encode(v); err != nil {
+		t.Fatal(err)
+	}
+	if err := parse(buf.Bytes()); err != nil {
+		t.Fatalf("the table written does not parse: %v", err)
+	}
+	tmp, err := os.CreateTemp(filepath.Dir(out), ".table-*.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer os.Remove(tmp.Name())
+	if _, err := tmp.Write(buf.Bytes()); err != nil {
+		tmp.Close()
+		t.Fatal(err)
+	}
+	if err := tmp.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Rename(tmp.Name(), out); err != nil {
+		t.Fatal(err)
 	}
 }

@@ -85,6 +85,15 @@ type Profile struct {
 	// H200's is gemm_launches_h200.json, embedded and parsed once per
 	// H200() call.
 	GEMMLaunches []GEMMLaunch
+	// GEMMPlacements is, per measured GEMM shape and placement (the rest
+	// of a comm partition, a compute partition, a cuBLASLt SM target),
+	// its time alone there over its time alone on the whole device
+	// (GEMMPlacement). With GEMMTiles, a GEMM whose shape and placement
+	// the table has runs at the CTA rate that gives that ratio of its
+	// simulated whole-device time; the others keep the model
+	// (RestPartitionGEMMLoss, RestClusterLoss). The H200's is
+	// gemm_placements_h200.json, embedded and parsed once per H200() call.
+	GEMMPlacements []GEMMPlacement
 
 	// HBMBandwidth is achievable HBM bandwidth (measured: c3lab's stream op
 	// moves 3.9-4.0 TB/s read + write; a large copy ~4.3 TB/s).
@@ -551,6 +560,7 @@ func H200() Profile {
 		},
 		GEMMMemoryStall: 0.05,
 		GEMMLaunches:    h200Launches(),
+		GEMMPlacements:  h200Placements(),
 
 		HBMBandwidth:   f.HBMBandwidth,
 		SMHBMBandwidth: 64e9,
