@@ -332,3 +332,29 @@ func TestEveryPlacementTakesItsRatio(t *testing.T) {
 		t.Errorf("%d of %d entries more than 3 %% off their ratio; want at most 5 %%", off, len(p.GEMMPlacements))
 	}
 }
+
+// BenchmarkPlacementRateScale is what the table costs a GEMM in a
+// placement when its job is made (the lookup and the whole device's
+// tiling), beside one concurrent simulation of the same pair on the rest
+// of a 64-SM split.
+func BenchmarkPlacementRateScale(b *testing.B) {
+	p := H200()
+	c := scenarios.ComputeOp{Kind: scenarios.GEMM, M: 2048, N: 16384, K: 6144, DType: scenarios.BF16}
+	st := scenarios.Strategy{CommSMs: 64}
+	here, _ := tileGEMM(p, c, p.gemmLaunch(c, 68), 68, 1)
+	b.Run("scale", func(b *testing.B) {
+		for b.Loop() {
+			placementRateScale(p, c, st, here, 68)
+		}
+	})
+	b.Run("simulate", func(b *testing.B) {
+		sc := scenarios.Scenario{Name: "bench", GPUs: 2, Compute: c,
+			Comm: scenarios.CommOp{Collective: scenarios.ReduceScatter, Bytes: 96 << 20}}
+		bk := New(p)
+		for b.Loop() {
+			if _, err := bk.Simulate(backends.Experiment{Scenario: sc, Strategy: st, Mode: backends.ModeConcurrent, Reps: 1}); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+}

@@ -214,8 +214,8 @@ func TestCopyEngineCollectiveUsesNoSMsButSharesHBM(t *testing.T) {
 func TestPartitionHurtsComputeBoundMoreThanMemoryBound(t *testing.T) {
 	model := CloneProfile(H200())
 	model.GEMMPlacements = nil
-	b := New(model)
-	alone := func(sc scenarios.Scenario, commSMs int) float64 {
+	b, withTable := New(model), New(H200())
+	aloneOn := func(b *Backend, sc scenarios.Scenario, commSMs int) float64 {
 		o, err := b.Simulate(backends.Experiment{Scenario: sc, Mode: backends.ModeCompute, Reps: 1,
 			Strategy: scenarios.Strategy{CommSMs: commSMs}})
 		if err != nil {
@@ -223,6 +223,7 @@ func TestPartitionHurtsComputeBoundMoreThanMemoryBound(t *testing.T) {
 		}
 		return float64(o.Rep.Compute)
 	}
+	alone := func(sc scenarios.Scenario, commSMs int) float64 { return aloneOn(b, sc, commSMs) }
 	for _, tc := range []struct {
 		name    string
 		sc      scenarios.Scenario
@@ -247,16 +248,7 @@ func TestPartitionHurtsComputeBoundMoreThanMemoryBound(t *testing.T) {
 			}
 		})
 	}
-	withTable := New(H200())
 	sc := memGEMMAG()
-	full := func(commSMs int) float64 {
-		o, err := withTable.Simulate(backends.Experiment{Scenario: sc, Mode: backends.ModeCompute, Reps: 1,
-			Strategy: scenarios.Strategy{CommSMs: commSMs}})
-		if err != nil {
-			t.Fatal(err)
-		}
-		return float64(o.Rep.Compute)
-	}
 	for _, tc := range []struct {
 		commSMs int
 		where   string
@@ -265,7 +257,7 @@ func TestPartitionHurtsComputeBoundMoreThanMemoryBound(t *testing.T) {
 		if !ok {
 			t.Fatalf("the table lacks %v on %s", sc.Compute, tc.where)
 		}
-		if got := full(tc.commSMs) / full(0); math.Abs(got/want-1) > 0.03 {
+		if got := aloneOn(withTable, sc, tc.commSMs) / aloneOn(withTable, sc, 0); math.Abs(got/want-1) > 0.03 {
 			t.Errorf("with the table, the memory-bound GEMM on %s took %.3fx its whole-GPU time; the table says %.3fx", tc.where, got, want)
 		}
 	}
