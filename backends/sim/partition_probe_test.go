@@ -3,10 +3,13 @@ package sim
 import (
 	"compress/gzip"
 	"encoding/json"
+	"fmt"
+	"io"
 	"math"
 	"os"
 	"slices"
 	"strconv"
+	"strings"
 	"testing"
 
 	"github.com/c3lab/c3lab/backends"
@@ -19,8 +22,12 @@ import (
 // fewer SMs.
 const partitionProbeFile = "../cuda/results/2026-12-02-h200x1-s5/gemm-partitions-2.json.gz"
 
-// partitionProbe is the part of the probe's report the test reads.
+// partitionProbe is the part of the probe's report the tests read (the
+// model's scaling against it, and the placement table written from it).
 type partitionProbe struct {
+	Devices []struct {
+		Name string `json:"name"`
+	} `json:"devices"`
 	Configs []struct {
 		Name     string             `json:"name"`
 		Strategy scenarios.Strategy `json:"strategy"`
@@ -31,10 +38,37 @@ type partitionProbe struct {
 		Stats   map[string]struct {
 			Median float64 `json:"median_ns"`
 		} `json:"stats"`
+		// OverFull is, per placement, the median ratio over the whole GPU
+		// and its 95 % interval.
 		OverFull map[string]struct {
 			Median float64 `json:"median"`
+			Lo     float64 `json:"ci_lo"`
+			Hi     float64 `json:"ci_hi"`
 		} `json:"over_full"`
 	} `json:"shapes"`
+}
+
+// readPartitionProbe reads a probe report, gzipped when its name ends in .gz.
+func readPartitionProbe(path string) (partitionProbe, error) {
+	var probe partitionProbe
+	fh, err := os.Open(path)
+	if err != nil {
+		return probe, err
+	}
+	defer fh.Close()
+	var r io.Reader = fh
+	if strings.HasSuffix(path, ".gz") {
+		zr, err := gzip.NewReader(fh)
+		if err != nil {
+			return probe, fmt.Errorf("%s: %w", path, err)
+		}
+		defer zr.Close()
+		r = zr
+	}
+	if err := json.NewDecoder(r).Decode(&probe); err != nil {
+		return probe, fmt.Errorf("%s: %w", path, err)
+	}
+	return probe, nil
 }
 
 // probePlacements are the probe's placements a strategy can ask for (the
@@ -51,18 +85,9 @@ func partitionErrors(t *testing.T, p Profile) map[string][]float64 {
 	t.Helper()
 	p = CloneProfile(p)
 	p.GEMMPlacements = nil
-	f, err := os.Open(partitionProbeFile)
+	probe, err := readPartitionProbe(partitionProbeFile)
 	if err != nil {
 		t.Fatalf("the partition probe: %v", err)
-	}
-	defer f.Close()
-	zr, err := gzip.NewReader(f)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var probe partitionProbe
-	if err := json.NewDecoder(zr).Decode(&probe); err != nil {
-		t.Fatal(err)
 	}
 	strategy := map[string]scenarios.Strategy{}
 	for _, c := range probe.Configs {

@@ -1,9 +1,7 @@
 package sim
 
 import (
-	"compress/gzip"
 	"encoding/json"
-	"io"
 	"math"
 	"os"
 	"path/filepath"
@@ -209,33 +207,17 @@ func TestWriteGEMMPlacementTable(t *testing.T) {
 	if len(froms) == 0 {
 		t.Fatal("set C3LAB_SIM_PLACEMENTS_FROM to the probe's files")
 	}
-	type probeFile struct {
-		Devices []struct {
-			Name string `json:"name"`
-		} `json:"devices"`
-		Shapes []struct {
-			M       int             `json:"m"`
-			N       int             `json:"n"`
-			K       int             `json:"k"`
-			DType   scenarios.DType `json:"dtype"`
-			OverAll map[string]struct {
-				Median float64 `json:"median"`
-				Lo     float64 `json:"ci_lo"`
-				Hi     float64 `json:"ci_hi"`
-			} `json:"over_full"`
-		} `json:"shapes"`
-	}
 	f := placementFile{Regenerate: "C3LAB_SIM_WRITE_PLACEMENTS=$PWD/backends/sim/" + placementTableFile +
 		" C3LAB_SIM_PLACEMENTS_FROM=\"<TestGPUGEMMOnPartitions files, later ones winning>\" go test ./backends/sim -run TestWriteGEMMPlacementTable; from"}
-	index := map[string]int{}
+	type key struct {
+		c     scenarios.ComputeOp
+		where string
+	}
+	index := map[key]int{}
 	for _, from := range froms {
-		data, err := readMaybeGzip(from)
+		pf, err := readPartitionProbe(from)
 		if err != nil {
 			t.Fatal(err)
-		}
-		var pf probeFile
-		if err := json.Unmarshal(data, &pf); err != nil {
-			t.Fatalf("%s: %v", from, err)
 		}
 		if len(pf.Devices) > 0 {
 			f.Device = pf.Devices[0].Name
@@ -243,14 +225,14 @@ func TestWriteGEMMPlacementTable(t *testing.T) {
 		f.Regenerate += " " + filepath.Base(filepath.Dir(from)) + "/" + filepath.Base(from)
 		for _, sh := range pf.Shapes {
 			for _, where := range probePlacements {
-				r, ok := sh.OverAll[where]
+				r, ok := sh.OverFull[where]
 				if !ok || math.IsNaN(r.Median) {
 					continue
 				}
 				pl := GEMMPlacement{M: sh.M, N: sh.N, K: sh.K, DType: sh.DType, Placement: where,
 					Ratio: round4(r.Median), Lo: round4(r.Lo), Hi: round4(r.Hi)}
 				pl.Lo, pl.Hi = min(pl.Lo, pl.Ratio), max(pl.Hi, pl.Ratio)
-				k := strings.Join([]string{scenarios.ComputeOp{Kind: scenarios.GEMM, M: sh.M, N: sh.N, K: sh.K, DType: sh.DType}.String(), where}, " ")
+				k := key{scenarios.ComputeOp{Kind: scenarios.GEMM, M: sh.M, N: sh.N, K: sh.K, DType: sh.DType}, where}
 				if i, seen := index[k]; seen {
 					f.Placements[i] = pl
 					continue
@@ -271,24 +253,6 @@ func TestWriteGEMMPlacementTable(t *testing.T) {
 }
 
 func round4(x float64) float64 { return math.Round(x*1e4) / 1e4 }
-
-// readMaybeGzip reads a file, gunzipping it when its name ends in .gz.
-func readMaybeGzip(path string) ([]byte, error) {
-	fh, err := os.Open(path)
-	if err != nil {
-		return nil, err
-	}
-	defer fh.Close()
-	if !strings.HasSuffix(path, ".gz") {
-		return io.ReadAll(fh)
-	}
-	zr, err := gzip.NewReader(fh)
-	if err != nil {
-		return nil, err
-	}
-	defer zr.Close()
-	return io.ReadAll(zr)
-}
 
 // TestEveryPlacementTakesItsRatio: alone, the entries of the embedded
 // table come out at their measured ratio of the simulated whole-device
