@@ -289,9 +289,10 @@ func tiledGEMMJob(p Profile, c scenarios.ComputeOp, st scenarios.Strategy, l GEM
 	}
 	j.setup, j.firstSetup = p.GEMMPrologue, p.gemmStartDelay
 	j.ctaRate = 1 / (perSlot * t.Tile())
-	// A shape measured alone where st puts it takes the measured ratio
-	// of its whole-device time (Profile.GEMMPlacements).
-	j.ctaRate *= placementRateScale(p, c, st, t, smsAvail)
+	// A measured shape takes its measured time alone: its ratio of its
+	// whole-device time where st puts it (Profile.GEMMPlacements), that
+	// time its deviation from the model (Profile.GEMMWholeTimes).
+	j.ctaRate *= gemmRateScale(p, c, st, t, smsAvail)
 	j.power = t.Main / t.Tile()
 	j.hbm = g.traffic / slots
 	if t.Main >= t.Mem {

@@ -38,6 +38,11 @@ type partitionProbe struct {
 		Stats   map[string]struct {
 			Median float64 `json:"median_ns"`
 		} `json:"stats"`
+		// State is, per placement, NVML's readings while it ran.
+		State map[string][]struct {
+			SMClockMHz float64 `json:"sm_clock_mhz"`
+			Throttle   int     `json:"throttle"`
+		} `json:"state"`
 		// OverFull is, per placement, the median ratio over the whole GPU
 		// and its 95 % interval.
 		OverFull map[string]struct {

@@ -18,10 +18,15 @@ import (
 // for every GEMM of the suite as the partition probe times them (the
 // pairs' compute ops and the stream scenarios' GEMMs, whole).
 func TestH200PlacementTable(t *testing.T) {
-	pls, err := ParseGEMMPlacements(gemmPlacementsH200)
+	pls, whole, err := ParseGEMMPlacements(gemmPlacementsH200)
 	if err != nil {
 		t.Fatal(err)
 	}
+	timed := map[scenarios.ComputeOp]bool{}
+	for _, w := range whole {
+		timed[scenarios.ComputeOp{Kind: scenarios.GEMM, M: w.M, N: w.N, K: w.K, DType: w.DType}] = true
+	}
+	decode := 0
 	type key struct {
 		c     scenarios.ComputeOp
 		where string
@@ -54,11 +59,20 @@ func TestH200PlacementTable(t *testing.T) {
 		t.Fatalf("found %d GEMMs in the suite; the walk over it is broken", len(gemms))
 	}
 	for _, c := range gemms {
+		if c.M <= 512 && !timed[c] {
+			t.Errorf("the table lacks the decode GEMM %v's time on the whole GPU", c)
+		}
+		if c.M <= 512 {
+			decode++
+		}
 		for _, where := range probePlacements {
 			if !have[key{c, where}] {
 				t.Errorf("the table lacks %v on %s", c, where)
 			}
 		}
+	}
+	if decode < 8 {
+		t.Errorf("found %d decode GEMMs (M <= 512) in the suite; the walk over it is broken", decode)
 	}
 }
 
@@ -90,19 +104,82 @@ func TestParseGEMMPlacementsRefusesBadEntries(t *testing.T) {
 				// NaN does not marshal: feed the validator directly.
 				err = pl.validate()
 			} else {
-				_, err = ParseGEMMPlacements(data)
+				_, _, err = ParseGEMMPlacements(data)
 			}
-			switch {
-			case tt.want == "" && err != nil:
-				t.Fatalf("refused: %v", err)
-			case tt.want != "" && (err == nil || !strings.Contains(err.Error(), tt.want)):
-				t.Fatalf("got %v, want an error saying %q", err, tt.want)
-			}
+			checkRefusal(t, err, tt.want)
 		})
 	}
-	if _, err := ParseGEMMPlacements([]byte("{")); err == nil {
+	if _, _, err := ParseGEMMPlacements([]byte("{")); err == nil {
 		t.Fatal("a truncated table was accepted")
 	}
+}
+
+// checkRefusal fails t unless err is nil where want is "" and an error
+// saying want otherwise.
+func checkRefusal(t *testing.T, err error, want string) {
+	t.Helper()
+	switch {
+	case want == "" && err != nil:
+		t.Fatalf("refused: %v", err)
+	case want != "" && (err == nil || !strings.Contains(err.Error(), want)):
+		t.Fatalf("got %v, want an error saying %q", err, want)
+	}
+}
+
+func TestParseGEMMWholeTimesRefusesBadEntries(t *testing.T) {
+	good := GEMMWholeTime{M: 64, N: 128, K: 256, DType: scenarios.BF16, MedianNs: 12e3, SMClockMHz: 1980}
+	tests := []struct {
+		name string
+		edit func([]GEMMWholeTime) []GEMMWholeTime
+		want string // "" = accepted
+	}{
+		{"good", func(w []GEMMWholeTime) []GEMMWholeTime { return w }, ""},
+		{"two shapes", func(w []GEMMWholeTime) []GEMMWholeTime {
+			o := w[0]
+			o.K = 512
+			return append(w, o)
+		}, ""},
+		{"timed twice", func(w []GEMMWholeTime) []GEMMWholeTime { return append(w, w[0]) }, "timed twice"},
+		{"zero dimension", func(w []GEMMWholeTime) []GEMMWholeTime { w[0].N = 0; return w }, "dimension"},
+		{"dtype", func(w []GEMMWholeTime) []GEMMWholeTime { w[0].DType = "fp4x"; return w }, "element type"},
+		{"zero time", func(w []GEMMWholeTime) []GEMMWholeTime { w[0].MedianNs = 0; return w }, "time"},
+		{"hours", func(w []GEMMWholeTime) []GEMMWholeTime { w[0].MedianNs = 4e12; return w }, "time"},
+		{"no clock", func(w []GEMMWholeTime) []GEMMWholeTime { w[0].SMClockMHz = 0; return w }, "SM clock"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			data, err := json.Marshal(placementFile{WholeGPU: tt.edit([]GEMMWholeTime{good})})
+			if err != nil {
+				t.Fatal(err)
+			}
+			_, _, err = ParseGEMMPlacements(data)
+			checkRefusal(t, err, tt.want)
+		})
+	}
+}
+
+// FuzzParseGEMMPlacements: any input parses or is refused, never panics,
+// and what parses holds only entries that pass their checks.
+func FuzzParseGEMMPlacements(f *testing.F) {
+	f.Add(gemmPlacementsH200)
+	f.Add([]byte(`{"placements":[{"m":1,"n":1,"k":1,"dtype":"bf16","placement":"rest-of-8","ratio":1,"ci_lo":1,"ci_hi":1}],"whole_gpu":[{"m":1,"n":1,"k":1,"dtype":"fp8","median_ns":100,"sm_clock_mhz":1980}]}`))
+	f.Add([]byte(`{"whole_gpu":[{"m":1,"n":1,"k":1,"dtype":"fp8","median_ns":1e400}]}`))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		pls, whole, err := ParseGEMMPlacements(data)
+		if err != nil {
+			return
+		}
+		for _, pl := range pls {
+			if err := pl.validate(); err != nil {
+				t.Fatalf("accepted a bad placement: %v", err)
+			}
+		}
+		for _, w := range whole {
+			if err := w.validate(); err != nil {
+				t.Fatalf("accepted a bad whole-GPU time: %v", err)
+			}
+		}
+	})
 }
 
 func TestPlacementOf(t *testing.T) {
@@ -214,6 +291,7 @@ func TestWriteGEMMPlacementTable(t *testing.T) {
 		where string
 	}
 	index := map[key]int{}
+	timed := map[gemmKey]int{}
 	for _, from := range froms {
 		pf, err := readPartitionProbe(from)
 		if err != nil {
@@ -224,6 +302,15 @@ func TestWriteGEMMPlacementTable(t *testing.T) {
 		}
 		f.Regenerate += " " + filepath.Base(filepath.Dir(from)) + "/" + filepath.Base(from)
 		for _, sh := range pf.Shapes {
+			if full, clock, ok := atMaxClock(sh.Stats["full"].Median, sh.State["full"]); ok {
+				w := GEMMWholeTime{M: sh.M, N: sh.N, K: sh.K, DType: sh.DType, MedianNs: math.Round(full*10) / 10, SMClockMHz: clock}
+				if i, seen := timed[gemmKey{sh.M, sh.N, sh.K, sh.DType}]; seen {
+					f.WholeGPU[i] = w
+				} else {
+					timed[gemmKey{sh.M, sh.N, sh.K, sh.DType}] = len(f.WholeGPU)
+					f.WholeGPU = append(f.WholeGPU, w)
+				}
+			}
 			for _, where := range probePlacements {
 				r, ok := sh.OverFull[where]
 				if !ok || math.IsNaN(r.Median) {
@@ -246,13 +333,35 @@ func TestWriteGEMMPlacementTable(t *testing.T) {
 		return strings.Compare(a.Placement, b.Placement)
 	})
 	writeTableFile(t, out, f, func(data []byte) error {
-		_, err := ParseGEMMPlacements(data)
+		_, _, err := ParseGEMMPlacements(data)
 		return err
 	})
-	t.Logf("%d entries to %s", len(f.Placements), out)
+	t.Logf("%d placements and %d whole-GPU times to %s", len(f.Placements), len(f.WholeGPU), out)
 }
 
 func round4(x float64) float64 { return math.Round(x*1e4) / 1e4 }
+
+// atMaxClock returns a whole-GPU time and its SM clock when every NVML
+// reading of its runs saw no throttle reason (the clock at its maximum):
+// a long GEMM run back to back hits the board's power limit (1588 MHz
+// for 12288x8192x28672), and a time taken at a capped clock carries the
+// probe's power state, not the shape's deviation from the model.
+func atMaxClock(ns float64, state []struct {
+	SMClockMHz float64 `json:"sm_clock_mhz"`
+	Throttle   int     `json:"throttle"`
+}) (float64, float64, bool) {
+	if !(ns > 0) || len(state) == 0 {
+		return 0, 0, false
+	}
+	clock := 0.0
+	for _, s := range state {
+		if s.Throttle != 0 || !(s.SMClockMHz > 0) {
+			return 0, 0, false
+		}
+		clock = max(clock, s.SMClockMHz)
+	}
+	return ns, clock, true
+}
 
 // TestEveryPlacementTakesItsRatio: alone, the entries of the embedded
 // table come out at their measured ratio of the simulated whole-device
@@ -297,18 +406,18 @@ func TestEveryPlacementTakesItsRatio(t *testing.T) {
 	}
 }
 
-// BenchmarkPlacementRateScale is what the table costs a GEMM in a
-// placement when its job is made (the lookup and the whole device's
-// tiling), beside one concurrent simulation of the same pair on the rest
-// of a 64-SM split.
-func BenchmarkPlacementRateScale(b *testing.B) {
-	p := H200()
+// BenchmarkGEMMRateScale is what the tables cost a GEMM in a placement
+// when its job is made (the lookups and the whole device's tiling),
+// beside one concurrent simulation of the same pair on the rest of a
+// 64-SM split.
+func BenchmarkGEMMRateScale(b *testing.B) {
+	p := New(H200()).p // indexed, as every simulator's profile is
 	c := scenarios.ComputeOp{Kind: scenarios.GEMM, M: 2048, N: 16384, K: 6144, DType: scenarios.BF16}
 	st := scenarios.Strategy{CommSMs: 64}
 	here, _ := tileGEMM(p, c, p.gemmLaunch(c, 68), 68, 1)
 	b.Run("scale", func(b *testing.B) {
 		for b.Loop() {
-			placementRateScale(p, c, st, here, 68)
+			gemmRateScale(p, c, st, here, 68)
 		}
 	})
 	b.Run("simulate", func(b *testing.B) {
@@ -321,4 +430,86 @@ func BenchmarkPlacementRateScale(b *testing.B) {
 			}
 		}
 	})
+}
+
+// TestGEMMTakesItsMeasuredTimeAlone: alone on the whole device, every
+// shape the table times runs its measured time times one common factor
+// (the table's median of measured over model: the profile, not the
+// probe, sets the level), within 1 %, unless its HBM floor is longer.
+// Without the table the model's own times come back, up to 12 % off.
+func TestGEMMTakesItsMeasuredTimeAlone(t *testing.T) {
+	p := H200()
+	if len(p.GEMMWholeTimes) < 30 {
+		t.Fatalf("the H200 profile times %d shapes on the whole GPU; want the suite's at the maximum clock", len(p.GEMMWholeTimes))
+	}
+	q := CloneProfile(p)
+	q.GEMMWholeTimes = nil
+	var got, model []float64
+	var floored []bool
+	for _, w := range p.GEMMWholeTimes {
+		c := scenarios.ComputeOp{Kind: scenarios.GEMM, M: w.M, N: w.N, K: w.K, DType: w.DType}
+		got = append(got, aloneCompute(t, p, c, scenarios.Strategy{})/(w.MedianNs*1e-9))
+		model = append(model, aloneCompute(t, q, c, scenarios.Strategy{})/(w.MedianNs*1e-9))
+		est, floor := wholeDeviceEstimate(p, c)
+		floored = append(floored, floor > 0.98*est*p.gemms().deviation[keyOf(c)])
+	}
+	level := medianOf(got)
+	off, modelOff := 0, 0
+	for i, w := range p.GEMMWholeTimes {
+		if math.Abs(model[i]/medianOf(model)-1) > 0.03 {
+			modelOff++
+		}
+		if floored[i] {
+			continue
+		}
+		if math.Abs(got[i]/level-1) > 0.01 {
+			off++
+			t.Errorf("%dx%dx%d %s: %.3fx its measured time, the table's shapes %.3fx", w.M, w.N, w.K, w.DType, got[i], level)
+		}
+	}
+	if modelOff < 5 {
+		t.Errorf("without the table only %d shapes are over 3 %% off the model's level; the table should be what brings them in", modelOff)
+	}
+}
+
+// TestWholeTimesSetDeviationsNotTheLevel: the table moves each shape by
+// its deviation from the table's typical shape, so timing every shape
+// 10 % slower (a probe at lower clocks) changes no simulated time.
+func TestWholeTimesSetDeviationsNotTheLevel(t *testing.T) {
+	p := H200()
+	slow := CloneProfile(p)
+	for i := range slow.GEMMWholeTimes {
+		slow.GEMMWholeTimes[i].MedianNs *= 1.1
+	}
+	for _, c := range []scenarios.ComputeOp{
+		{Kind: scenarios.GEMM, M: 256, N: 32768, K: 6144, DType: scenarios.FP8},
+		{Kind: scenarios.GEMM, M: 8192, N: 16384, K: 16384, DType: scenarios.BF16},
+	} {
+		for _, st := range []scenarios.Strategy{{}, {CommSMs: 64}, {CommSMs: 24}} {
+			a, b := aloneCompute(t, p, c, st), aloneCompute(t, slow, c, st)
+			if math.Abs(a/b-1) > 1e-9 {
+				t.Errorf("%v under %+v: %v with the table, %v with every time 10 %% longer", c, st, a, b)
+			}
+		}
+	}
+}
+
+// TestDeviationCarriesToPlacementsTheTableLacks: on a partition the
+// placement table does not list (the rest of 24 SMs), a timed shape takes
+// the model's time there times its deviation.
+func TestDeviationCarriesToPlacementsTheTableLacks(t *testing.T) {
+	p := H200()
+	q := CloneProfile(p)
+	q.GEMMWholeTimes = nil
+	// The fp8 decode expert GEMM: measured 8 % slower than the model.
+	c := scenarios.ComputeOp{Kind: scenarios.GEMM, M: 256, N: 32768, K: 6144, DType: scenarios.FP8}
+	dev := New(p).p.gemms().deviation[keyOf(c)]
+	if !(dev > 1.03) {
+		t.Fatalf("deviation %.3f; the probe timed this shape well over the model", dev)
+	}
+	st := scenarios.Strategy{CommSMs: 24}
+	got := aloneCompute(t, p, c, st) / aloneCompute(t, q, c, st)
+	if math.Abs(got/dev-1) > 0.01 {
+		t.Errorf("on the rest of 24 SMs: %.3fx the model's time; want its deviation %.3fx", got, dev)
+	}
 }

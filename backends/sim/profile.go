@@ -94,6 +94,16 @@ type Profile struct {
 	// (RestPartitionGEMMLoss, RestClusterLoss). The H200's is
 	// gemm_placements_h200.json, embedded and parsed once per H200() call.
 	GEMMPlacements []GEMMPlacement
+	// GEMMWholeTimes is, per measured GEMM shape, its time alone on the
+	// whole device (GEMMWholeTime), from the same probe as
+	// GEMMPlacements. A shape's measured time over the model's, divided
+	// by the median of that over the table, is its deviation from the
+	// model: the simulator multiplies the shape's time by it, in every
+	// placement. The H200's is in gemm_placements_h200.json.
+	GEMMWholeTimes []GEMMWholeTime
+	// tables indexes GEMMPlacements and GEMMWholeTimes (New builds it);
+	// nil has them indexed on each use.
+	tables *gemmTables
 
 	// HBMBandwidth is achievable HBM bandwidth (measured: c3lab's stream op
 	// moves 3.9-4.0 TB/s read + write; a large copy ~4.3 TB/s).
@@ -538,6 +548,7 @@ func (p Profile) peerLoadCTABandwidth() float64 {
 // backends.H200Facts', the ones the cuda backend reports for the device.
 func H200() Profile {
 	f := backends.H200Facts()
+	placements, whole := h200Placements()
 	return Profile{
 		Name:            f.Profile,
 		Device:          f.Name,
@@ -560,7 +571,8 @@ func H200() Profile {
 		},
 		GEMMMemoryStall: 0.05,
 		GEMMLaunches:    h200Launches(),
-		GEMMPlacements:  h200Placements(),
+		GEMMPlacements:  placements,
+		GEMMWholeTimes:  whole,
 
 		HBMBandwidth:   f.HBMBandwidth,
 		SMHBMBandwidth: 64e9,

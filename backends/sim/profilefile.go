@@ -909,6 +909,7 @@ func yamlKey(s string) string {
 func cloneProfileDeep(p Profile) Profile {
 	var q Profile
 	deepCopyValue(reflect.ValueOf(&q).Elem(), reflect.ValueOf(p))
+	q.tables = nil // a clone is made to be changed; New indexes it again
 	return q
 }
 

@@ -93,6 +93,8 @@ func H200Provenance() map[string]Provenance {
 			Note: "ncu launch statistics per shape (backends/cuda/results/2026-12-01-h200x1-i17); each entry says measured, model or rule"},
 		"GEMMPlacements": {Source: SourceMeasured,
 			Note: "each GEMM alone on partitions and SM targets over the whole GPU, interleaved rounds on one H200 (backends/cuda/results/2026-12-02-h200x1-s12)"},
+		"GEMMWholeTimes": {Source: SourceMeasured,
+			Note: "each GEMM alone on the whole GPU, the same probe's rounds; the simulator takes each shape's deviation from the model (backends/cuda/results/2026-12-02-h200x1-s12)"},
 
 		"HBMBandwidth":   {Source: SourceMeasured, Range: r(1e9, 1e14)},
 		"SMHBMBandwidth": {Source: SourceModel, Range: r(1e9, 1e13)},

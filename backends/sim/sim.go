@@ -21,16 +21,20 @@ type Backend struct {
 }
 
 // New returns a simulator of a node of p's devices.
-func New(p Profile) *Backend { return &Backend{p: p} }
+func New(p Profile) *Backend { return &Backend{p: p.withTables()} }
 
 // NewFromFile returns a simulator of the profile file's device, which
 // knows the provenance of the file's constants (Unmeasured reads it).
 func NewFromFile(pf ProfileFile) *Backend {
-	return &Backend{p: pf.Profile, prov: pf.EffectiveProvenance()}
+	return &Backend{p: pf.Profile.withTables(), prov: pf.EffectiveProvenance()}
 }
 
 // Profile returns the device profile the simulator uses.
-func (b *Backend) Profile() Profile { return b.p }
+func (b *Backend) Profile() Profile {
+	p := b.p
+	p.tables = nil // a caller may change the tables; New indexes them again
+	return p
+}
 
 // Name is the simulator backend's short name, what --backend takes.
 const Name = "sim"

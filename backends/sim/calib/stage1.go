@@ -265,6 +265,13 @@ func Stage1(p sim.Profile, runs []Run, refs []RefGEMM, prov map[string]sim.Prove
 	if p.GEMMTiles {
 		rounds = gemmFitRounds
 	}
+	// The GEMM constants are the model's, what a shape nobody timed
+	// gets: fit them without the measured whole-GPU times. Those only
+	// move the timed shapes relative to one another (Profile.
+	// GEMMWholeTimes), so with them on, the constants would be left
+	// nearly free and wander off for every other shape.
+	whole := p.GEMMWholeTimes
+	p.GEMMWholeTimes = nil
 	var gemm []fitted
 	for range rounds {
 		gemm = gemm[:0]
@@ -283,6 +290,7 @@ func Stage1(p sim.Profile, runs []Run, refs []RefGEMM, prov map[string]sim.Prove
 			gemm = append(gemm, f...)
 		}
 	}
+	p.GEMMWholeTimes = whole
 	return p, append(out, gemm...), nil
 }
 

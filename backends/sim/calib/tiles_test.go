@@ -15,6 +15,9 @@ import (
 // isolated GEMM times a known profile made.
 func TestStage1FitsGEMMTiles(t *testing.T) {
 	truth := sim.H200()
+	// Stage 1 fits the model's constants, which the measured whole-GPU
+	// times only correct per shape: the truth is the model alone.
+	truth.GEMMWholeTimes = nil
 	truth.GEMMTiles = true
 	truth.GEMMPrologue, truth.GEMMTileEpilogue = 7e-6, 2e-6
 	truth.GEMMEfficiency[scenarios.BF16] = 0.8
@@ -36,14 +39,7 @@ func TestStage1FitsGEMMTiles(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, c := range []struct {
-		name      string
-		got, want float64
-	}{{"GEMMPrologue", got.GEMMPrologue, 7e-6}, {"GEMMTileEpilogue", got.GEMMTileEpilogue, 2e-6}, {"GEMMEfficiency[bf16]", got.GEMMEfficiency[scenarios.BF16], 0.8}} {
-		if math.Abs(c.got/c.want-1) > 0.05 {
-			t.Errorf("%s fitted %.4g; want %.4g", c.name, c.got, c.want)
-		}
-	}
+	checkGEMMConstants(t, got, 7e-6, 2e-6, 0.8)
 	n := 0
 	for _, f := range fits {
 		if f.Field == "GEMMPrologue" || f.Field == "GEMMTileEpilogue" {
@@ -72,6 +68,7 @@ func TestStage1FitsGEMMTiles(t *testing.T) {
 // guards against), the same data give a prologue about a delay too large.
 func TestStage1SeparatesMultiGPURuns(t *testing.T) {
 	truth := sim.H200()
+	truth.GEMMWholeTimes = nil // the model alone, as in TestStage1FitsGEMMTiles
 	truth.GEMMPrologue, truth.GEMMTileEpilogue = 3e-6, 1.5e-6
 	truth.GEMMEfficiency[scenarios.BF16] = 0.83
 	truth.MultiGPUComputeScale, truth.MultiGPUComputeDelay = 0.03, 4e-6
@@ -101,14 +98,7 @@ func TestStage1SeparatesMultiGPURuns(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, c := range []struct {
-		name      string
-		got, want float64
-	}{{"GEMMPrologue", got.GEMMPrologue, 3e-6}, {"GEMMTileEpilogue", got.GEMMTileEpilogue, 1.5e-6}, {"GEMMEfficiency[bf16]", got.GEMMEfficiency[scenarios.BF16], 0.83}} {
-		if math.Abs(c.got/c.want-1) > 0.05 {
-			t.Errorf("%s fitted %.4g; want %.4g", c.name, c.got, c.want)
-		}
-	}
+	checkGEMMConstants(t, got, 3e-6, 1.5e-6, 0.83)
 	// Without the terms in the model, the two-GPU runs' extra time goes
 	// into the constants.
 	start.MultiGPUComputeScale, start.MultiGPUComputeDelay = 0, 0
@@ -170,6 +160,59 @@ func TestStage1FitsCopyPhases(t *testing.T) {
 		{"CopyChainSyncOverhead", got.CopyChainSyncOverhead, truth.CopyChainSyncOverhead},
 	} {
 		if math.Abs(c.got/c.want-1) > 0.03 {
+			t.Errorf("%s fitted %.4g; want %.4g", c.name, c.got, c.want)
+		}
+	}
+}
+
+// Stage 1 fits the GEMM constants of the model, not of the model with
+// the measured whole-GPU times on: with them on, the timed shapes no
+// longer depend on the constants (each takes its measured deviation
+// from the model's typical shape), and a fit of the real sweeps sent
+// the fp16 efficiency to 0.05 and the prologue to 63 µs. The profile it
+// returns keeps the table.
+func TestStage1FitsTheModelWithoutTheWholeGPUTimes(t *testing.T) {
+	truth := sim.H200()
+	truth.GEMMWholeTimes = nil
+	truth.GEMMPrologue, truth.GEMMTileEpilogue = 4e-6, 1e-6
+	truth.GEMMEfficiency[scenarios.BF16] = 0.82
+	b := sim.New(truth)
+	var refs []RefGEMM
+	for _, w := range sim.H200().GEMMWholeTimes {
+		if w.DType != scenarios.BF16 {
+			continue
+		}
+		c := scenarios.ComputeOp{Kind: scenarios.GEMM, M: w.M, N: w.N, K: w.K, DType: w.DType}
+		sec, _, err := gemmAlone(b, c, 1)
+		if err != nil {
+			t.Fatal(err)
+		}
+		refs = append(refs, RefGEMM{Op: c, Seconds: sec})
+	}
+	start := sim.H200()
+	if len(start.GEMMWholeTimes) == 0 {
+		t.Fatal("the H200 profile has no whole-GPU times; the test needs them on")
+	}
+	start.GEMMPrologue, start.GEMMTileEpilogue = 0, 0
+	got, _, err := Stage1(start, nil, refs, sim.H200Provenance())
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkGEMMConstants(t, got, 4e-6, 1e-6, 0.82)
+	if len(got.GEMMWholeTimes) != len(start.GEMMWholeTimes) {
+		t.Errorf("the fitted profile has %d whole-GPU times; want the start's %d", len(got.GEMMWholeTimes), len(start.GEMMWholeTimes))
+	}
+}
+
+// checkGEMMConstants fails t unless stage 1 recovered the GEMM prologue,
+// tile epilogue and bf16 efficiency within 5 %.
+func checkGEMMConstants(t *testing.T, got sim.Profile, prologue, epilogue, eff float64) {
+	t.Helper()
+	for _, c := range []struct {
+		name      string
+		got, want float64
+	}{{"GEMMPrologue", got.GEMMPrologue, prologue}, {"GEMMTileEpilogue", got.GEMMTileEpilogue, epilogue}, {"GEMMEfficiency[bf16]", got.GEMMEfficiency[scenarios.BF16], eff}} {
+		if math.Abs(c.got/c.want-1) > 0.05 {
 			t.Errorf("%s fitted %.4g; want %.4g", c.name, c.got, c.want)
 		}
 	}
