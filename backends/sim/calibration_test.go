@@ -228,9 +228,9 @@ func TestCalibrationAgainstH200(t *testing.T) {
 		// tuned beside GEMMs that the rule made too fast or too slow on
 		// a partition, and the signed means no longer cancel. With each
 		// timed shape's measured deviation (GEMMWholeTimes, thirteenth
-		// session): 0.6 %, 1.2 %, 3.1 % (p90 11.9 %, F median 7.1);
-		// gaps of 2.4, 6.1, 8.0, 14.3, 4.7, 10.3 and 10.7 points. T_comp
-		// went from 1.5 to 0.6 %; comm-first+prio's gap grew by 1.3
+		// session): 0.9 %, 1.2 %, 3.1 % (p90 12.2 %, F median 7.1);
+		// gaps of 2.5, 6.1, 8.4, 14.5, 5.0, 11.1 and 10.6 points. T_comp
+		// went from 1.5 to 0.9 %; comm-first+prio's gap grew by 1.3
 		// points, its GEMMs' corrections not matched by the built-in's
 		// hand-set interference constants.
 		maxComp: 0.04, maxComm: 0.03, maxC3: 0.04,

@@ -55,7 +55,10 @@ type GEMMWholeTime struct {
 	N     int             `json:"n"`
 	K     int             `json:"k"`
 	DType scenarios.DType `json:"dtype"`
-	// MedianNs is the median time alone on the whole device, in ns.
+	// MedianNs is the median time alone on the whole device, in ns, as
+	// c3lab run times it: the probe's median less its own time per
+	// repetition beyond the kernel (placementFile.ProbeOverheadNs, 1.6 µs
+	// on H200: 6-9 % of a GEMM under 35 µs, nothing for a large one).
 	MedianNs float64 `json:"median_ns"`
 	// SMClockMHz is the SM clock NVML read while it ran. The table lists
 	// only shapes that ran with no throttle reason: a time taken at a
@@ -71,6 +74,10 @@ type placementFile struct {
 	Regenerate string          `json:"regenerate"`
 	Placements []GEMMPlacement `json:"placements"`
 	WholeGPU   []GEMMWholeTime `json:"whole_gpu"`
+	// ProbeOverheadNs is what was taken off every probe time in WholeGPU:
+	// the probe's time per repetition beyond the kernel, which c3lab run
+	// does not time (GEMMWholeTime.MedianNs).
+	ProbeOverheadNs float64 `json:"probe_overhead_ns,omitempty"`
 }
 
 // placementTableFile is the embedded H200 table's name.
