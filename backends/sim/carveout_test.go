@@ -18,8 +18,10 @@ func TestCopyKernelBehindGEMMRunsUnderItsCarveout(t *testing.T) {
 	const bytes = 128 << 20
 	after := func(p Profile, coll scenarios.Collective, st scenarios.Strategy) (tail, alone float64) {
 		t.Helper()
+		// A GEMM whose tiles fill whole rounds (3300 tiles of 192x192, 25
+		// x 132), so that a copy behind it starts at its end.
 		sc := scenarios.Scenario{Name: "carveout", GPUs: 1,
-			Compute: scenarios.ComputeOp{Kind: scenarios.GEMM, M: 4096, N: 4096, K: 4096, DType: scenarios.BF16},
+			Compute: scenarios.ComputeOp{Kind: scenarios.GEMM, M: 4096, N: 28672, K: 8192, DType: scenarios.BF16},
 			Comm:    scenarios.CommOp{Collective: coll, Bytes: bytes}}
 		b := New(p)
 		run := func(m backends.Mode) backends.Rep {

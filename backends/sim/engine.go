@@ -74,10 +74,23 @@ type job struct {
 	// pooled kernels are persistent with a dynamic tile scheduler (cuBLAS
 	// GEMMs): their CTAs, at most one per SM, pull work units from one
 	// shared pool (remaining, of total units) until it is empty, and all of
-	// them end then. A CTA that starts late joins the pool; no CTA frees its
-	// SM before the kernel ends.
+	// them end then. A CTA that starts late joins the pool.
 	pooled bool
 	total  float64
+	// tailUnits, when above 0, is the work units of a pooled kernel's
+	// last round, of which only tailCTAs of its CTAs have a tile: once no
+	// more than tailUnits are left, the others end and free their SMs
+	// (tailed). 0: no CTA frees its SM before the kernel ends.
+	tailUnits float64
+	tailCTAs  int
+	tailed    bool
+	// tailFreed is what the tail freed, per pool, until the kernel ends.
+	tailFreed []poolTake
+	// clustered marks a kernel launched in thread-block clusters (NCCL's
+	// kernels, 4 CTAs by default on Hopper; cuBLAS's nvjet GEMMs, 2 or
+	// more): a cluster needs its SMs together in one GPC, so it cannot
+	// start on the SMs a GEMM's last round frees here and there (pool.scattered).
+	clustered bool
 	// setup is a fixed time a kernel's CTAs spend before they make
 	// progress (an SM collective's handshake, a GEMM's prologue); they
 	// hold their SMs meanwhile. It runs from the kernel's first dispatch
@@ -209,6 +222,10 @@ type pool struct {
 	// gemmCarveout is how many of the free SMs are still configured as a
 	// GEMM's kernel left them (carveoutUse).
 	gemmCarveout int
+	// scattered is how many of the free SMs a GEMM's last round freed
+	// while the GEMM still runs (engine.tail): one here and there across
+	// the GPCs, no use to a kernel launched in clusters (job.clustered).
+	scattered int
 }
 
 // segment is an interval during which every rate was constant; the
@@ -350,7 +367,11 @@ func (e *engine) dispatch() {
 		}
 		c := &cohort{job: j, remaining: 1}
 		for _, pi := range j.domain {
-			take := min(want-c.n, e.pools[pi].free)
+			avail := e.pools[pi].free
+			if j.clustered {
+				avail -= e.pools[pi].scattered
+			}
+			take := min(want-c.n, avail)
 			if take <= 0 {
 				continue
 			}
@@ -792,6 +813,78 @@ func (e *engine) computeSMShare() float64 {
 	return math.Min(1, float64(n)/float64(max(e.p.SMs, 1)))
 }
 
+// tail ends a pooled kernel's CTAs that its last, partial round leaves
+// without a tile (those still in their setup first) and frees their SMs
+// for queued kernels; its queued CTAs never start. The CTAs it keeps take
+// over the round's work units, each unit scaled up so that the round's
+// time and its FLOPs and bytes stay as they were.
+func (e *engine) tail(j *job) {
+	j.tailed, j.pending = true, 0
+	keep := min(j.resident, j.tailCTAs)
+	if keep <= 0 || keep >= j.resident {
+		return
+	}
+	f := j.remaining / float64(keep)
+	j.remaining, j.total = float64(keep), j.total/f
+	j.hbm *= f
+	j.hbmIdeal *= f
+	j.link *= f
+	e.flopsPerUnit[j] *= f
+	surplus := j.resident - keep
+	for pass := 0; pass < 2 && surplus > 0; pass++ {
+		for i := len(e.cohorts) - 1; i >= 0 && surplus > 0; i-- {
+			c := e.cohorts[i]
+			if c.job != j || c.n == 0 || c.working != (pass == 1) {
+				continue
+			}
+			d := min(c.n, surplus)
+			for _, t := range e.freeSMs(c, d) {
+				e.pools[t.pool].scattered += t.n
+				j.tailFreed = append(j.tailFreed, t)
+			}
+			surplus -= d
+		}
+	}
+	kept := e.cohorts[:0]
+	for _, c := range e.cohorts {
+		if c.n > 0 {
+			kept = append(kept, c)
+		}
+	}
+	e.cohorts = kept
+}
+
+// freeSMs ends d of cohort c's CTAs (one per SM), returns their SMs to
+// their pools, configured as c's kernel left them, and says which.
+func (e *engine) freeSMs(c *cohort, d int) []poolTake {
+	var freed []poolTake
+	c.n -= d
+	c.job.resident -= d
+	if c.working {
+		c.job.working -= d
+	}
+	for i := len(c.taken) - 1; i >= 0 && d > 0; i-- {
+		t := &c.taken[i]
+		n := min(t.n, d)
+		e.pools[t.pool].free += n
+		switch c.job.carveout {
+		case carveoutGEMM:
+			e.pools[t.pool].gemmCarveout += n
+		case carveoutKeep:
+			carved := min(t.carved, n)
+			e.pools[t.pool].gemmCarveout += carved
+			t.carved -= carved
+		}
+		t.n -= n
+		d -= n
+		freed = append(freed, poolTake{t.pool, n, 0})
+		if t.n == 0 {
+			c.taken = c.taken[:i]
+		}
+	}
+	return freed
+}
+
 // nextEvent returns the time to the next change: a cohort or copy finishing,
 // or a job launching.
 func (e *engine) nextEvent(flows []flow) float64 {
@@ -806,6 +899,9 @@ func (e *engine) nextEvent(flows []flow) float64 {
 			continue
 		}
 		if c.job.pooled {
+			if j := c.job; j.tailUnits > 0 && !j.tailed && rate[j] > 0 && j.remaining > j.tailUnits {
+				dt = math.Min(dt, (j.remaining-j.tailUnits)/rate[j])
+			}
 			continue
 		}
 		if r := rate[c.job] / float64(c.job.working); r > 0 {
@@ -881,6 +977,8 @@ func (e *engine) advance(dt float64, flows []flow) {
 			j.remaining -= dt * rate[j]
 			if j.remaining <= 1e-9*j.total {
 				j.remaining, j.pending = 0, 0
+			} else if j.tailUnits > 0 && !j.tailed && j.remaining <= j.tailUnits*(1+1e-9) {
+				e.tail(j)
 			}
 		}
 	}
@@ -923,6 +1021,11 @@ func (e *engine) advance(dt float64, flows []flow) {
 		}
 		if c.job.resident == 0 && c.job.pending == 0 {
 			c.job.done, c.job.end = true, e.now
+			// Its end frees whole GPCs: what its tail scattered is whole again.
+			for _, t := range c.job.tailFreed {
+				e.pools[t.pool].scattered = max(0, e.pools[t.pool].scattered-t.n)
+			}
+			c.job.tailFreed = nil
 		}
 	}
 	e.cohorts = kept

@@ -54,7 +54,8 @@ func spanOf(t *testing.T, o Outcome, op backends.Op) backends.Span {
 
 // The launch table decides, in a pair as in a graph, whether a GEMM frees
 // SMs before its end. A collective launched after the GEMM at priority -5
-// waits for a persistent GEMM to end; next to the same GEMM launched in
+// waits for a persistent GEMM to end (the SMs its last round frees are no
+// use to NCCL's clustered kernel); next to the same GEMM launched in
 // waves it starts at the first wave boundary (not before: no CTA is
 // evicted); at equal priority it waits for the GEMM's pending CTAs, which
 // arrived first, and starts in the last wave.

@@ -216,6 +216,10 @@ type gemmTiling struct {
 	// K step) iterations of a full tile), Mem its bytes at one SM's HBM
 	// bandwidth, Epilogue the time outside the main loop.
 	Main, Mem, Epilogue float64
+	// Clustered says the kernel runs in thread-block clusters: its name
+	// says so, or is absent or unreadable (cuBLAS's nvjet kernels on an
+	// H200 run in clusters of 2 or more).
+	Clustered bool
 }
 
 // Tile is one tile's time: its main loop, bound by the tensor cores or
@@ -241,6 +245,8 @@ func tileGEMM(p Profile, c scenarios.ComputeOp, l GEMMLaunch, sms int, tensorSca
 		}
 	}
 	t.Launch = l
+	kt, named := ParseKernelName(l.Kernel)
+	t.Clustered = !named || kt.ClusterM*kt.ClusterN > 1
 	g := gemmModel(p, c, l, sms)
 	tiles := l.Tiles()
 	units := ceilDiv(l.GridCTAs, l.CTAsPerSM)
@@ -261,9 +267,10 @@ func tileGEMM(p Profile, c scenarios.ComputeOp, l GEMMLaunch, sms int, tensorSca
 // tiledGEMMJob fills j, a GEMM of launch l on smsAvail SMs, from its
 // tiles (Profile.GEMMTiles). A persistent launch's CTAs share
 // Rounds x CTAs tile slots, so that the busiest CTA's tile count sets the
-// time (a partial last round leaves CTAs idle, holding their SMs); each
-// slot carries an equal share of the GEMM's FLOPs and bytes. A launch in
-// waves gives each CTA its tiles. Every CTA first spends GEMMPrologue.
+// time; each slot carries an equal share of the GEMM's FLOPs and bytes.
+// In a partial last round the CTAs left without a tile end and free their
+// SMs (engine.tail). A launch in waves gives each CTA its tiles. Every
+// CTA first spends GEMMPrologue.
 func tiledGEMMJob(p Profile, c scenarios.ComputeOp, st scenarios.Strategy, l GEMMLaunch, smsAvail int, j *job) (*job, float64, error) {
 	scale := 1.0
 	if st.CommSMs > 0 && st.ComputeSMs == 0 {
@@ -273,6 +280,7 @@ func tiledGEMMJob(p Profile, c scenarios.ComputeOp, st scenarios.Strategy, l GEM
 		scale = (1 - p.RestPartitionGEMMLoss) * restClusterScale(p, l)
 	}
 	t, g := tileGEMM(p, c, l, smsAvail, scale)
+	j.clustered = t.Clustered
 	tiles := float64(t.Launch.Tiles())
 	var slots, perSlot float64 // work units and tiles per unit
 	if t.Launch.Persistent {
@@ -281,6 +289,13 @@ func tiledGEMMJob(p Profile, c scenarios.ComputeOp, st scenarios.Strategy, l GEM
 		slots = float64(t.Rounds * t.CTAs)
 		j.remaining = slots
 		perSlot = 1
+		// The last round holds the tiles the full rounds leave; the CTAs
+		// it leaves without one end as it starts and free their SMs (a
+		// copy queued behind the GEMM ends in its tail:
+		// backends/cuda/results/2026-12-03-h200x1-s15).
+		if tail := t.Launch.Tiles() - (t.Rounds-1)*t.CTAs; tail < t.CTAs {
+			j.tailUnits, j.tailCTAs = float64(t.CTAs), tail
+		}
 	} else {
 		j.ctas = t.CTAs
 		slots = float64(t.CTAs)
@@ -409,6 +424,9 @@ func commJobs(p Profile, sc scenarios.Scenario, st scenarios.Strategy, dom []int
 		hbm:   hbm, link: perCTA / p.LinkEfficiencySM[coll],
 		// It slows beside compute kernels' CTAs (Profile.CommComputeStall).
 		computeStall: true,
+		// NCCL launches it in clusters of 4 CTAs on Hopper (its
+		// cgaClusterSize default; c3lab leaves it).
+		clustered: true,
 	}
 	return []*job{j}
 }
@@ -734,6 +752,9 @@ func hostCopyJob(p Profile, sc scenarios.Scenario, st scenarios.Strategy, dom []
 	}
 	// The kernel's own caps: each direction, and both together.
 	kernel := p.HostCopyKernelDuplexBandwidth
+	if toHost > 0 && fromHost > 0 {
+		kernel = p.hostCopyDuplex(ctas)
+	}
 	if share := math.Max(j.toHost, j.fromHost); share > 0 {
 		kernel = math.Min(kernel, p.HostCopyKernelBandwidth/share)
 	}

@@ -382,9 +382,18 @@ type Profile struct {
 	// HostCopyKernelDuplexBandwidth both together: its loads and stores
 	// over PCIe reach less than the copy engines. Measured: 51.2 GB/s to
 	// the GPU, 52.5 from it; a swap 63.9 GB/s at the default 32 CTAs (48.6
-	// at 4 CTAs, 75.4 at 64, which the model does not follow).
+	// at 4 CTAs, 75.4 at 64: HostCopyKernelDuplexByCTAs follows the count).
 	HostCopyKernelBandwidth       float64
 	HostCopyKernelDuplexBandwidth float64
+	// HostCopyKernelDuplexByCTAs, when set, gives a swap's cap on the copy
+	// kernel (both directions together) by its CTA count, in place of
+	// HostCopyKernelDuplexBandwidth: measured points, interpolated in the
+	// logarithm of the count and held flat beyond the ends. One H200 moved
+	// 48 MiB each way alone in 2088, 1672 and 1364 µs at 4, 16 and 64 CTAs
+	// (48.2, 60.2 and 73.8 GB/s; results/2026-12-03-h200x1-s15), and 63.9
+	// GB/s at the default 32; one direction alone does not move with the
+	// count (a d2h of 112 MiB took 2249, 2246 and 2239 µs).
+	HostCopyKernelDuplexByCTAs []CTACountBandwidth
 	// HostCopyKernelSetup is the copy kernel's whole fixed cost, of which
 	// KernelFixedCost is its launch, holding no SM. Measured: 64 KiB in
 	// 7.3 µs to the GPU and 5.9 from it, less the transfer.
@@ -663,6 +672,7 @@ func H200() Profile {
 		HostCopyInheritedCTABandwidth: 4.5e9,
 		HostCopyKernelBandwidth:       51.8e9,
 		HostCopyKernelDuplexBandwidth: 63.9e9,
+		HostCopyKernelDuplexByCTAs:    []CTACountBandwidth{{4, 48.2e9}, {16, 60.2e9}, {32, 63.9e9}, {64, 73.8e9}},
 		HostCopyKernelSetup:           5.3e-6,
 		HostWriteStall:                1,
 		// Measured (CopyEngineH2DStall's doc) after this profile was
@@ -787,4 +797,31 @@ func (p Profile) Limits() scenarios.Limits {
 		DTypes:          dt,
 		MemoryBytes:     p.MemoryBytes,
 	}
+}
+
+// CTACountBandwidth is a bandwidth measured at a kernel's CTA count.
+type CTACountBandwidth struct {
+	CTAs      int
+	Bandwidth float64
+}
+
+// hostCopyDuplex is the copy kernel's cap on a swap (both directions
+// together) at ctas CTAs: HostCopyKernelDuplexByCTAs interpolated in
+// log2 of the count, else HostCopyKernelDuplexBandwidth.
+func (p Profile) hostCopyDuplex(ctas int) float64 {
+	pts := p.HostCopyKernelDuplexByCTAs
+	if len(pts) == 0 || ctas <= 0 {
+		return p.HostCopyKernelDuplexBandwidth
+	}
+	if ctas <= pts[0].CTAs {
+		return pts[0].Bandwidth
+	}
+	for i := 1; i < len(pts); i++ {
+		if ctas <= pts[i].CTAs {
+			a, b := pts[i-1], pts[i]
+			f := math.Log2(float64(ctas)/float64(a.CTAs)) / math.Log2(float64(b.CTAs)/float64(a.CTAs))
+			return a.Bandwidth + f*(b.Bandwidth-a.Bandwidth)
+		}
+	}
+	return pts[len(pts)-1].Bandwidth
 }
