@@ -86,11 +86,12 @@ type job struct {
 	tailed    bool
 	// tailFreed is what the tail freed, per pool, until the kernel ends.
 	tailFreed []poolTake
-	// clustered marks a kernel launched in thread-block clusters (NCCL's
-	// kernels, 4 CTAs by default on Hopper; cuBLAS's nvjet GEMMs, 2 or
-	// more): a cluster needs its SMs together in one GPC, so it cannot
-	// start on the SMs a GEMM's last round frees here and there (pool.scattered).
-	clustered bool
+	// cluster is the CTAs of the thread-block clusters the kernel is
+	// launched in (0 or 1: none; NCCL's kernels 4 by default on Hopper,
+	// cuBLAS's nvjet GEMMs 2 or more). A cluster needs its SMs together in
+	// one GPC: it can start on the SMs a GEMM's last round frees only when
+	// they come in groups at least as large (pool.scattered).
+	cluster int
 	// setup is a fixed time a kernel's CTAs spend before they make
 	// progress (an SM collective's handshake, a GEMM's prologue); they
 	// hold their SMs meanwhile. It runs from the kernel's first dispatch
@@ -222,11 +223,19 @@ type pool struct {
 	// gemmCarveout is how many of the free SMs are still configured as a
 	// GEMM's kernel left them (carveoutUse).
 	gemmCarveout int
-	// scattered is how many of the free SMs a GEMM's last round freed
-	// while the GEMM still runs (engine.tail): one here and there across
-	// the GPCs, no use to a kernel launched in clusters (job.clustered).
-	scattered int
+	// scattered[g] is how many of the free SMs a GEMM's last round freed
+	// while the GEMM still runs (engine.tail), in groups of g: the GEMM's
+	// own clusters, here and there across the GPCs. A kernel launched in
+	// larger clusters cannot use them (job.cluster).
+	scattered [maxCluster + 1]int
 }
+
+// maxCluster bounds the thread-block cluster sizes the engine tracks.
+const maxCluster = 16
+
+// clusterOf is a kernel's cluster size as the engine tracks it: 1 for
+// none, at most maxCluster.
+func clusterOf(n int) int { return min(max(n, 1), maxCluster) }
 
 // segment is an interval during which every rate was constant; the
 // simulator turns segments into telemetry samples.
@@ -368,8 +377,8 @@ func (e *engine) dispatch() {
 		c := &cohort{job: j, remaining: 1}
 		for _, pi := range j.domain {
 			avail := e.pools[pi].free
-			if j.clustered {
-				avail -= e.pools[pi].scattered
+			for g := 1; g < clusterOf(j.cluster); g++ {
+				avail -= e.pools[pi].scattered[g]
 			}
 			take := min(want-c.n, avail)
 			if take <= 0 {
@@ -839,7 +848,7 @@ func (e *engine) tail(j *job) {
 			}
 			d := min(c.n, surplus)
 			for _, t := range e.freeSMs(c, d) {
-				e.pools[t.pool].scattered += t.n
+				e.pools[t.pool].scattered[clusterOf(j.cluster)] += t.n
 				j.tailFreed = append(j.tailFreed, t)
 			}
 			surplus -= d
@@ -1023,7 +1032,8 @@ func (e *engine) advance(dt float64, flows []flow) {
 			c.job.done, c.job.end = true, e.now
 			// Its end frees whole GPCs: what its tail scattered is whole again.
 			for _, t := range c.job.tailFreed {
-				e.pools[t.pool].scattered = max(0, e.pools[t.pool].scattered-t.n)
+				sc := &e.pools[t.pool].scattered[clusterOf(c.job.cluster)]
+				*sc = max(0, *sc-t.n)
 			}
 			c.job.tailFreed = nil
 		}

@@ -95,3 +95,48 @@ func TestHostCopyDuplexByCTAs(t *testing.T) {
 		}
 	}
 }
+
+// Kernels launched in clusters use a last round's SMs when they come in
+// groups at least as large as their clusters: the GEMM frees them a
+// cluster of its own at a time. Behind an nvjet GEMM of clusters of 2, one
+// H200 let 7 of 48 small nvjet GEMMs of clusters of 2 end inside it
+// (results/2026-12-03-h200x1-s15, tail-runs.txt); a kernel of clusters of
+// 4, as NCCL launches, finds no group large enough and waits for the end.
+func TestTailSMsByClusterSize(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		kernel string // the small GEMMs' kernel: its name gives the cluster
+		inside bool
+	}{
+		{"clusters of 2 behind clusters of 2", "nvjet_sm90_tst_64x8_64x16_1x2_h_bz_TNT", true},
+		{"clusters of 4 behind clusters of 2", "nvjet_sm90_tst_64x8_64x16_2x2_h_bz_TNT", false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			p := withLaunch(H200(), GEMMLaunch{M: 256, N: 256, K: 256, DType: scenarios.BF16, SMTarget: 132, GridCTAs: 4,
+				ThreadsPerCTA: 384, CTAsPerSM: 1, Persistent: true, TileM: 64, TileN: 8, SplitK: 1, Source: LaunchMeasured, Kernel: tc.kernel})
+			big := scenarios.ComputeOp{Kind: scenarios.GEMM, M: 8192, N: 8192, K: 8192, DType: scenarios.BF16}
+			if c := tileCluster(p, big); c != 2 {
+				t.Fatalf("the big GEMM's kernel has clusters of %d, want 2", c)
+			}
+			sc := graphOf(stream("big", gemmOp("big", 8192, 8192, 8192, 1)), stream("small", gemmOp("small", 256, 256, 256, 48)))
+			sc.GPUs = 1
+			o := simGraph(t, p, sc, scenarios.Strategy{}, backends.ModeConcurrent, graphOptions{})
+			end := kernelSpans(o, "big")[0].End
+			in := 0
+			for _, s := range kernelSpans(o, "small") {
+				if s.End <= end {
+					in++
+				}
+			}
+			if (in > 0) != tc.inside {
+				t.Errorf("%d of 48 small GEMMs end inside the big one; want some: %v", in, tc.inside)
+			}
+		})
+	}
+}
+
+// tileCluster is the cluster size of a GEMM's whole-GPU kernel.
+func tileCluster(p Profile, c scenarios.ComputeOp) int {
+	t, _ := tileGEMM(p, c, p.gemmLaunch(c, p.SMs), p.SMs, 1)
+	return t.Cluster
+}
