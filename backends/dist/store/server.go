@@ -133,6 +133,9 @@ func (s *Server) close(grace time.Duration) error {
 	s.closing = true // no failure starts another abort from here on
 	s.mu.Unlock()
 	s.aborts.Wait() // each send gives up after its 2 s write deadline
+	if s.Err() != nil {
+		s.drain(min(grace, failedDrain))
+	}
 	s.mu.Lock()
 	for p := range s.conns {
 		p.c.Close()
@@ -142,6 +145,34 @@ func (s *Server) close(grace time.Duration) error {
 	close(s.stop)
 	s.wg.Wait()
 	return err
+}
+
+// failedDrain bounds how long a failed group's store waits for the ranks
+// to read why it failed and hang up: long enough for a live rank to read
+// the abort, short enough that closing stays prompt.
+const failedDrain = 500 * time.Millisecond
+
+// drain half-closes every connection of a failed group, so that each rank
+// reads the abort already sent and then the end of the stream, and waits
+// up to d for the ranks to hang up. Closing at once, with a rank's
+// heartbeats unread, would reset the connection: the rank could then lose
+// the abort and report the reset instead of the rank that failed.
+func (s *Server) drain(d time.Duration) {
+	s.mu.Lock()
+	for p := range s.conns {
+		if tc, ok := p.c.(interface{ CloseWrite() error }); ok {
+			tc.CloseWrite()
+		}
+	}
+	s.mu.Unlock()
+	for end := time.Now().Add(d); time.Now().Before(end); time.Sleep(10 * time.Millisecond) {
+		s.mu.Lock()
+		n := len(s.conns)
+		s.mu.Unlock()
+		if n == 0 {
+			return
+		}
+	}
 }
 
 func (s *Server) accept() {

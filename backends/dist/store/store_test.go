@@ -141,7 +141,8 @@ func waitFailed(t *testing.T, c *Client, within time.Duration) error {
 	}
 }
 
-// A failed group is closed at once: nobody is left to say goodbye.
+// A failed group is closed at once, but for the moment the ranks get to
+// read why (Server.drain): nobody is left to say goodbye.
 func TestCloseAfterFailureDoesNotWait(t *testing.T) {
 	s, cs := group(t, 2, fast)
 	cs[1].c.Close()
