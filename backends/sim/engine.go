@@ -1015,19 +1015,7 @@ func (e *engine) advance(dt float64, flows []flow) {
 				continue
 			}
 		}
-		for _, t := range c.taken {
-			e.pools[t.pool].free += t.n
-			switch c.job.carveout {
-			case carveoutGEMM:
-				e.pools[t.pool].gemmCarveout += t.n
-			case carveoutKeep:
-				e.pools[t.pool].gemmCarveout += t.carved
-			}
-		}
-		c.job.resident -= c.n
-		if c.working {
-			c.job.working -= c.n
-		}
+		e.freeSMs(c, c.n)
 		if c.job.resident == 0 && c.job.pending == 0 {
 			c.job.done, c.job.end = true, e.now
 			// Its end frees whole GPCs: what its tail scattered is whole again.
