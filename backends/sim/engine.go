@@ -77,13 +77,13 @@ type job struct {
 	// them end then. A CTA that starts late joins the pool.
 	pooled bool
 	total  float64
-	// tailUnits, when above 0, is the work units of a pooled kernel's
-	// last round, of which only tailCTAs of its CTAs have a tile: once no
-	// more than tailUnits are left, the others end and free their SMs
-	// (tailed). 0: no CTA frees its SM before the kernel ends.
-	tailUnits float64
-	tailCTAs  int
-	tailed    bool
+	// tailCTAs, when above 0, is how many of a pooled kernel's CTAs have
+	// a tile in its last, partial round (of ctas work units, one per CTA):
+	// once no more than that round's units are left, the others end and
+	// free their SMs (tailed). 0: no CTA frees its SM before the kernel
+	// ends.
+	tailCTAs int
+	tailed   bool
 	// tailFreed is what the tail freed, per pool, until the kernel ends.
 	tailFreed []poolTake
 	// cluster is the CTAs of the thread-block clusters the kernel is
@@ -908,8 +908,8 @@ func (e *engine) nextEvent(flows []flow) float64 {
 			continue
 		}
 		if c.job.pooled {
-			if j := c.job; j.tailUnits > 0 && !j.tailed && rate[j] > 0 && j.remaining > j.tailUnits {
-				dt = math.Min(dt, (j.remaining-j.tailUnits)/rate[j])
+			if j := c.job; j.tailCTAs > 0 && !j.tailed && rate[j] > 0 && j.remaining > float64(j.ctas) {
+				dt = math.Min(dt, (j.remaining-float64(j.ctas))/rate[j])
 			}
 			continue
 		}
@@ -986,7 +986,7 @@ func (e *engine) advance(dt float64, flows []flow) {
 			j.remaining -= dt * rate[j]
 			if j.remaining <= 1e-9*j.total {
 				j.remaining, j.pending = 0, 0
-			} else if j.tailUnits > 0 && !j.tailed && j.remaining <= j.tailUnits*(1+1e-9) {
+			} else if j.tailCTAs > 0 && !j.tailed && j.remaining <= float64(j.ctas)*(1+1e-9) {
 				e.tail(j)
 			}
 		}

@@ -296,7 +296,7 @@ func tiledGEMMJob(p Profile, c scenarios.ComputeOp, st scenarios.Strategy, l GEM
 		// copy queued behind the GEMM ends in its tail:
 		// backends/cuda/results/2026-12-03-h200x1-s15).
 		if tail := t.Launch.Tiles() - (t.Rounds-1)*t.CTAs; tail < t.CTAs {
-			j.tailUnits, j.tailCTAs = float64(t.CTAs), tail
+			j.tailCTAs = tail
 		}
 	} else {
 		j.ctas = t.CTAs
