@@ -1,6 +1,7 @@
 package cuda
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"strings"
@@ -378,5 +379,89 @@ func TestGraphGateStall(t *testing.T) {
 	}
 	if len(res.Reps) != 2 || b.gateStalls != 1 {
 		t.Errorf("%d reps, %d stalls; want 2 clean reps after 1 stall", len(res.Reps), b.gateStalls)
+	}
+}
+
+// opIndex is the index of the op named name in g.
+func opIndex(t *testing.T, g *scenarios.Graph, name string) int {
+	t.Helper()
+	for i, o := range g.Ops {
+		if o.Name == name {
+			return i
+		}
+	}
+	t.Fatalf("no op %q in the graph", name)
+	return -1
+}
+
+// A copy or collective whose output a GEMM reads carries random
+// full-mantissa operands in the timed runs (a GEMM on the test data's small
+// integers runs faster under the power cap) and the checkable test data in
+// the verification run; any other keeps its test data in both.
+func TestGraphInputOfOpsFeedingGEMMs(t *testing.T) {
+	const n = 4096
+	cases := []struct {
+		name  string
+		sc    scenarios.Scenario
+		op    string
+		feeds bool
+	}{
+		{"h2d reload feeding a GEMM", offload(1), "reload", true},
+		{"decomposed reload", offload(4), "reload", true},
+		{"all-gather feeding a GEMM", agGEMM(2, 1), "ag", true},
+		{"reduce-scatter of a GEMM's output", gemmRS(2, 1), "rs", false},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			g, err := tc.sc.Graph(scenarios.Strategy{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			i := opIndex(t, g, tc.op)
+			test := sendBytes(1, n/2)
+			if g.Ops[i].Comm.Collective.IsHostCopy() {
+				test = hostPattern(1, false, n)
+			}
+			if check := graphInput(g, i, 1, n, true); !bytes.Equal(check, test) {
+				t.Errorf("verification input is not the test data")
+			}
+			timing := graphInput(g, i, 1, n, false)
+			if len(timing) != n {
+				t.Fatalf("timing input of %d bytes, want %d", len(timing), n)
+			}
+			want := test
+			if tc.feeds {
+				want = timingOperandBytes(scenarios.BF16, 1, 2, n/2)
+			}
+			if !bytes.Equal(timing, want) {
+				t.Errorf("timing input: feeds a GEMM %v, but it is not the data that calls for", tc.feeds)
+			}
+			if ownInput(g, i) != tc.feeds {
+				t.Errorf("ownInput = %v, want %v", !tc.feeds, tc.feeds)
+			}
+		})
+	}
+}
+
+// After a verified and timed run the GEMM fed by a reload reads random
+// operands: the reload's destination holds the timing data, not the test
+// pattern the verification run checked.
+func TestGraphFedGEMMReadsTimingData(t *testing.T) {
+	for _, chunks := range []int{1, 4} {
+		f := newFakeGPU(1)
+		if _, _, err := runGraphOn(t, f, offload(chunks), scenarios.Strategy{}, backends.ModeConcurrent); err != nil {
+			t.Fatal(err)
+		}
+		const m, k = 64, 32
+		want := timingOperandBytes(scenarios.BF16, 0, 2, m*k)
+		found := false
+		for _, b := range f.bufs {
+			if !b.host && bytes.Equal(b.data, want) {
+				found = true
+			}
+		}
+		if !found {
+			t.Errorf("%d chunks: no device buffer holds the reload's timing data after the run", chunks)
+		}
 	}
 }
