@@ -70,6 +70,12 @@ type job struct {
 	// while it moves data, every other kernel's CTAs slow by
 	// Profile.HostWriteStall x this share.
 	hostWrite float64
+	// hostRead is, for c3lab's copy kernel, the share of its bytes it
+	// reads from host memory (1 for h2d, half for a swap, 0 for d2h):
+	// while it moves data, every other kernel slows by
+	// Profile.HostCopyKernelReadStall x that share x its own demand on
+	// HBM (engine.hostReadStall).
+	hostRead float64
 
 	// pooled kernels are persistent with a dynamic tile scheduler (cuBLAS
 	// GEMMs): their CTAs, at most one per SM, pull work units from one
@@ -715,6 +721,9 @@ func (e *engine) privMax(j *job, others float64) float64 {
 	if s := e.hostCopyStall(j); s > 0 {
 		r /= 1 + s
 	}
+	if s := e.hostReadStall(j); s > 0 {
+		r /= 1 + s
+	}
 	if j.maxRate > 0 {
 		r = math.Min(r, j.maxRate)
 	}
@@ -761,6 +770,34 @@ func (e *engine) hostCopyStall(j *job) float64 {
 		per = j.hbmIdeal
 	}
 	return s * math.Min(1, float64(j.working)*j.ctaRate*per/e.p.HBMBandwidth)
+}
+
+// hostReadStall is how much c3lab's copy kernels reading host memory slow
+// kernel j: Profile.HostCopyKernelReadStall times the largest read share
+// (job.hostRead) of those moving data now, times j's own demand on HBM as
+// a share of its bandwidth, as the copy engines' h2d stall does
+// (hostCopyStall). Measured on one H200: beside an h2d copy kernel of 32
+// CTAs, a 512x28672x4096 GEMM on the other 100 SMs took 329-343 µs, 1.82x
+// its 181 µs alone where 132/100 SMs give 1.32x; a 4096x28672x4096 GEMM,
+// lighter on HBM, 1.41x (backends/cuda/results/2026-12-03-h200x1-s16).
+func (e *engine) hostReadStall(j *job) float64 {
+	if e.p.HostCopyKernelReadStall == 0 || j.copy || j.hostRead > 0 || !j.l2Sensitive {
+		return 0
+	}
+	read := 0.0
+	for _, k := range e.live {
+		if k != j && k.hostRead > 0 && e.active(k) && !e.settingUp(k) {
+			read = math.Max(read, k.hostRead)
+		}
+	}
+	if read == 0 {
+		return 0
+	}
+	per := j.hbm
+	if j.hbmIdeal > 0 {
+		per = j.hbmIdeal
+	}
+	return e.p.HostCopyKernelReadStall * read * math.Min(1, float64(j.working)*j.ctaRate*per/e.p.HBMBandwidth)
 }
 
 // hostCopyStallOf is the stall of the copy engines' host copies moving

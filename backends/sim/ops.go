@@ -764,7 +764,7 @@ func hostCopyJob(p Profile, sc scenarios.Scenario, st scenarios.Strategy, dom []
 	if float64(ctas)*p.HostCopyCTABandwidth >= kernel {
 		j.privRes = backends.ResPCIe // enough CTAs: the kernel's PCIe traffic bounds it
 	}
-	j.hostWrite = j.toHost
+	j.hostWrite, j.hostRead = j.toHost, j.fromHost
 	j.hbm, j.toHost, j.fromHost = perCTA, j.toHost*perCTA, j.fromHost*perCTA
 	return j
 }

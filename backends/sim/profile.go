@@ -408,6 +408,14 @@ type Profile struct {
 	// 8.4-10.9x for a 119 µs decode GEMM, the copy itself not slowed; an
 	// h2d copy kernel cost them 1.03-1.26x and 1.7-2.1x. Fitted.
 	HostWriteStall float64
+	// HostCopyKernelReadStall slows every other kernel while c3lab's copy
+	// kernel reads host memory (an h2d copy, a swap's h2d half): its rate
+	// is divided by 1 + HostCopyKernelReadStall x the copy's share of bytes
+	// read from the host x the kernel's own demand on HBM as a share of
+	// its bandwidth (engine.hostReadStall). Measured on one H200 from GEMMs
+	// beside an h2d copy kernel of 32 CTAs (results/2026-12-03-h200x1-s16,
+	// TestHostReadStallAsMeasured); 0 turns it off.
+	HostCopyKernelReadStall float64
 	// CopyEngineH2DStall and CopyEngineD2HStall slow every kernel while the
 	// copy engines move host data into HBM (h2d) or out of it (d2h): its
 	// CTA rate is divided by 1 + the stall x its own HBM demand as a share
@@ -675,6 +683,9 @@ func H200() Profile {
 		HostCopyKernelDuplexByCTAs:    []CTACountBandwidth{{4, 48.2e9}, {16, 60.2e9}, {32, 63.9e9}, {64, 73.8e9}},
 		HostCopyKernelSetup:           5.3e-6,
 		HostWriteStall:                1,
+		// GEMMs beside an h2d copy kernel of 32 CTAs on one H200
+		// (results/2026-12-03-h200x1-s16, TestHostReadStallAsMeasured).
+		HostCopyKernelReadStall: 1.5,
 		// Measured (CopyEngineH2DStall's doc) after this profile was
 		// tuned; profiles/h200-measured.yaml adds them, and the fitted
 		// profile starts from it.
