@@ -20,8 +20,8 @@ var committedSweeps = []string{
 	"backends/cuda/results/2026-11-30-h200x2-session3/sweep-copies.json",
 	"backends/cuda/results/2026-11-30-h200x2-session3/sweep-reductions-run3.json",
 	"backends/cuda/results/2026-12-01-h200x1/sweep-host.json",
-	"backends/cuda/results/2026-12-01-h200x1-i15/sweep-graphs-1gpu.json",
-	"backends/cuda/results/2026-12-01-h200x1-i16/sweep-fixed-1.json",
+	"backends/cuda/results/2026-12-03-h200x1-s16/sweep-graphs-1gpu.json",
+	"backends/cuda/results/2026-12-03-h200x1-s16/sweep-fixed.json",
 }
 
 // The embedded index is what the committed sweeps hold: a spot check

@@ -75,7 +75,7 @@ func TestAdviseEvaluateCommitted(t *testing.T) {
 	args := []string{"advise", "--json", "--evaluate"}
 	for _, s := range []string{"2026-11-30-h200x2-gated/sweep.json", "2026-11-30-h200x2-session3/sweep-copies.json",
 		"2026-11-30-h200x2-session3/sweep-reductions-run3.json", "2026-12-01-h200x1/sweep-host.json",
-		"2026-12-01-h200x1-i15/sweep-graphs-1gpu.json", "2026-12-01-h200x1-i16/sweep-fixed-1.json"} {
+		"2026-12-03-h200x1-s16/sweep-graphs-1gpu.json", "2026-12-03-h200x1-s16/sweep-fixed.json"} {
 		args = append(args, r+s)
 	}
 	args = append(args, "--ref", r+"2026-11-30-h200x2-gated/c3lab-ref.json")
