@@ -765,11 +765,18 @@ func (e *engine) hostCopyStall(j *job) float64 {
 	if s == 0 {
 		return 0
 	}
+	return s * e.hbmDemandShare(j)
+}
+
+// hbmDemandShare is kernel j's own demand on HBM at its private rate, as a
+// share of HBM's bandwidth (at most 1): what the host-copy stalls scale
+// with (a compute-bound GEMM hardly notices them, a memory-bound one does).
+func (e *engine) hbmDemandShare(j *job) float64 {
 	per := j.hbm
 	if j.hbmIdeal > 0 {
 		per = j.hbmIdeal
 	}
-	return s * math.Min(1, float64(j.working)*j.ctaRate*per/e.p.HBMBandwidth)
+	return math.Min(1, float64(j.working)*j.ctaRate*per/e.p.HBMBandwidth)
 }
 
 // hostReadStall is how much c3lab's copy kernels reading host memory slow
@@ -793,11 +800,7 @@ func (e *engine) hostReadStall(j *job) float64 {
 	if read == 0 {
 		return 0
 	}
-	per := j.hbm
-	if j.hbmIdeal > 0 {
-		per = j.hbmIdeal
-	}
-	return e.p.HostCopyKernelReadStall * read * math.Min(1, float64(j.working)*j.ctaRate*per/e.p.HBMBandwidth)
+	return e.p.HostCopyKernelReadStall * read * e.hbmDemandShare(j)
 }
 
 // hostCopyStallOf is the stall of the copy engines' host copies moving
