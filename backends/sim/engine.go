@@ -741,13 +741,19 @@ func (e *engine) hostWriteShare(j *job) float64 {
 	if e.p.HostWriteStall == 0 {
 		return 0
 	}
-	w := 0.0
+	return e.largestMoving(j, func(k *job) float64 { return k.hostWrite })
+}
+
+// largestMoving is the largest share(k) over the jobs other than j that
+// are moving data now (active and past their setup); 0 for none.
+func (e *engine) largestMoving(j *job, share func(*job) float64) float64 {
+	most := 0.0
 	for _, k := range e.live {
-		if k != j && k.hostWrite > 0 && e.active(k) && !e.settingUp(k) {
-			w = math.Max(w, k.hostWrite)
+		if k != j && e.active(k) && !e.settingUp(k) {
+			most = math.Max(most, share(k))
 		}
 	}
-	return w
+	return most
 }
 
 // hostCopyStall is how much the copy engines' host copies moving data now
@@ -791,12 +797,7 @@ func (e *engine) hostReadStall(j *job) float64 {
 	if e.p.HostCopyKernelReadStall == 0 || j.copy || j.hostRead > 0 || !j.l2Sensitive {
 		return 0
 	}
-	read := 0.0
-	for _, k := range e.live {
-		if k != j && k.hostRead > 0 && e.active(k) && !e.settingUp(k) {
-			read = math.Max(read, k.hostRead)
-		}
-	}
+	read := e.largestMoving(j, func(k *job) float64 { return k.hostRead })
 	if read == 0 {
 		return 0
 	}
