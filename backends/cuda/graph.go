@@ -952,22 +952,8 @@ func (b *Backend) verifyGraph(ctx context.Context, gp *graphPrep, st scenarios.S
 	// Checkable values in the GEMMs' own A buffers and in the inputs of
 	// the ops that feed GEMMs; a copy-engine collective's own shards are
 	// placed from them.
-	for i, o := range g.Ops {
-		if !ownInput(g, i) {
-			continue
-		}
-		for dev := range gp.gpus {
-			if err := b.g.Upload(gp.ops[i].in[dev], graphInput(g, i, dev, gp.ops[i].inChunk*int64(o.Chunks), true)); err != nil {
-				return err
-			}
-			if gp.ops[i].gemm.M == 0 {
-				continue
-			}
-			w := int64(gp.ops[i].gemm.K) * int64(gp.ops[i].gemm.N)
-			if err := b.g.Upload(gp.ops[i].w[dev], operandBytes(gp.ops[i].gemm.DType, dev, 1, w)); err != nil {
-				return err
-			}
-		}
+	if err := b.uploadInputs(gp, true); err != nil {
+		return err
 	}
 	gp.placed = ""
 	if err := b.placeOwnShards(gp, pl); err != nil {
@@ -993,26 +979,45 @@ func (b *Backend) verifyGraph(ctx context.Context, gp *graphPrep, st scenarios.S
 		}
 	}
 	// Timing operands back in place.
-	for i, o := range g.Ops {
-		if !ownInput(g, i) {
-			continue
-		}
-		for dev := range gp.gpus {
-			if err := b.g.Upload(gp.ops[i].in[dev], graphInput(g, i, dev, gp.ops[i].inChunk*int64(o.Chunks), false)); err != nil {
-				return err
-			}
-			if gp.ops[i].gemm.M == 0 {
-				continue
-			}
-			w := int64(gp.ops[i].gemm.K) * int64(gp.ops[i].gemm.N)
-			if err := b.g.Upload(gp.ops[i].w[dev], timingOperandBytes(gp.ops[i].gemm.DType, dev, 1, w)); err != nil {
-				return err
-			}
-		}
+	if err := b.uploadInputs(gp, false); err != nil {
+		return err
 	}
 	// The timed runs place the own shards again, from the timing data.
 	gp.placed = ""
 	b.verified[key] = true
+	return nil
+}
+
+// uploadInputs fills the input buffers that differ between the
+// verification run and the timed runs (ownInput: a GEMM's A and B, and the
+// input of a copy or collective that feeds a GEMM) with the checkable
+// values (check) or the timing data.
+func (b *Backend) uploadInputs(gp *graphPrep, check bool) error {
+	g := gp.g
+	for i, o := range g.Ops {
+		if !ownInput(g, i) {
+			continue
+		}
+		ob := gp.ops[i]
+		for dev := range gp.gpus {
+			if err := b.g.Upload(ob.in[dev], graphInput(g, i, dev, ob.inChunk*int64(o.Chunks), check)); err != nil {
+				return err
+			}
+			if ob.gemm.M == 0 {
+				continue
+			}
+			w := int64(ob.gemm.K) * int64(ob.gemm.N)
+			var weights []byte
+			if check {
+				weights = operandBytes(ob.gemm.DType, dev, 1, w)
+			} else {
+				weights = timingOperandBytes(ob.gemm.DType, dev, 1, w)
+			}
+			if err := b.g.Upload(ob.w[dev], weights); err != nil {
+				return err
+			}
+		}
+	}
 	return nil
 }
 

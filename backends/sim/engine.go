@@ -72,9 +72,9 @@ type job struct {
 	hostWrite float64
 	// hostRead is, for c3lab's copy kernel, the share of its bytes it
 	// reads from host memory (1 for h2d, half for a swap, 0 for d2h):
-	// while it moves data, every other kernel slows by
-	// Profile.HostCopyKernelReadStall x that share x its own demand on
-	// HBM (engine.hostReadStall).
+	// while it moves data, every kernel beside it that relies on L2 reuse
+	// slows by Profile.HostCopyKernelReadStall x that share x its own
+	// demand on HBM (engine.hostReadStall).
 	hostRead float64
 
 	// pooled kernels are persistent with a dynamic tile scheduler (cuBLAS
