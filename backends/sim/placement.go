@@ -38,6 +38,17 @@ type GEMMPlacement struct {
 	Ratio float64 `json:"ratio"`
 	Lo    float64 `json:"ci_lo"`
 	Hi    float64 `json:"ci_hi"`
+	// Swept marks a ratio timed in a sweep's conditions rather than by the
+	// partition probe: c3lab sweep ran the GEMM beside an h2d copy of at
+	// most 1 MiB that ends in microseconds, and the ratio is its time in
+	// the concurrent run over its time alone on the whole device
+	// (profiler.Result.CompSlowdown, with its interval). The probe's
+	// runs of four repetitions and a sweep's longer rounds hold a long
+	// GEMM at different clocks under the board's power limit, and on
+	// the rest of a partition a GEMM of 2.4 ms or more took 5-14 % less
+	// than the probe's ratio in a sweep (model.md, "A GEMM in a
+	// placement"), where the simulator's predictions are scored.
+	Swept bool `json:"swept,omitempty" yaml:"Swept,omitempty"`
 }
 
 // GEMMWholeTime is one GEMM's measured time alone on the whole device:

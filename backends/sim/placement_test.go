@@ -11,6 +11,8 @@ import (
 	"testing"
 
 	"github.com/c3lab/c3lab/backends"
+	"github.com/c3lab/c3lab/profiler"
+	"github.com/c3lab/c3lab/profiler/sweepfile"
 	"github.com/c3lab/c3lab/scenarios"
 )
 
@@ -190,6 +192,65 @@ func FuzzParseGEMMPlacements(f *testing.F) {
 	})
 }
 
+// TestSweptPlacements: a sweep of probe pairs gives a placement for each
+// GEMM on a partition beside a copy of at most 1 MiB, with the GEMM's
+// slowdown and its interval, and nothing for the whole device, an SM
+// target, a larger copy, a collective, a stream scenario or a failed run.
+func TestSweptPlacements(t *testing.T) {
+	gemm := scenarios.ComputeOp{Kind: scenarios.GEMM, M: 4096, N: 28672, K: 8192, DType: scenarios.BF16}
+	pair := func(coll scenarios.Collective, bytes scenarios.ByteSize) scenarios.Scenario {
+		return scenarios.Scenario{Name: "pg", GPUs: 1, Compute: gemm, Comm: scenarios.CommOp{Collective: coll, Bytes: bytes}}
+	}
+	ci := &profiler.Intervals{CompSlowdown: profiler.Interval{Lo: 1.15, Hi: 1.18}}
+	entry := func(name string, sc scenarios.Scenario, st scenarios.Strategy, ci *profiler.Intervals) profiler.SweepEntry {
+		return profiler.SweepEntry{Scenario: sc.Name, Strategy: name,
+			Result: &profiler.Result{Scenario: sc, Strategy: st, CompSlowdown: 1.1634, CI: ci}}
+	}
+	probe := pair(scenarios.HostToDevice, 1<<20)
+	graph := probe
+	graph.Streams = []scenarios.StreamSpec{{Name: "s"}}
+	tests := []struct {
+		name  string
+		entry profiler.SweepEntry
+		want  string // the placement, "" for none, "error" for an error
+	}{
+		{"rest of a comm partition", entry("comm-sms-16", probe, scenarios.Strategy{CommSMs: 16}, ci), "rest-of-16"},
+		{"compute partition", entry("dma-gemm-112", probe, scenarios.Strategy{ComputeSMs: 112, CommEngine: scenarios.EngineDMA}, ci), "compute-112"},
+		{"whole device", entry("baseline", probe, scenarios.Strategy{}, ci), ""},
+		{"SM target", entry("target-100", probe, scenarios.Strategy{GEMMSMTarget: 100}, ci), ""},
+		{"a copy too long", entry("comm-sms-16", pair(scenarios.HostToDevice, 64<<20), scenarios.Strategy{CommSMs: 16}, ci), ""},
+		{"a collective", entry("comm-sms-16", pair(scenarios.AllGather, 1<<20), scenarios.Strategy{CommSMs: 16}, ci), ""},
+		{"a stream scenario", entry("comm-sms-16", graph, scenarios.Strategy{CommSMs: 16}, ci), ""},
+		{"a failed run", profiler.SweepEntry{Scenario: "pg", Strategy: "comm-sms-16", Err: "boom"}, ""},
+		{"no interval", entry("comm-sms-32", probe, scenarios.Strategy{CommSMs: 32}, nil), "error"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			got, err := sweptPlacements(sweepfile.File{Results: []profiler.SweepEntry{tc.entry}})
+			switch {
+			case tc.want == "error":
+				if err == nil {
+					t.Fatalf("got %v, want an error", got)
+				}
+				return
+			case err != nil:
+				t.Fatal(err)
+			case tc.want == "":
+				if len(got) != 0 {
+					t.Fatalf("got %v, want none", got)
+				}
+				return
+			case len(got) != 1:
+				t.Fatalf("got %v, want one %s", got, tc.want)
+			}
+			want := GEMMPlacement{M: 4096, N: 28672, K: 8192, DType: scenarios.BF16, Placement: tc.want, Ratio: 1.1634, Lo: 1.15, Hi: 1.18, Swept: true}
+			if got[0] != want {
+				t.Errorf("got %+v, want %+v", got[0], want)
+			}
+		})
+	}
+}
+
 func TestPlacementOf(t *testing.T) {
 	tests := []struct {
 		st   scenarios.Strategy
@@ -346,6 +407,38 @@ func TestWriteGEMMPlacementTable(t *testing.T) {
 			}
 		}
 	}
+	if swept := strings.Fields(os.Getenv("C3LAB_SIM_PLACEMENTS_SWEPT")); len(swept) > 0 {
+		f.Regenerate += "; the entries marked swept, which win, from"
+		for _, from := range swept {
+			sf, err := sweepfile.Load(from)
+			if err != nil {
+				t.Fatal(err)
+			}
+			pls, err := sweptPlacements(sf)
+			if err != nil {
+				t.Fatalf("%s: %v", from, err)
+			}
+			if len(pls) == 0 {
+				t.Fatalf("%s: no probe pair on a partition in the sweep", from)
+			}
+			rel := from
+			if i := strings.LastIndex(from, "results/"); i >= 0 {
+				rel = from[i+len("results/"):]
+			}
+			f.Regenerate += " " + rel
+			for _, pl := range pls {
+				k := key{scenarios.ComputeOp{Kind: scenarios.GEMM, M: pl.M, N: pl.N, K: pl.K, DType: pl.DType}, pl.Placement}
+				if i, seen := index[k]; seen {
+					f.Placements[i] = pl
+					continue
+				}
+				index[k] = len(f.Placements)
+				f.Placements = append(f.Placements, pl)
+			}
+		}
+		f.Regenerate = strings.Replace(f.Regenerate, "\"<TestGPUGEMMOnPartitions files, later ones winning>\"",
+			"\"<TestGPUGEMMOnPartitions files, later ones winning>\" C3LAB_SIM_PLACEMENTS_SWEPT=\"<sweeps of probe pairs>\"", 1)
+	}
 	if from := os.Getenv("C3LAB_SIM_PROBE_OVERHEAD_FROM"); from != "" {
 		f.Regenerate += "; the whole-GPU times less the probe's time per repetition that c3lab run does not time, from " +
 			filepath.Base(filepath.Dir(from)) + "/" + filepath.Base(from)
@@ -361,6 +454,48 @@ func TestWriteGEMMPlacementTable(t *testing.T) {
 }
 
 func round4(x float64) float64 { return math.Round(x*1e4) / 1e4 }
+
+// probePairCopyMax is the largest copy a probe pair has beside its GEMM:
+// an h2d copy this small ends within ~30 µs, and the GEMM then runs alone
+// where the strategy put it.
+const probePairCopyMax = 1 << 20
+
+// sweptPlacements lists the placements a sweep of probe pairs timed
+// (GEMMPlacement.Swept): every measured entry whose scenario is one GEMM
+// beside an h2d copy of at most probePairCopyMax and whose strategy puts
+// the GEMM on the rest of a comm partition or on a compute partition. Its
+// ratio is the GEMM's time in the concurrent run over its time alone on
+// the whole device, with the sweep's 95 % interval. An entry with no
+// interval is an error: a sweep on GPUs always has one.
+func sweptPlacements(f sweepfile.File) ([]GEMMPlacement, error) {
+	var out []GEMMPlacement
+	for _, e := range f.Results {
+		r := e.Result
+		if r == nil {
+			continue
+		}
+		sc := r.Scenario
+		if len(sc.Streams) > 0 || sc.Compute.Kind != scenarios.GEMM ||
+			sc.Comm.Collective != scenarios.HostToDevice || sc.Comm.Bytes > probePairCopyMax {
+			continue
+		}
+		where := placementOf(r.Strategy)
+		if kind, _, err := parsePlacement(where); err != nil || kind == placementTarget {
+			continue
+		}
+		if r.CI == nil {
+			return nil, fmt.Errorf("%s under %s has no interval; measure it again with c3lab sweep", e.Scenario, e.Strategy)
+		}
+		pl := GEMMPlacement{M: sc.Compute.M, N: sc.Compute.N, K: sc.Compute.K, DType: sc.Compute.DType, Placement: where,
+			Ratio: round4(r.CompSlowdown), Lo: round4(r.CI.CompSlowdown.Lo), Hi: round4(r.CI.CompSlowdown.Hi), Swept: true}
+		pl.Lo, pl.Hi = min(pl.Lo, pl.Ratio), max(pl.Hi, pl.Ratio)
+		if err := pl.validate(); err != nil {
+			return nil, fmt.Errorf("%s under %s: %w", e.Scenario, e.Strategy, err)
+		}
+		out = append(out, pl)
+	}
+	return out, nil
+}
 
 // probeOverhead reads a comparison of the partition probe's whole-GPU
 // times with c3lab run's times of the same GEMMs alone (gemm-alone-s13.json:
