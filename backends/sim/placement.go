@@ -42,12 +42,12 @@ type GEMMPlacement struct {
 	// partition probe: c3lab sweep ran the GEMM beside an h2d copy of at
 	// most 1 MiB that ends in microseconds, and the ratio is its time in
 	// the concurrent run over its time alone on the whole device
-	// (profiler.Result.CompSlowdown, with its interval). The probe's
-	// runs of four repetitions and a sweep's longer rounds hold a long
-	// GEMM at different clocks under the board's power limit, and on
-	// the rest of a partition a GEMM of 2.4 ms or more took 5-14 % less
-	// than the probe's ratio in a sweep (model.md, "A GEMM in a
-	// placement"), where the simulator's predictions are scored.
+	// (profiler.Result.CompSlowdown, with its interval). For a GEMM of
+	// 1.7 ms or more the probe's runs of four repetitions and a sweep's
+	// rounds disagree: on the rest of a 16- or 32-SM partition the sweep
+	// took 3-14 % less than the probe's ratio, on a compute partition up
+	// to 8 % more (model.md, "A GEMM in a placement"), and the sweeps
+	// are what the simulator's predictions are scored on.
 	Swept bool `json:"swept,omitempty" yaml:"Swept,omitempty"`
 }
 
