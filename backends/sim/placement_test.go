@@ -354,11 +354,24 @@ func TestWriteGEMMPlacementTable(t *testing.T) {
 	if len(froms) == 0 {
 		t.Fatal("set C3LAB_SIM_PLACEMENTS_FROM to the probe's files")
 	}
-	f := placementFile{Regenerate: "C3LAB_SIM_PROBE_OVERHEAD_FROM=<c3lab run against the probe, gemm-alone-*.json> C3LAB_SIM_WRITE_PLACEMENTS=$PWD/backends/sim/" + placementTableFile +
-		" C3LAB_SIM_PLACEMENTS_FROM=\"<TestGPUGEMMOnPartitions files, later ones winning>\" go test ./backends/sim -run TestWriteGEMMPlacementTable; from"}
-	type key struct {
-		c     scenarios.ComputeOp
-		where string
+	swept := strings.Fields(os.Getenv("C3LAB_SIM_PLACEMENTS_SWEPT"))
+	env := "C3LAB_SIM_PROBE_OVERHEAD_FROM=<c3lab run against the probe, gemm-alone-*.json> C3LAB_SIM_WRITE_PLACEMENTS=$PWD/backends/sim/" + placementTableFile +
+		" C3LAB_SIM_PLACEMENTS_FROM=\"<TestGPUGEMMOnPartitions files, later ones winning>\""
+	if len(swept) > 0 {
+		env += " C3LAB_SIM_PLACEMENTS_SWEPT=\"<sweeps of probe pairs>\""
+	}
+	f := placementFile{Regenerate: env + " go test ./backends/sim -run TestWriteGEMMPlacementTable; from"}
+	// put adds a placement, or replaces the one an earlier file gave
+	// the same shape and place.
+	index := map[placementKey]int{}
+	put := func(pl GEMMPlacement) {
+		k := placementKey{gemmKey{pl.M, pl.N, pl.K, pl.DType}, pl.Placement}
+		if i, seen := index[k]; seen {
+			f.Placements[i] = pl
+			return
+		}
+		index[k] = len(f.Placements)
+		f.Placements = append(f.Placements, pl)
 	}
 	overhead := 0.0
 	if from := os.Getenv("C3LAB_SIM_PROBE_OVERHEAD_FROM"); from != "" {
@@ -368,7 +381,6 @@ func TestWriteGEMMPlacementTable(t *testing.T) {
 		}
 		f.ProbeOverheadNs = overhead
 	}
-	index := map[key]int{}
 	timed := map[gemmKey]int{}
 	for _, from := range froms {
 		pf, err := readPartitionProbe(from)
@@ -397,17 +409,11 @@ func TestWriteGEMMPlacementTable(t *testing.T) {
 				pl := GEMMPlacement{M: sh.M, N: sh.N, K: sh.K, DType: sh.DType, Placement: where,
 					Ratio: round4(r.Median), Lo: round4(r.Lo), Hi: round4(r.Hi)}
 				pl.Lo, pl.Hi = min(pl.Lo, pl.Ratio), max(pl.Hi, pl.Ratio)
-				k := key{scenarios.ComputeOp{Kind: scenarios.GEMM, M: sh.M, N: sh.N, K: sh.K, DType: sh.DType}, where}
-				if i, seen := index[k]; seen {
-					f.Placements[i] = pl
-					continue
-				}
-				index[k] = len(f.Placements)
-				f.Placements = append(f.Placements, pl)
+				put(pl)
 			}
 		}
 	}
-	if swept := strings.Fields(os.Getenv("C3LAB_SIM_PLACEMENTS_SWEPT")); len(swept) > 0 {
+	if len(swept) > 0 {
 		f.Regenerate += "; the entries marked swept, which win, from"
 		for _, from := range swept {
 			sf, err := sweepfile.Load(from)
@@ -427,17 +433,9 @@ func TestWriteGEMMPlacementTable(t *testing.T) {
 			}
 			f.Regenerate += " " + rel
 			for _, pl := range pls {
-				k := key{scenarios.ComputeOp{Kind: scenarios.GEMM, M: pl.M, N: pl.N, K: pl.K, DType: pl.DType}, pl.Placement}
-				if i, seen := index[k]; seen {
-					f.Placements[i] = pl
-					continue
-				}
-				index[k] = len(f.Placements)
-				f.Placements = append(f.Placements, pl)
+				put(pl)
 			}
 		}
-		f.Regenerate = strings.Replace(f.Regenerate, "\"<TestGPUGEMMOnPartitions files, later ones winning>\"",
-			"\"<TestGPUGEMMOnPartitions files, later ones winning>\" C3LAB_SIM_PLACEMENTS_SWEPT=\"<sweeps of probe pairs>\"", 1)
 	}
 	if from := os.Getenv("C3LAB_SIM_PROBE_OVERHEAD_FROM"); from != "" {
 		f.Regenerate += "; the whole-GPU times less the probe's time per repetition that c3lab run does not time, from " +
