@@ -457,3 +457,75 @@ func TestGPUGEMMClockTransient(t *testing.T) {
 	writeReport(t, "C3LAB_GEMM_TRANSIENT_OUT", "c3lab GEMM clock transient", map[string]any{
 		"devices": b.Devices(), "doctor": Probe(), "transients": out})
 }
+
+// TestGPUGEMMPartitionModes asks why a long GEMM on the rest of a comm
+// partition took 5-13 % less in a sweep's concurrent run than in the
+// partition probe's runs of its own (results/2026-12-03-h200x1-s17, calls
+// 1-4). In interleaved rounds it times each GEMM on the whole GPU alone,
+// on the rest of a 16-SM partition alone (the probe's way) and there
+// beside a 1 MiB h2d copy kernel on the partition (a sweep's concurrent
+// run), each in runs of 4 and of 20 repetitions: a gap between "alone" and
+// "concurrent" at equal repetitions points at the concurrent run, a gap
+// between 4 and 20 at the run's length. JSON to $C3LAB_GEMM_MODES_OUT.
+func TestGPUGEMMPartitionModes(t *testing.T) {
+	b := openGPU(t)
+	ctx := context.Background()
+	gemm := func(m, n, k int) scenarios.ComputeOp {
+		return scenarios.ComputeOp{Kind: scenarios.GEMM, M: m, N: n, K: k, DType: scenarios.BF16}
+	}
+	shapes := []scenarios.ComputeOp{gemm(4096, 28672, 8192), gemm(8192, 28672, 8192), gemm(8192, 7168, 8192)}
+	type config struct {
+		Name string
+		Mode backends.Mode
+		St   scenarios.Strategy
+		Reps int
+	}
+	rest := scenarios.Strategy{CommSMs: 16}
+	var configs []config
+	for _, reps := range []int{4, 20} {
+		configs = append(configs,
+			config{fmt.Sprintf("full-alone-%d", reps), backends.ModeCompute, scenarios.Strategy{}, reps},
+			config{fmt.Sprintf("rest16-alone-%d", reps), backends.ModeCompute, rest, reps},
+			config{fmt.Sprintf("rest16-concurrent-%d", reps), backends.ModeConcurrent, rest, reps})
+	}
+	const rounds = 6
+	report := map[string]map[string]float64{}
+	for _, g := range shapes {
+		sc := scenarios.Scenario{Name: "gemm-partition-modes", GPUs: 1, Compute: g,
+			Comm: scenarios.CommOp{Collective: scenarios.HostToDevice, Bytes: 1 << 20}}
+		times := map[string][]int64{}
+		for r := -1; r < rounds; r++ {
+			k := ((r % len(configs)) + len(configs)) % len(configs)
+			for _, c := range append(slices.Clone(configs[k:]), configs[:k]...) {
+				reps, warm := c.Reps, 0
+				if r < 0 {
+					reps, warm = 1, 2 // set-up and the plan's first launches, untimed
+				}
+				res, err := b.Run(ctx, backends.Experiment{Scenario: sc, Strategy: c.St, Mode: c.Mode, Reps: reps, Warmup: warm}, nil)
+				if err != nil {
+					t.Fatalf("%s %s: %v", g, c.Name, err)
+				}
+				if r < 0 {
+					continue
+				}
+				for _, rep := range res.Reps {
+					times[c.Name] = append(times[c.Name], rep.Compute)
+				}
+			}
+		}
+		med := map[string]float64{}
+		line := fmt.Sprintf("%-30s", g)
+		for _, c := range configs {
+			med[c.Name] = profiler.Summarize(times[c.Name]).Median
+		}
+		for _, c := range configs {
+			full := med[fmt.Sprintf("full-alone-%d", c.Reps)]
+			med[c.Name+"-ratio"] = med[c.Name] / full
+			line += fmt.Sprintf(" %s %.0f µs (%.3f)", c.Name, med[c.Name]/1e3, med[c.Name]/full)
+		}
+		t.Log(line)
+		report[g.String()] = med
+	}
+	writeReport(t, "C3LAB_GEMM_MODES_OUT", "c3lab GEMM partition modes", map[string]any{
+		"devices": b.Devices(), "rounds": rounds, "shapes": report})
+}
