@@ -6,6 +6,7 @@ import (
 	"math"
 	"os"
 	"slices"
+	"strconv"
 	"testing"
 	"time"
 
@@ -466,7 +467,9 @@ func TestGPUGEMMClockTransient(t *testing.T) {
 // beside a 1 MiB h2d copy kernel on the partition (a sweep's concurrent
 // run), each in runs of 4 and of 20 repetitions: a gap between "alone" and
 // "concurrent" at equal repetitions points at the concurrent run, a gap
-// between 4 and 20 at the run's length. JSON to $C3LAB_GEMM_MODES_OUT.
+// between 4 and 20 at the run's length. With $C3LAB_GEMM_MODES_WARMUP
+// each run first makes that many untimed repetitions, as c3lab's
+// profiler does (3). JSON to $C3LAB_GEMM_MODES_OUT.
 func TestGPUGEMMPartitionModes(t *testing.T) {
 	b := openGPU(t)
 	ctx := context.Background()
@@ -489,6 +492,14 @@ func TestGPUGEMMPartitionModes(t *testing.T) {
 			config{fmt.Sprintf("rest16-concurrent-%d", reps), backends.ModeConcurrent, rest, reps})
 	}
 	const rounds = 6
+	warmup := 0
+	if v := os.Getenv("C3LAB_GEMM_MODES_WARMUP"); v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 0 {
+			t.Fatalf("C3LAB_GEMM_MODES_WARMUP=%q: want a count of repetitions", v)
+		}
+		warmup = n
+	}
 	report := map[string]map[string]float64{}
 	for _, g := range shapes {
 		sc := scenarios.Scenario{Name: "gemm-partition-modes", GPUs: 1, Compute: g,
@@ -497,7 +508,7 @@ func TestGPUGEMMPartitionModes(t *testing.T) {
 		for r := -1; r < rounds; r++ {
 			k := ((r % len(configs)) + len(configs)) % len(configs)
 			for _, c := range append(slices.Clone(configs[k:]), configs[:k]...) {
-				reps, warm := c.Reps, 0
+				reps, warm := c.Reps, warmup
 				if r < 0 {
 					reps, warm = 1, 2 // set-up and the plan's first launches, untimed
 				}
@@ -527,5 +538,5 @@ func TestGPUGEMMPartitionModes(t *testing.T) {
 		report[g.String()] = med
 	}
 	writeReport(t, "C3LAB_GEMM_MODES_OUT", "c3lab GEMM partition modes", map[string]any{
-		"devices": b.Devices(), "rounds": rounds, "shapes": report})
+		"devices": b.Devices(), "rounds": rounds, "warmup": warmup, "shapes": report})
 }
