@@ -52,6 +52,17 @@ func gemmPartitionConfigs() []gemmPartitionConfig {
 	}
 }
 
+// rotated returns xs started at place r (modulo its length, r may be
+// negative): the order of round r in probes that rotate their configs by
+// one place each round, so that no config always runs first.
+func rotated[T any](xs []T, r int) []T {
+	if len(xs) == 0 {
+		return nil
+	}
+	k := (r%len(xs) + len(xs)) % len(xs)
+	return append(slices.Clone(xs[k:]), xs[:k]...)
+}
+
 // suiteGEMMs lists every distinct GEMM of the built-in scenarios (the
 // pairs' compute ops and the stream scenarios' GEMMs), in suite order.
 func suiteGEMMs() []scenarios.ComputeOp {
@@ -152,8 +163,7 @@ func TestGPUGEMMOnPartitions(t *testing.T) {
 			Stats: map[string]profiler.Stat{}, OverAll: map[string]gemmPartitionRatio{}, State: map[string][]profiler.PartState{},
 			Rounds: ceRuns{}, sums: map[string]*profiler.StateSum{}}
 		for r := -1; r < gemmPartitionRounds; r++ {
-			k := ((r % len(configs)) + len(configs)) % len(configs)
-			for _, c := range append(slices.Clone(configs[k:]), configs[:k]...) {
+			for _, c := range rotated(configs, r) {
 				reps, warm := gemmPartitionReps, 0
 				if r < 0 {
 					reps, warm = 1, 2 // set-up, verification and the plan's first launches, untimed
@@ -305,8 +315,7 @@ func TestGPUGEMMPartitionClocks(t *testing.T) {
 		means := map[string][]float64{}
 		all := map[string][]int64{}
 		for round := range rounds {
-			k := round % len(configs)
-			for _, c := range append(slices.Clone(configs[k:]), configs[:k]...) {
+			for _, c := range rotated(configs, round) {
 				s := r.During[c.Name]
 				if s == nil {
 					s = &gemmClockSample{}
@@ -506,8 +515,7 @@ func TestGPUGEMMPartitionModes(t *testing.T) {
 			Comm: scenarios.CommOp{Collective: scenarios.HostToDevice, Bytes: 1 << 20}}
 		times := map[string][]int64{}
 		for r := -1; r < rounds; r++ {
-			k := ((r % len(configs)) + len(configs)) % len(configs)
-			for _, c := range append(slices.Clone(configs[k:]), configs[:k]...) {
+			for _, c := range rotated(configs, r) {
 				reps, warm := c.Reps, warmup
 				if r < 0 {
 					reps, warm = 1, 2 // set-up and the plan's first launches, untimed
@@ -539,4 +547,23 @@ func TestGPUGEMMPartitionModes(t *testing.T) {
 	}
 	writeReport(t, "C3LAB_GEMM_MODES_OUT", "c3lab GEMM partition modes", map[string]any{
 		"devices": b.Devices(), "rounds": rounds, "warmup": warmup, "shapes": report})
+}
+
+func TestRotated(t *testing.T) {
+	xs := []int{0, 1, 2}
+	tests := []struct {
+		r    int
+		want []int
+	}{{0, []int{0, 1, 2}}, {1, []int{1, 2, 0}}, {4, []int{1, 2, 0}}, {-1, []int{2, 0, 1}}}
+	for _, tc := range tests {
+		if got := rotated(xs, tc.r); !slices.Equal(got, tc.want) {
+			t.Errorf("rotated(%v, %d) = %v, want %v", xs, tc.r, got, tc.want)
+		}
+	}
+	if got := rotated([]int(nil), 3); got != nil {
+		t.Errorf("rotated(nil, 3) = %v, want nil", got)
+	}
+	if rotated(xs, 1); !slices.Equal(xs, []int{0, 1, 2}) {
+		t.Errorf("rotated changed its input to %v", xs)
+	}
 }
