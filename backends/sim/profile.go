@@ -408,8 +408,9 @@ type Profile struct {
 	// 8.4-10.9x for a 119 µs decode GEMM, the copy itself not slowed; an
 	// h2d copy kernel cost them 1.03-1.26x and 1.7-2.1x. Fitted.
 	HostWriteStall float64
-	// HostCopyKernelReadStall slows every other kernel while c3lab's copy
-	// kernel reads host memory (an h2d copy, a swap's h2d half): its rate
+	// HostCopyKernelReadStall slows the kernels that rely on L2 reuse
+	// (GEMMs; not stream ops, not other copies) while c3lab's copy kernel
+	// reads host memory (an h2d copy, a swap's h2d half): a kernel's rate
 	// is divided by 1 + HostCopyKernelReadStall x the copy's share of bytes
 	// read from the host x the kernel's own demand on HBM as a share of
 	// its bandwidth (engine.hostReadStall). Measured on one H200 from GEMMs
