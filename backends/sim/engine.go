@@ -76,6 +76,10 @@ type job struct {
 	// slows by Profile.HostCopyKernelReadStall x that share x its own
 	// demand on HBM (engine.hostReadStall).
 	hostRead float64
+	// copyKernel marks c3lab's host copy kernel; fillsCopySMs a stream op,
+	// whose CTAs may run on the SMs the copy kernel's CTAs hold
+	// (Profile.StreamFillsCopySMs).
+	copyKernel, fillsCopySMs bool
 
 	// pooled kernels are persistent with a dynamic tile scheduler (cuBLAS
 	// GEMMs): their CTAs, at most one per SM, pull work units from one
@@ -206,8 +210,9 @@ func (c *cohort) carvedSMs() int {
 }
 
 // poolTake is SMs a cohort took from one pool: n of them, carved of
-// which were still configured as a GEMM left them.
-type poolTake struct{ pool, n, carved int }
+// which were still configured as a GEMM left them, and shared of which
+// a copy kernel's CTAs held too (Profile.StreamFillsCopySMs).
+type poolTake struct{ pool, n, carved, shared int }
 
 // carveoutUse is what a kernel does to the shared-memory carveout of the
 // SMs its CTAs run on. A GEMM's kernel configures them for its tiles (the
@@ -234,6 +239,11 @@ type pool struct {
 	// own clusters, here and there across the GPCs. A kernel launched in
 	// larger clusters cannot use them (job.cluster).
 	scattered [maxCluster + 1]int
+	// copyHeld is how many SMs c3lab's copy kernel's CTAs hold; shared of
+	// them a stream op's CTAs hold too; orphaned is the SMs a stream op
+	// took as shared whose copy CTAs have ended since, so that they free
+	// when its CTAs end (Profile.StreamFillsCopySMs).
+	copyHeld, shared, orphaned int
 }
 
 // maxCluster bounds the thread-block cluster sizes the engine tracks.
@@ -386,8 +396,14 @@ func (e *engine) dispatch() {
 			for g := 1; g < clusterOf(j.cluster); g++ {
 				avail -= e.pools[pi].scattered[g]
 			}
-			take := min(want-c.n, avail)
-			if take <= 0 {
+			take := max(min(want-c.n, avail), 0)
+			// A stream op fills the SMs the copy kernel's CTAs hold once
+			// the free ones are taken.
+			shared := 0
+			if j.fillsCopySMs && e.p.StreamFillsCopySMs {
+				shared = max(min(want-c.n-take, e.pools[pi].copyHeld-e.pools[pi].shared), 0)
+			}
+			if take+shared == 0 {
 				continue
 			}
 			// Which free SMs the block scheduler picks is not known; the
@@ -395,8 +411,12 @@ func (e *engine) dispatch() {
 			carved := min(take, e.pools[pi].gemmCarveout)
 			e.pools[pi].free -= take
 			e.pools[pi].gemmCarveout -= carved
-			c.n += take
-			c.taken = append(c.taken, poolTake{pi, take, carved})
+			e.pools[pi].shared += shared
+			if j.copyKernel {
+				e.pools[pi].copyHeld += take
+			}
+			c.n += take + shared
+			c.taken = append(c.taken, poolTake{pi, take + shared, carved, shared})
 		}
 		if c.n == 0 {
 			continue
@@ -478,9 +498,11 @@ func (e *engine) split(c *cohort) []*cohort {
 			t := &taken[0]
 			k := min(need, t.n)
 			kc := min(k, t.carved)
-			part.taken = append(part.taken, poolTake{t.pool, k, kc})
+			ks := min(k, t.shared)
+			part.taken = append(part.taken, poolTake{t.pool, k, kc, ks})
 			t.n -= k
 			t.carved -= kc
+			t.shared -= ks
 			need -= k
 			if t.n == 0 {
 				taken = taken[1:]
@@ -716,7 +738,7 @@ func (e *engine) privMax(j *job, others float64) float64 {
 		r *= e.clock
 	}
 	if w := e.hostWriteShare(j); w > 0 {
-		r /= 1 + e.p.HostWriteStall*w
+		r /= 1 + e.p.hostWriteStall(j.fillsCopySMs)*w
 	}
 	if s := e.hostCopyStall(j); s > 0 {
 		r /= 1 + s
@@ -738,7 +760,7 @@ func (e *engine) privMax(j *job, others float64) float64 {
 // to host memory of a d2h copy kernel slow every kernel beside it far more
 // than its SMs explain (backends/cuda/HOSTCOPIES.md, section 2).
 func (e *engine) hostWriteShare(j *job) float64 {
-	if e.p.HostWriteStall == 0 {
+	if e.p.hostWriteStall(j.fillsCopySMs) == 0 {
 		return 0
 	}
 	return e.largestMoving(j, func(k *job) float64 { return k.hostWrite })
@@ -907,7 +929,7 @@ func (e *engine) tail(j *job) {
 // freeSMs ends d of cohort c's CTAs (one per SM), returns their SMs to
 // their pools, configured as c's kernel left them, and says which.
 func (e *engine) freeSMs(c *cohort, d int) []poolTake {
-	var freed []poolTake
+	var out []poolTake
 	c.n -= d
 	c.job.resident -= d
 	if c.working {
@@ -916,23 +938,50 @@ func (e *engine) freeSMs(c *cohort, d int) []poolTake {
 	for i := len(c.taken) - 1; i >= 0 && d > 0; i-- {
 		t := &c.taken[i]
 		n := min(t.n, d)
-		e.pools[t.pool].free += n
+		freed := e.releaseShared(c.job, t, n)
+		e.pools[t.pool].free += freed
 		switch c.job.carveout {
 		case carveoutGEMM:
-			e.pools[t.pool].gemmCarveout += n
+			e.pools[t.pool].gemmCarveout += freed
 		case carveoutKeep:
-			carved := min(t.carved, n)
+			carved := min(t.carved, freed)
 			e.pools[t.pool].gemmCarveout += carved
 			t.carved -= carved
 		}
 		t.n -= n
 		d -= n
-		freed = append(freed, poolTake{t.pool, n, 0})
+		out = append(out, poolTake{pool: t.pool, n: freed})
 		if t.n == 0 {
 			c.taken = c.taken[:i]
 		}
 	}
-	return freed
+	return out
+}
+
+// releaseShared settles the SMs a copy kernel and a stream op share
+// (Profile.StreamFillsCopySMs) when job j ends n CTAs of take t, and
+// returns how many of those n SMs are free now. A stream op's CTA on a
+// shared SM leaves it to the copy's CTA, or frees it if that has ended; a
+// copy's CTA on a shared SM leaves it to the stream op's.
+func (e *engine) releaseShared(j *job, t *poolTake, n int) int {
+	pl := &e.pools[t.pool]
+	switch {
+	case j.copyKernel:
+		pl.copyHeld -= n
+		if over := pl.shared - pl.copyHeld; over > 0 {
+			pl.shared -= over
+			pl.orphaned += over
+			return n - over
+		}
+	case t.shared > 0:
+		sh := min(t.shared, n)
+		t.shared -= sh
+		back := min(sh, pl.orphaned)
+		pl.orphaned -= back
+		pl.shared -= sh - back
+		return n - (sh - back)
+	}
+	return n
 }
 
 // nextEvent returns the time to the next change: a cohort or copy finishing,

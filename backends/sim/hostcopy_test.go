@@ -165,3 +165,110 @@ func TestHostReadStallAsMeasured(t *testing.T) {
 		t.Errorf("without the stall the GEMM beside the copy is %.2fx, want well short of the measured 1.82x", got)
 	}
 }
+
+// A stream op's CTAs fill the SMs c3lab's copy kernel holds when the copy
+// came first (Profile.StreamFillsCopySMs), not the other way round. On one
+// H200 the 1 GiB Adam stream beside a 32 MiB d2h copy kernel ended at
+// 939-944 µs with the copy launched first (comm-first+prio), 949-972 on
+// the rest of a 16-SM partition and 1006-1008 on the rest of a 32-SM one
+// (results/2026-12-03-h200x1-s18, two passes): under the copy's posted
+// writes it moved at one rate per SM, on all 132 SMs when the copy came
+// first. The stall for a stream op is measured from the same runs
+// (HostWriteStreamStall).
+func TestStreamFillsCopySMs(t *testing.T) {
+	p := H200()
+	sc := scenarios.Scenario{Name: "adam-d2h", GPUs: 1,
+		Compute: scenarios.ComputeOp{Kind: scenarios.Stream, Bytes: 1 << 30},
+		Comm:    scenarios.CommOp{Collective: scenarios.DeviceToHost, Bytes: 32 << 20}}
+	stream := func(p Profile, st scenarios.Strategy) float64 {
+		t.Helper()
+		s := spanOf(t, simPair(t, p, sc, st, backends.ModeConcurrent), backends.OpCompute)
+		return float64(s.End-s.Start) / 1e3
+	}
+	commFirst := scenarios.Strategy{Launch: scenarios.CommFirst, CommPriority: -5}
+	for _, tc := range []struct {
+		name     string
+		st       scenarios.Strategy
+		measured float64 // µs, the middle of the two passes
+	}{
+		{"copy launched first", commFirst, 941},
+		{"rest of a 16-SM partition", scenarios.Strategy{CommSMs: 16}, 960},
+		{"rest of a 32-SM partition", scenarios.Strategy{CommSMs: 32}, 1007},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := stream(p, tc.st); math.Abs(got/tc.measured-1) > 0.04 {
+				t.Errorf("the stream op took %.0f µs beside the copy, measured %.0f", got, tc.measured)
+			}
+		})
+	}
+	off := p
+	off.StreamFillsCopySMs = false
+	on, alone := stream(p, commFirst), stream(off, commFirst)
+	if alone < 1.04*on {
+		t.Errorf("with every CTA holding its SM alone the stream op took %.0f µs, want it slower than the %.0f it takes filling the copy's SMs", alone, on)
+	}
+	// A copy launched after the stream op finds its SMs full: the switch
+	// changes nothing there, nor in a partition.
+	for _, st := range []scenarios.Strategy{{}, {CommSMs: 16}} {
+		if a, b := stream(p, st), stream(off, st); a != b {
+			t.Errorf("%s: the stream op took %.0f µs with the copy's SMs to fill and %.0f without", st, a, b)
+		}
+	}
+}
+
+// Whatever order a stream op and a copy kernel end in, every SM they
+// shared is free again at the end, and none is counted twice meanwhile.
+func TestSharedSMsAllReturn(t *testing.T) {
+	p := H200()
+	for _, tc := range []struct {
+		name      string
+		streamMiB int
+		copyMiB   int
+		st        scenarios.Strategy
+		comm      scenarios.Collective
+	}{
+		{"copy ends first", 1024, 4, scenarios.Strategy{Launch: scenarios.CommFirst}, scenarios.DeviceToHost},
+		{"stream op ends first", 8, 64, scenarios.Strategy{Launch: scenarios.CommFirst}, scenarios.HostSwap},
+		{"copy after the stream op", 256, 16, scenarios.Strategy{}, scenarios.HostToDevice},
+		{"few copy CTAs", 512, 16, scenarios.Strategy{Launch: scenarios.CommFirst, CommCTAs: 4}, scenarios.DeviceToHost},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			sc := scenarios.Scenario{Name: "shared", GPUs: 1,
+				Compute: scenarios.ComputeOp{Kind: scenarios.Stream, Bytes: scenarios.ByteSize(tc.streamMiB << 20)},
+				Comm:    scenarios.CommOp{Collective: tc.comm, Bytes: scenarios.ByteSize(tc.copyMiB << 20)}}
+			pl, err := build(p, backends.Experiment{Scenario: sc, Strategy: tc.st, Mode: backends.ModeConcurrent, Reps: 1})
+			if err != nil {
+				t.Fatal(err)
+			}
+			pl.eng.run()
+			for _, pool := range pl.eng.pools {
+				if pool.free != pool.size || pool.copyHeld != 0 || pool.shared != 0 || pool.orphaned != 0 {
+					t.Errorf("pool %s at the end: %d of %d free, copy %d, shared %d, orphaned %d",
+						pool.name, pool.free, pool.size, pool.copyHeld, pool.shared, pool.orphaned)
+				}
+			}
+		})
+	}
+}
+
+// The copy kernel's writes to host memory stall a stream op by
+// HostWriteStreamStall and any other kernel by HostWriteStall; a profile
+// without the former (0) stalls every kernel by HostWriteStall, as before.
+func TestHostWriteStallByKernel(t *testing.T) {
+	p := Profile{HostWriteStall: 3, HostWriteStreamStall: 4.6}
+	for _, tc := range []struct {
+		name   string
+		p      Profile
+		stream bool
+		want   float64
+	}{
+		{"stream op", p, true, 4.6},
+		{"GEMM", p, false, 3},
+		{"stream op, no stream stall set", Profile{HostWriteStall: 3}, true, 3},
+		{"GEMM, no stream stall set", Profile{HostWriteStall: 3}, false, 3},
+	} {
+		if got := tc.p.hostWriteStall(tc.stream); got != tc.want {
+			t.Errorf("%s: stall %g, want %g", tc.name, got, tc.want)
+		}
+	}
+}

@@ -192,6 +192,7 @@ func computeJob(p Profile, c scenarios.ComputeOp, st scenarios.Strategy, dom []i
 		// c3lab's stream kernel uses no shared memory: it leaves the SMs'
 		// carveout as it finds it.
 		j.carveout = carveoutKeep
+		j.fillsCopySMs = true
 		// It does no tensor work: its elementwise arithmetic does not
 		// count towards tensor utilization.
 		return j, 0, nil
@@ -765,6 +766,7 @@ func hostCopyJob(p Profile, sc scenarios.Scenario, st scenarios.Strategy, dom []
 		j.privRes = backends.ResPCIe // enough CTAs: the kernel's PCIe traffic bounds it
 	}
 	j.hostWrite, j.hostRead = j.toHost, j.fromHost
+	j.copyKernel = true
 	j.hbm, j.toHost, j.fromHost = perCTA, j.toHost*perCTA, j.fromHost*perCTA
 	return j
 }

@@ -408,6 +408,16 @@ type Profile struct {
 	// 8.4-10.9x for a 119 µs decode GEMM, the copy itself not slowed; an
 	// h2d copy kernel cost them 1.03-1.26x and 1.7-2.1x. Fitted.
 	HostWriteStall float64
+	// HostWriteStreamStall is HostWriteStall for a stream op's CTAs,
+	// which stream HBM and lean on the memory system throughout. Measured
+	// on one H200 (results/2026-12-03-h200x1-s18, two passes): the 1 GiB
+	// Adam stream beside a 32 MiB d2h copy kernel ended at 949-972 µs on
+	// the rest of a 16-SM partition, 1006-1008 on the rest of a 32-SM one
+	// and 939-944 with the copy launched first (filling its SMs,
+	// StreamFillsCopySMs); 4.6 gives 973, 1003 and 939. The sweeps fit
+	// HostWriteStall on GEMMs and have no stream op beside a copy kernel
+	// in their fit set. 0 takes HostWriteStall.
+	HostWriteStreamStall float64
 	// HostCopyKernelReadStall slows the kernels that rely on L2 reuse
 	// (GEMMs; not stream ops, not other copies) while c3lab's copy kernel
 	// reads host memory (an h2d copy, a swap's h2d half): a kernel's rate
@@ -490,6 +500,16 @@ type Profile struct {
 	// 4 SMs the GEMM leaves and, off, finishes its handshake there, so the
 	// rest of its CTAs skip it at the GEMM's end. Model.
 	LateCTASetup bool
+	// StreamFillsCopySMs lets a stream op's CTAs run on the SMs c3lab's
+	// copy kernel's CTAs hold: a copy CTA uses a few warps and no shared
+	// memory, and an elementwise kernel's small CTAs fill the rest of its
+	// SM. Only that way round: a copy kernel launched after a stream op
+	// finds its SMs full and waits for them. On one H200 the Adam stream
+	// beside a 32 MiB d2h copy kernel launched first (comm-first+prio)
+	// ran as if on all 132 SMs at the per-SM rate it had on the 116 and
+	// 100 a partition left it (results/2026-12-03-h200x1-s18). Off: every
+	// CTA holds its SM alone. Model.
+	StreamFillsCopySMs bool
 	// GEMMPrologue is what a GEMM kernel spends, holding its SMs, before
 	// its first tile's main loop: the tile scheduler's and cluster's set-up
 	// and the first pipeline fill (on top of KernelFixedCost, which holds
@@ -554,6 +574,16 @@ func CTABandwidth(p Profile, coll scenarios.Collective, ctas int) float64 {
 
 // peerLoadCTABandwidth is p's PeerLoadCTABandwidth, or the model default
 // for a profile written before the field.
+// hostWriteStall is the stall c3lab's copy kernel's writes to host memory
+// put on a kernel: HostWriteStreamStall for a stream op (when set),
+// HostWriteStall for any other.
+func (p Profile) hostWriteStall(stream bool) float64 {
+	if stream && p.HostWriteStreamStall > 0 {
+		return p.HostWriteStreamStall
+	}
+	return p.HostWriteStall
+}
+
 func (p Profile) peerLoadCTABandwidth() float64 {
 	if p.PeerLoadCTABandwidth > 0 {
 		return p.PeerLoadCTABandwidth
@@ -684,6 +714,7 @@ func H200() Profile {
 		HostCopyKernelDuplexByCTAs:    []CTACountBandwidth{{4, 48.2e9}, {16, 60.2e9}, {32, 63.9e9}, {64, 73.8e9}},
 		HostCopyKernelSetup:           5.3e-6,
 		HostWriteStall:                1,
+		HostWriteStreamStall:          4.6,
 		// GEMMs beside an h2d copy kernel of 32 CTAs on one H200
 		// (results/2026-12-03-h200x1-s16, TestHostReadStallAsMeasured).
 		HostCopyKernelReadStall: 1.5,
@@ -701,10 +732,11 @@ func H200() Profile {
 
 		// Stage 1 of the calibration (h200-fit.yaml): one-GPU time, since
 		// MultiGPUComputeScale and MultiGPUComputeDelay.
-		GEMMTiles:        true,
-		LateCTASetup:     true,
-		GEMMPrologue:     2.47e-6,
-		GEMMTileEpilogue: 1.58e-6,
+		GEMMTiles:          true,
+		LateCTASetup:       true,
+		StreamFillsCopySMs: true,
+		GEMMPrologue:       2.47e-6,
+		GEMMTileEpilogue:   1.58e-6,
 
 		MultiGPUComputeScale: 0.024,
 		MultiGPUComputeDelay: 3.0e-6,

@@ -262,8 +262,15 @@ func (pf ProfileFile) EffectiveProvenance() map[string]Provenance {
 
 // defaultedField reports whether a Profile field was added after profile
 // files were first written: a file without a base may leave it out, and
-// the model then takes its default (Profile.peerLoadCTABandwidth).
-func defaultedField(name string) bool { return name == "PeerLoadCTABandwidth" }
+// the model then takes its default (Profile.peerLoadCTABandwidth,
+// Profile.hostWriteStall; StreamFillsCopySMs off), as before the field.
+func defaultedField(name string) bool {
+	switch name {
+	case "PeerLoadCTABandwidth", "HostWriteStreamStall", "StreamFillsCopySMs":
+		return true
+	}
+	return false
+}
 
 // ProfileFields lists Profile's field names in declaration order.
 func ProfileFields() []string {
