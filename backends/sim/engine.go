@@ -747,12 +747,27 @@ func (e *engine) privMax(j *job, others float64) float64 {
 		r /= 1 + s
 	}
 	if j.maxRate > 0 {
-		r = math.Min(r, j.maxRate)
+		r = math.Min(r, j.maxRate*e.busyGain(j))
 	}
 	if j.contended && j.hbm > 0 && e.p.ContendedSMBandwidth > 0 && e.tensorBusy() {
 		r = math.Min(r, float64(j.working)*e.p.ContendedSMBandwidth/j.hbm)
 	}
 	return r
+}
+
+// busyGain is what c3lab's copy kernel moving both ways (a swap) gains on
+// its cap while another kernel's CTAs work on the GPU: 1 +
+// Profile.HostCopyKernelBusyGain then, else 1.
+func (e *engine) busyGain(j *job) float64 {
+	if e.p.HostCopyKernelBusyGain == 0 || !j.copyKernel || j.hostWrite == 0 || j.hostRead == 0 {
+		return 1
+	}
+	for _, k := range e.live {
+		if k != j && !k.copy && !k.copyKernel && k.working > 0 {
+			return 1 + e.p.HostCopyKernelBusyGain
+		}
+	}
+	return 1
 }
 
 // hostWriteShare is the largest host-write share (job.hostWrite) of the

@@ -272,3 +272,48 @@ func TestHostWriteStallByKernel(t *testing.T) {
 		}
 	}
 }
+
+// The copy kernel moving both ways (a swap) is faster while another
+// kernel works on the GPU (Profile.HostCopyKernelBusyGain); one way it is
+// not. On one H200 (results/2026-12-03-h200x1-s18, two passes) the 32 MiB
+// swap on the side of a 16- or 32-SM partition took 998-1044 µs (mean
+// 1015) beside a 1 MiB stream op that ends at once and 964-972 (mean 968)
+// beside a bf16 8192^3 GEMM, which runs through it. (Beside stream ops it
+// gained as much, but those end early in the model, whose write stall on
+// them is too weak at the start of a copy: results README, call 2.)
+func TestSwapFasterBesideWork(t *testing.T) {
+	p := H200()
+	swap := func(p Profile, c scenarios.ComputeOp, coll scenarios.Collective, sms int) float64 {
+		t.Helper()
+		sc := scenarios.Scenario{Name: "busy", GPUs: 1, Compute: c,
+			Comm: scenarios.CommOp{Collective: coll, Bytes: 32 << 20}}
+		s := spanOf(t, simPair(t, p, sc, scenarios.Strategy{CommSMs: sms}, backends.ModeConcurrent), backends.OpComm)
+		return float64(s.End - s.Start)
+	}
+	tiny := scenarios.ComputeOp{Kind: scenarios.Stream, Bytes: 1 << 20}
+	for _, tc := range []struct {
+		name     string
+		c        scenarios.ComputeOp
+		measured float64 // beside it, over beside the 1 MiB op
+	}{
+		{"bf16 8192^3 GEMM", scenarios.ComputeOp{Kind: scenarios.GEMM, M: 8192, N: 8192, K: 8192, DType: scenarios.BF16}, 968.0 / 1015},
+	} {
+		for _, sms := range []int{16, 32} {
+			got := swap(p, tc.c, scenarios.HostSwap, sms) / swap(p, tiny, scenarios.HostSwap, sms)
+			if math.Abs(got/tc.measured-1) > 0.03 {
+				t.Errorf("swap on %d SMs beside the %s: %.3f of its time beside the 1 MiB op, measured %.3f", sms, tc.name, got, tc.measured)
+			}
+		}
+	}
+	off := p
+	off.HostCopyKernelBusyGain = 0
+	gemm := scenarios.ComputeOp{Kind: scenarios.GEMM, M: 8192, N: 8192, K: 8192, DType: scenarios.BF16}
+	if a, b := swap(off, gemm, scenarios.HostSwap, 16), swap(off, tiny, scenarios.HostSwap, 16); a != b {
+		t.Errorf("without the gain the swap took %.0f ns beside the GEMM and %.0f beside the 1 MiB op", a, b)
+	}
+	for _, coll := range []scenarios.Collective{scenarios.HostToDevice, scenarios.DeviceToHost} {
+		if a, b := swap(p, gemm, coll, 16), swap(off, gemm, coll, 16); a != b {
+			t.Errorf("%s beside the GEMM: %.0f ns with the gain, %.0f without; one way it has none", coll, a, b)
+		}
+	}
+}

@@ -394,6 +394,17 @@ type Profile struct {
 	// GB/s at the default 32; one direction alone does not move with the
 	// count (a d2h of 112 MiB took 2249, 2246 and 2239 µs).
 	HostCopyKernelDuplexByCTAs []CTACountBandwidth
+	// HostCopyKernelBusyGain is how much faster the copy kernel moves
+	// both ways (a swap) while another kernel works on the GPU: its cap
+	// is 1 + the gain times what it moves alone. Measured on one H200
+	// (results/2026-12-03-h200x1-s18, two passes): on the side of a 16-
+	// or 32-SM partition the 32 MiB swap took 998-1044 µs beside a 1 MiB
+	// stream op that ends at once, 933-962 beside a 256 MiB stream op
+	// and 964-972 beside a bf16 8192^3 GEMM; one way, the copy kernel
+	// gains nothing (1.00-1.05x its time alone beside the Adam stream).
+	// Why the GPU's other SMs at work speed it up is not known. 0 turns it
+	// off.
+	HostCopyKernelBusyGain float64
 	// HostCopyKernelSetup is the copy kernel's whole fixed cost, of which
 	// KernelFixedCost is its launch, holding no SM. Measured: 64 KiB in
 	// 7.3 µs to the GPU and 5.9 from it, less the transfer.
@@ -715,6 +726,7 @@ func H200() Profile {
 		HostCopyKernelSetup:           5.3e-6,
 		HostWriteStall:                1,
 		HostWriteStreamStall:          4.6,
+		HostCopyKernelBusyGain:        0.06,
 		// GEMMs beside an h2d copy kernel of 32 CTAs on one H200
 		// (results/2026-12-03-h200x1-s16, TestHostReadStallAsMeasured).
 		HostCopyKernelReadStall: 1.5,

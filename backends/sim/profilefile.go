@@ -266,7 +266,7 @@ func (pf ProfileFile) EffectiveProvenance() map[string]Provenance {
 // Profile.hostWriteStall; StreamFillsCopySMs off), as before the field.
 func defaultedField(name string) bool {
 	switch name {
-	case "PeerLoadCTABandwidth", "HostWriteStreamStall", "StreamFillsCopySMs":
+	case "PeerLoadCTABandwidth", "HostWriteStreamStall", "StreamFillsCopySMs", "HostCopyKernelBusyGain":
 		return true
 	}
 	return false

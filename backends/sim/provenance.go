@@ -163,6 +163,8 @@ func H200Provenance() map[string]Provenance {
 		"HostCopyKernelDuplexByCTAs": {Source: SourceMeasured,
 			Note: "a 48 MiB swap alone at 4, 16 and 64 CTAs (results/2026-12-03-h200x1-s15) and at the default 32"},
 		"HostCopyKernelSetup": {Source: SourceMeasured, Range: r(0, 1e-3)},
+		"HostCopyKernelBusyGain": {Source: SourceMeasured, Range: r(0, 0.5),
+			Note: "a 32 MiB swap on the side of a partition beside a stream op and a GEMM against beside next to nothing, one H200 (results/2026-12-03-h200x1-s18)"},
 		"HostCopyKernelReadStall": {Source: SourceMeasured, Range: r(0, 20),
 			Note: "GEMMs beside an h2d copy kernel of 32 CTAs on one H200 (results/2026-12-03-h200x1-s16, TestHostReadStallAsMeasured)"},
 		"HostWriteStall": {Source: SourceFitted, Stage: StageInterference, Range: r(0, 30),
