@@ -66,9 +66,10 @@ type job struct {
 	// for every other kernel.
 	power float64
 	// hostWrite is, for c3lab's copy kernel, the share of its bytes it
-	// writes to host memory (1 for d2h, half for a swap, 0 for h2d):
-	// while it moves data, every other kernel's CTAs slow by
-	// Profile.HostWriteStall x this share.
+	// writes to host memory (1 for d2h, half for a swap, 0 for h2d) times
+	// its CTAs over the default Profile.HostCopyCTAs: while it moves data,
+	// every other kernel's CTAs slow by Profile.HostWriteStall (a stream
+	// op's by HostWriteStreamStall) x this weight.
 	hostWrite float64
 	// hostRead is, for c3lab's copy kernel, the share of its bytes it
 	// reads from host memory (1 for h2d, half for a swap, 0 for d2h):

@@ -766,6 +766,10 @@ func hostCopyJob(p Profile, sc scenarios.Scenario, st scenarios.Strategy, dom []
 		j.privRes = backends.ResPCIe // enough CTAs: the kernel's PCIe traffic bounds it
 	}
 	j.hostWrite, j.hostRead = j.toHost, j.fromHost
+	// The writes' stall follows how many CTAs write (results/2026-12-03-
+	// h200x1-s18, call 3): relative to the default count, at which the
+	// stalls were measured and fitted.
+	j.hostWrite *= float64(ctas) / float64(max(p.HostCopyCTAs, 1))
 	j.copyKernel = true
 	j.hbm, j.toHost, j.fromHost = perCTA, j.toHost*perCTA, j.fromHost*perCTA
 	return j

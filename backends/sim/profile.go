@@ -413,7 +413,8 @@ type Profile struct {
 	// writes to host memory: their CTA rate is divided by 1 +
 	// HostWriteStall x the copy kernel's share of bytes going to the host
 	// (1 for d2h, 1/2 for a swap, 0 for h2d; the copy engines write
-	// without it). Measured (backends/cuda/HOSTCOPIES.md, section 2): a
+	// without it) x its CTAs over HostCopyCTAs, as the stall follows the
+	// writing CTAs (results/2026-12-03-h200x1-s18, call 3). Measured (backends/cuda/HOSTCOPIES.md, section 2): a
 	// GEMM next to a 64 MiB d2h copy kernel took about the copy's time
 	// plus its own in every placement, 1.81-1.93x for bf16 8192^3 and
 	// 8.4-10.9x for a 119 µs decode GEMM, the copy itself not slowed; an
