@@ -414,8 +414,8 @@ type Profile struct {
 	// HostWriteStall x the copy kernel's share of bytes going to the host
 	// (1 for d2h, 1/2 for a swap, 0 for h2d; the copy engines write
 	// without it) x its CTAs over HostCopyCTAs, as the stall follows the
-	// writing CTAs (results/2026-12-03-h200x1-s18, call 3). Measured (backends/cuda/HOSTCOPIES.md, section 2): a
-	// GEMM next to a 64 MiB d2h copy kernel took about the copy's time
+	// writing CTAs (results/2026-12-03-h200x1-s18, call 3). Measured
+	// (backends/cuda/HOSTCOPIES.md, section 2): a GEMM next to a 64 MiB d2h copy kernel took about the copy's time
 	// plus its own in every placement, 1.81-1.93x for bf16 8192^3 and
 	// 8.4-10.9x for a 119 µs decode GEMM, the copy itself not slowed; an
 	// h2d copy kernel cost them 1.03-1.26x and 1.7-2.1x. Fitted.
@@ -584,8 +584,6 @@ func CTABandwidth(p Profile, coll scenarios.Collective, ctas int) float64 {
 	return bw
 }
 
-// peerLoadCTABandwidth is p's PeerLoadCTABandwidth, or the model default
-// for a profile written before the field.
 // hostWriteStall is the stall c3lab's copy kernel's writes to host memory
 // put on a kernel: HostWriteStreamStall for a stream op (when set),
 // HostWriteStall for any other.
@@ -596,6 +594,8 @@ func (p Profile) hostWriteStall(stream bool) float64 {
 	return p.HostWriteStall
 }
 
+// peerLoadCTABandwidth is p's PeerLoadCTABandwidth, or the model default
+// for a profile written before the field.
 func (p Profile) peerLoadCTABandwidth() float64 {
 	if p.PeerLoadCTABandwidth > 0 {
 		return p.PeerLoadCTABandwidth
