@@ -176,6 +176,17 @@ type job struct {
 	// moved once: its own demand on HBM as the host-copy stall sees it.
 	hbmIdeal float64
 
+	// draining marks a compute kernel whose work is done while a copy
+	// kernel writes to host memory: it ends at drainUntil, or as soon as
+	// no copy kernel writes (Profile.HostWriteEndWait).
+	draining   bool
+	drainUntil float64
+	// hostGap, when above 0, is the wait behind a copy kernel's writes
+	// (Profile.HostWriteLaunchGap) added to launch; it ends as soon as no
+	// copy kernel writes, and the job then launches at launch - hostGap
+	// or at once.
+	hostGap float64
+
 	// Results.
 	started  bool
 	start    float64
@@ -1024,6 +1035,9 @@ func (e *engine) nextEvent(flows []flow) float64 {
 		}
 	}
 	for _, j := range e.live {
+		if j.draining {
+			dt = math.Min(dt, j.drainUntil-e.now)
+		}
 		if (j.copy || j.pooled) && j.started && !j.done && rate[j] > 0 {
 			dt = math.Min(dt, j.remaining/rate[j])
 		}
@@ -1061,6 +1075,10 @@ func (e *engine) advance(dt float64, flows []flow) {
 	for _, j := range e.live {
 		switch {
 		case j.done || e.active(j):
+		case j.draining:
+			// Its end waits behind a copy kernel's writes to host memory:
+			// synchronization overhead.
+			j.bounds[backends.ResLaunch] += dt
 		case !j.started && j.launch > e.now:
 			// Charge the part of this interval after the op was enqueued:
 			// a job behind another waits for it, then for its own launch.
@@ -1124,6 +1142,10 @@ func (e *engine) advance(dt float64, flows []flow) {
 		e.freeSMs(c, c.n)
 		if c.job.resident == 0 && c.job.pending == 0 {
 			c.job.done, c.job.end = true, e.now
+			if w := e.hostWriteWeight(c.job); w > 0 && c.job.op == backends.OpCompute && e.p.HostWriteEndWait > 0 {
+				c.job.done, c.job.draining = false, true
+				c.job.drainUntil = e.now + e.p.HostWriteEndWait*w
+			}
 			// Its end frees whole GPCs: what its tail scattered is whole again.
 			for _, t := range c.job.tailFreed {
 				sc := &e.pools[t.pool].scattered[clusterOf(c.job.cluster)]
@@ -1139,6 +1161,20 @@ func (e *engine) advance(dt float64, flows []flow) {
 			if j.remaining <= 1e-3 { // bytes
 				j.done, j.end = true, e.now
 			}
+		}
+	}
+	// A compute kernel done while a copy kernel writes to host memory
+	// ends after its wait (Profile.HostWriteEndWait), or once no copy
+	// kernel writes; a launch waiting behind the writes
+	// (Profile.HostWriteLaunchGap) goes once none does.
+	for _, j := range e.live {
+		writing := e.hostWriteWeight(j) > 0
+		if j.draining && (!writing || e.now >= j.drainUntil-1e-12) {
+			j.draining, j.done, j.end = false, true, e.now
+		}
+		if j.hostGap > 0 && !j.started && j.launch > e.now && !writing {
+			j.launch = math.Max(j.launch-j.hostGap, e.now)
+			j.hostGap = 0
 		}
 	}
 	// A job waiting for another launches once that one is done.
@@ -1180,10 +1216,46 @@ func (e *engine) advance(dt float64, flows []flow) {
 			r = math.Max(r, w.end+gap)
 		}
 		j.runnableAt, j.launch = r, r+j.delay
+		if j.op == backends.OpCompute {
+			j.hostGap = e.hostWriteLaunchGap(j)
+			j.launch += j.hostGap
+		}
 		for _, g := range j.group {
 			g.enqueued = r
 		}
 		live = append(live, j)
 	}
 	e.live = live
+}
+
+// hostWriteWeight is the largest write weight (job.hostWrite) of c3lab's
+// copy kernels other than j that are writing to host memory now; 0 when
+// none is.
+func (e *engine) hostWriteWeight(j *job) float64 {
+	w := 0.0
+	for _, k := range e.live {
+		if k != j && k.hostWrite > 0 && e.active(k) && !e.settingUp(k) {
+			w = math.Max(w, k.hostWrite)
+		}
+	}
+	return w
+}
+
+// hostWriteLaunchGap is how long compute kernel j waits to launch behind
+// a copy kernel's writes to host memory (Profile.HostWriteLaunchGap): in
+// full from the write weight Profile.HostWriteLaunchGapWeight, in
+// proportion below it. The wait ends early when the writes do (advance).
+func (e *engine) hostWriteLaunchGap(j *job) float64 {
+	if e.p.HostWriteLaunchGap <= 0 {
+		return 0
+	}
+	w := e.hostWriteWeight(j)
+	if w == 0 {
+		return 0
+	}
+	share := 1.0
+	if e.p.HostWriteLaunchGapWeight > 0 {
+		share = math.Min(1, w/e.p.HostWriteLaunchGapWeight)
+	}
+	return e.p.HostWriteLaunchGap * share
 }

@@ -430,6 +430,32 @@ type Profile struct {
 	// HostWriteStall on GEMMs and have no stream op beside a copy kernel
 	// in their fit set. 0 takes HostWriteStall.
 	HostWriteStreamStall float64
+	// HostWriteEndWait is how long a compute kernel (a GEMM, a stream
+	// op) that finishes its work while c3lab's copy kernel writes to host
+	// memory waits before it ends, per unit of the copy's write weight
+	// (job.hostWrite: its share of bytes going to the host x its CTAs
+	// over HostCopyCTAs), at most until the copy's writes end. The
+	// kernel's CTAs have left their SMs; what follows it on its stream
+	// waits. On one H200 (results/2026-12-03-h200x1-s19, call 1) 64 MiB
+	// stream ops back to back beside one 128 MiB d2h copy kernel took
+	// 132, 246, 375, 520, 760 and 875 µs at 8, 16, 24, 32, 48 and 64
+	// copy CTAs (37 alone), the rate stall (HostWriteStreamStall)
+	// explaining 80-377 of them; beside the same bytes cut into 8 MiB
+	// copy kernels an op ended with each copy kernel. Measured; 0 turns
+	// it off (a profile file written before the field).
+	HostWriteEndWait float64
+	// HostWriteLaunchGap is how long a compute kernel released while
+	// c3lab's copy kernel writes to host memory waits before it launches,
+	// at most until the copy's writes end: HostWriteLaunchGap x min(1,
+	// the copy's write weight / HostWriteLaunchGapWeight). On one H200
+	// (the same probes) consecutive stream ops stood 57, 104, 122, 140
+	// and 134 µs apart at 8, 16, 24, 32 and 48 copy CTAs, 1-2 µs after
+	// the copy. Measured; 0 turns it off.
+	HostWriteLaunchGap float64
+	// HostWriteLaunchGapWeight is the copy's write weight from which
+	// HostWriteLaunchGap applies in full (0.6: about 19 CTAs of a d2h
+	// copy). Measured with it.
+	HostWriteLaunchGapWeight float64
 	// HostCopyKernelReadStall slows the kernels that rely on L2 reuse
 	// (GEMMs; not stream ops, not other copies) while c3lab's copy kernel
 	// reads host memory (an h2d copy, a swap's h2d half): a kernel's rate
@@ -728,6 +754,9 @@ func H200() Profile {
 		HostWriteStall:                1,
 		HostWriteStreamStall:          4.6,
 		HostCopyKernelBusyGain:        0.06,
+		HostWriteEndWait:              386e-6,
+		HostWriteLaunchGap:            140e-6,
+		HostWriteLaunchGapWeight:      0.6,
 		// GEMMs beside an h2d copy kernel of 32 CTAs on one H200
 		// (results/2026-12-03-h200x1-s16, TestHostReadStallAsMeasured).
 		HostCopyKernelReadStall: 1.5,

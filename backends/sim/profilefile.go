@@ -263,10 +263,12 @@ func (pf ProfileFile) EffectiveProvenance() map[string]Provenance {
 // defaultedField reports whether a Profile field was added after profile
 // files were first written: a file without a base may leave it out, and
 // the model then takes its default (Profile.peerLoadCTABandwidth,
-// Profile.hostWriteStall; StreamFillsCopySMs off), as before the field.
+// Profile.hostWriteStall; StreamFillsCopySMs off; no host-write end wait
+// or launch gap), as before the field.
 func defaultedField(name string) bool {
 	switch name {
-	case "PeerLoadCTABandwidth", "HostWriteStreamStall", "StreamFillsCopySMs", "HostCopyKernelBusyGain":
+	case "PeerLoadCTABandwidth", "HostWriteStreamStall", "StreamFillsCopySMs", "HostCopyKernelBusyGain",
+		"HostWriteEndWait", "HostWriteLaunchGap", "HostWriteLaunchGapWeight":
 		return true
 	}
 	return false
