@@ -225,6 +225,9 @@ func explain(sc scenarios.Scenario, caps backends.Capabilities, f Findings, st s
 		switch {
 		case hasHostCopy(sc):
 			say("why copy engines: they take no SM, so the kernel beside them keeps the whole GPU%s", f.in("host-copy-engines"))
+			if writesToHost(sc) {
+				say("and c3lab's copy kernel, writing to host memory, would hold up every kernel beside it at its end and at its launch%s", f.in("host-kernel-write-waits"))
+			}
 		case hasReduction(sc):
 			say("why copy engines for a %s: the copies need no SM, and the add's SM time is the same next to the GEMM or after it%s", what, f.in("add-kernel-memory"))
 		default:

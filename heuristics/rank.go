@@ -206,6 +206,14 @@ func hasHostCopy(sc scenarios.Scenario) bool {
 	return slices.ContainsFunc(commKinds(sc), scenarios.Collective.IsHostCopy)
 }
 
+// writesToHost reports whether a communication op of sc copies to host
+// memory (d2h, or a swap's d2h half).
+func writesToHost(sc scenarios.Scenario) bool {
+	return slices.ContainsFunc(commKinds(sc), func(c scenarios.Collective) bool {
+		return c == scenarios.DeviceToHost || c == scenarios.HostSwap
+	})
+}
+
 // hasDependency reports whether an op of sc waits for another.
 func hasDependency(sc scenarios.Scenario) bool {
 	for _, s := range sc.Streams {
