@@ -144,7 +144,7 @@ func adviseHostCopy(sc scenarios.Scenario, caps backends.Capabilities, memBound 
 	say("run the %s on the copy engines: they take no SM, so the kernel beside them keeps the whole GPU%s", coll, f.in("host-copy-engines"))
 	say("not c3lab's SM copy kernel: enqueued after a GEMM it waits for the SMs%s, and launched first at top priority it holds SMs the GEMM needs%s%s",
 		f.in("host-kernel-waits"), f.join(", and ", "host-kernel-slows-gemm", ""), f.in("host-kernel-best"))
-	if coll == scenarios.DeviceToHost || coll == scenarios.HostSwap {
+	if writesToHost(sc) {
 		say("above all for a copy to the host: while the copy kernel writes to host memory, every kernel beside it waits at its end and at its launch%s", f.in("host-kernel-write-waits"))
 	}
 	if coll == scenarios.HostSwap {

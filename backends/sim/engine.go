@@ -790,7 +790,7 @@ func (e *engine) hostWriteShare(j *job) float64 {
 	if e.p.hostWriteStall(j.fillsCopySMs) == 0 {
 		return 0
 	}
-	return e.largestMoving(j, func(k *job) float64 { return k.hostWrite })
+	return e.hostWriteWeight(j)
 }
 
 // largestMoving is the largest share(k) over the jobs other than j that
@@ -1168,6 +1168,9 @@ func (e *engine) advance(dt float64, flows []flow) {
 	// kernel writes; a launch waiting behind the writes
 	// (Profile.HostWriteLaunchGap) goes once none does.
 	for _, j := range e.live {
+		if !j.draining && j.hostGap == 0 {
+			continue
+		}
 		writing := e.hostWriteWeight(j) > 0
 		if j.draining && (!writing || e.now >= j.drainUntil-1e-12) {
 			j.draining, j.done, j.end = false, true, e.now
@@ -1232,13 +1235,7 @@ func (e *engine) advance(dt float64, flows []flow) {
 // copy kernels other than j that are writing to host memory now; 0 when
 // none is.
 func (e *engine) hostWriteWeight(j *job) float64 {
-	w := 0.0
-	for _, k := range e.live {
-		if k != j && k.hostWrite > 0 && e.active(k) && !e.settingUp(k) {
-			w = math.Max(w, k.hostWrite)
-		}
-	}
-	return w
+	return e.largestMoving(j, func(k *job) float64 { return k.hostWrite })
 }
 
 // hostWriteLaunchGap is how long compute kernel j waits to launch behind
