@@ -1,6 +1,7 @@
 package sim
 
 import (
+	"cmp"
 	"encoding/json"
 	"math"
 	"os"
@@ -48,7 +49,7 @@ func simOps(t *testing.T, p Profile, sc scenarios.Scenario, st scenarios.Strateg
 			ops = append(ops, opSpan{usOf(s.Start) - t0, usOf(s.End) - t0})
 		}
 	}
-	slices.SortFunc(ops, func(a, b opSpan) int { return int(math.Copysign(1, a.start-b.start)) })
+	slices.SortFunc(ops, func(a, b opSpan) int { return cmp.Compare(a.start, b.start) })
 	return copyEnd - t0, ops
 }
 
