@@ -71,6 +71,10 @@ type job struct {
 	// every other kernel's CTAs slow by Profile.HostWriteStall (a stream
 	// op's by HostWriteStreamStall) x this weight.
 	hostWrite float64
+	// tilesPerCTA is, for a GEMM, its output tiles (or split-K slices)
+	// over its launch's CTAs: how many a CTA works through
+	// (Profile.HostWriteStallTiles). 0 for other kernels.
+	tilesPerCTA float64
 	// hostRead is, for c3lab's copy kernel, the share of its bytes it
 	// reads from host memory (1 for h2d, half for a swap, 0 for d2h):
 	// while it moves data, every kernel beside it that relies on L2 reuse
@@ -749,8 +753,8 @@ func (e *engine) privMax(j *job, others float64) float64 {
 	if j.privRes == backends.ResTensor && e.clock > 0 && e.clock < 1 {
 		r *= e.clock
 	}
-	if w := e.hostWriteShare(j); w > 0 {
-		r /= 1 + e.p.hostWriteStall(j.fillsCopySMs)*w
+	if w := e.hostWriteWeight(j); w > 0 {
+		r /= 1 + e.p.hostWriteStall(j.fillsCopySMs, j.tilesPerCTA, w)
 	}
 	if s := e.hostCopyStall(j); s > 0 {
 		r /= 1 + s
@@ -780,17 +784,6 @@ func (e *engine) busyGain(j *job) float64 {
 		}
 	}
 	return 1
-}
-
-// hostWriteShare is the largest host-write share (job.hostWrite) of the
-// copy kernels other than j that are moving data now: the posted writes
-// to host memory of a d2h copy kernel slow every kernel beside it far more
-// than its SMs explain (backends/cuda/HOSTCOPIES.md, section 2).
-func (e *engine) hostWriteShare(j *job) float64 {
-	if e.p.hostWriteStall(j.fillsCopySMs) == 0 {
-		return 0
-	}
-	return e.hostWriteWeight(j)
 }
 
 // largestMoving is the largest share(k) over the jobs other than j that
@@ -1235,7 +1228,23 @@ func (e *engine) advance(dt float64, flows []flow) {
 // copy kernels other than j that are writing to host memory now; 0 when
 // none is.
 func (e *engine) hostWriteWeight(j *job) float64 {
-	return e.largestMoving(j, func(k *job) float64 { return k.hostWrite })
+	return e.largestMoving(j, e.writeWeight)
+}
+
+// writeWeight is copy kernel k's write weight now (job.hostWrite): whole
+// until the last Profile.HostWriteTail of its work, then falling in
+// proportion to the work left, as its CTAs finish unevenly.
+func (e *engine) writeWeight(k *job) float64 {
+	if k.hostWrite == 0 || e.p.HostWriteTail <= 0 || k.ctas == 0 {
+		return k.hostWrite
+	}
+	left := float64(k.pending)
+	for _, c := range e.cohorts {
+		if c.job == k {
+			left += float64(c.n) * c.remaining
+		}
+	}
+	return k.hostWrite * math.Min(1, left/float64(k.ctas)/e.p.HostWriteTail)
 }
 
 // hostWriteLaunchGap is how long compute kernel j waits to launch behind

@@ -252,22 +252,35 @@ func TestSharedSMsAllReturn(t *testing.T) {
 }
 
 // The copy kernel's writes to host memory stall a stream op by
-// HostWriteStreamStall and any other kernel by HostWriteStall; a profile
-// without the former (0) stalls every kernel by HostWriteStall, as before.
+// HostWriteStreamStall x the weight and any other kernel by HostWriteStall
+// x the weight above HostWriteStallFrom, a GEMM of more tiles per CTA than
+// HostWriteStallTiles less; a profile without the stream stall (0) stalls
+// every kernel by HostWriteStall, and one without the threshold or the
+// tile count in proportion to the weight, as before those fields.
 func TestHostWriteStallByKernel(t *testing.T) {
 	p := Profile{HostWriteStall: 3, HostWriteStreamStall: 4.6}
+	steep := Profile{HostWriteStall: 40, HostWriteStallFrom: 0.2, HostWriteStallTiles: 4, HostWriteStreamStall: 4.6}
 	for _, tc := range []struct {
 		name   string
 		p      Profile
 		stream bool
+		tiles  float64
+		w      float64
 		want   float64
 	}{
-		{"stream op", p, true, 4.6},
-		{"GEMM", p, false, 3},
-		{"stream op, no stream stall set", Profile{HostWriteStall: 3}, true, 3},
-		{"GEMM, no stream stall set", Profile{HostWriteStall: 3}, false, 3},
+		{"stream op", p, true, 0, 1, 4.6},
+		{"stream op, half the weight", p, true, 0, 0.5, 2.3},
+		{"GEMM", p, false, 4, 1, 3},
+		{"GEMM, a quarter of the weight", p, false, 4, 0.25, 0.75},
+		{"stream op, no stream stall set", Profile{HostWriteStall: 3}, true, 0, 1, 3},
+		{"GEMM, no stream stall set", Profile{HostWriteStall: 3}, false, 1, 1, 3},
+		{"GEMM above the threshold", steep, false, 2, 0.7, 20},
+		{"GEMM below the threshold", steep, false, 2, 0.15, 0},
+		{"GEMM of 16 tiles per CTA", steep, false, 16, 0.7, 10},
+		{"GEMM of 4 tiles per CTA", steep, false, 4, 0.7, 20},
+		{"stream op beside the steep GEMM stall", steep, true, 0, 0.5, 2.3},
 	} {
-		if got := tc.p.hostWriteStall(tc.stream); got != tc.want {
+		if got := tc.p.hostWriteStall(tc.stream, tc.tiles, tc.w); math.Abs(got-tc.want) > 1e-9 {
 			t.Errorf("%s: stall %g, want %g", tc.name, got, tc.want)
 		}
 	}

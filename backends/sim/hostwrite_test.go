@@ -3,10 +3,13 @@ package sim
 import (
 	"cmp"
 	"encoding/json"
+	"fmt"
 	"math"
 	"os"
 	"path/filepath"
+	"reflect"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/c3lab/c3lab/backends"
@@ -204,5 +207,151 @@ func TestHostWriteEndWaitAndLaunchGap(t *testing.T) {
 		if near > 1 {
 			t.Errorf("an op ends at %.1f µs, %.1f µs from the nearest copy kernel's end", usOf(s.End), near)
 		}
+	}
+}
+
+// One bf16 GEMM beside a 256 MiB d2h copy kernel launched first with
+// priority (results/2026-12-03-h200x1-s19 call 4, -s20 call 1): under
+// profiles/h200-hostwrite.yaml the GEMM ends where it ended on the H200
+// (the mean of two passes). HostWriteStall, HostWriteStallFrom,
+// HostWriteStallTiles and HostWriteTail were set from the seven shapes
+// at 8 and 32 copy CTAs (fit) with the GEMM streams of -s19 calls 1-2;
+// the same shapes at 16 and 24 CTAs and four more shapes at all four
+// counts (check) did not set them. The calibrated profile has these
+// GEMMs 13-78 % early (60 % at the median of the check rows).
+func TestHostWriteGEMMStallAsMeasured(t *testing.T) {
+	fit, err := LoadProfileFile("profiles/h200-hostwrite.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := fit.Profile
+	const s20 = "../2026-12-03-h200x1-s20"
+	type row struct {
+		shape, dir string
+		ctas       int
+		fit        bool
+	}
+	var rows []row
+	for _, s := range []string{"128x16384x8192", "512x16384x8192", "2048x8192x8192", "4096x4096x4096",
+		"4096x8192x8192", "8192x8192x8192", "16384x8192x8192"} {
+		rows = append(rows, row{s, "call4", 8, true}, row{s, "call4", 32, true},
+			row{s, s20 + "/call1", 16, false}, row{s, s20 + "/call1", 24, false})
+	}
+	for _, s := range []string{"1024x16384x8192", "2048x4096x4096", "4096x4096x8192", "8192x8192x2048"} {
+		for _, c := range []int{8, 16, 24, 32} {
+			rows = append(rows, row{s, s20 + "/call1", c, false})
+		}
+	}
+	errs := map[bool][]float64{}
+	for _, r := range rows {
+		name := "gs-" + r.shape + "-d256"
+		var ends []float64
+		for _, pass := range []string{"p1", "p2"} {
+			_, ops := measuredOps(t, fmt.Sprintf("%s/%s-c%d-%s.json", r.dir, name, r.ctas, pass))
+			ends = append(ends, lastEnd(ops))
+		}
+		measured := (ends[0] + ends[1]) / 2
+		probe := filepath.Join(hostWriteProbes, "probe")
+		if !r.fit && !slices.Contains([]string{"128x16384x8192", "512x16384x8192", "2048x8192x8192", "4096x4096x4096",
+			"4096x8192x8192", "8192x8192x8192", "16384x8192x8192"}, r.shape) {
+			probe = filepath.Join(hostWriteProbes, s20, "probe")
+		}
+		sc, err := scenarios.Load(filepath.Join(probe, name+".yaml"), H200().Limits())
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, ops := simOps(t, p, sc, copyFirst(r.ctas))
+		e := math.Abs(lastEnd(ops)/measured - 1)
+		errs[r.fit] = append(errs[r.fit], e)
+		if limit := map[bool]float64{true: 0.2, false: 0.35}[r.fit]; e > limit {
+			t.Errorf("%s at %d CTAs (fit %v): the GEMM ends at %.0f µs, measured %.0f", r.shape, r.ctas, r.fit, lastEnd(ops), measured)
+		}
+	}
+	for _, set := range []bool{true, false} {
+		v := slices.Clone(errs[set])
+		slices.Sort(v)
+		med := (v[(len(v)-1)/2] + v[len(v)/2]) / 2
+		if limit := map[bool]float64{true: 0.08, false: 0.12}[set]; med > limit {
+			t.Errorf("fit %v: median error %.1f %%, want at most %.0f %%", set, 100*med, 100*limit)
+		}
+		t.Logf("fit %v: %d GEMMs, median error %.1f %%, worst %.1f %%", set, len(v), 100*med, 100*v[len(v)-1])
+	}
+}
+
+// The write weight falls over the copy kernel's last HostWriteTail of its
+// bytes: without the tail the stream ops that run wholly beside the copy
+// all take one time; with it those in the copy's last part speed up as it
+// nears its end.
+func TestHostWriteTail(t *testing.T) {
+	sc := loadHostWriteProbe(t, "tc-s64x30-d128")
+	p := H200()
+	p.HostWriteTail = 0.3
+	off := p
+	off.HostWriteTail = 0
+	for _, tc := range []struct {
+		name string
+		p    Profile
+	}{{"tail", p}, {"no tail", off}} {
+		copyEnd, ops := simOps(t, tc.p, sc, copyFirst(8))
+		var early, late []float64 // spans of the ops wholly before and in the tail
+		for _, o := range ops[1:] {
+			switch {
+			case o.end <= (1-p.HostWriteTail)*copyEnd:
+				early = append(early, o.end-o.start)
+			case o.start >= (1-p.HostWriteTail)*copyEnd && o.end <= copyEnd:
+				late = append(late, o.end-o.start)
+			}
+		}
+		if len(early) < 2 || len(late) < 2 {
+			t.Fatalf("%s: %d ops before the tail, %d in it; the probe should have more", tc.name, len(early), len(late))
+		}
+		if d := slices.Max(early) - slices.Min(early); d > 1 {
+			t.Errorf("%s: the ops before the tail differ by %.1f µs, want one time", tc.name, d)
+		}
+		shorter := slices.Max(late) < slices.Min(early)-5
+		if tc.p.HostWriteTail > 0 && (!shorter || !slices.IsSortedFunc(late, func(a, b float64) int { return cmp.Compare(b, a) })) {
+			t.Errorf("%s: the ops in the tail took %.0f µs, before it %.0f; want them shorter, falling", tc.name, late, early)
+		}
+		if tc.p.HostWriteTail == 0 && slices.Min(late) < slices.Min(early)-1 {
+			t.Errorf("%s: the ops near the copy's end took %.0f µs, before %.0f; want the same", tc.name, late, early)
+		}
+	}
+}
+
+// profiles/h200-hostwrite.yaml is the calibrated profile with the write
+// stall measured on long copies: every other constant is the fit's, and
+// its four write-stall constants are measured, the stall's range widened.
+func TestHostWriteProfileOnTheFit(t *testing.T) {
+	fit, err := FittedH200()
+	if err != nil {
+		t.Fatal(err)
+	}
+	hw, err := LoadProfileFile("profiles/h200-hostwrite.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if hw.Base != FittedH200Name {
+		t.Errorf("base %q, want %s", hw.Base, FittedH200Name)
+	}
+	own := map[string]bool{"HostWriteStall": true, "HostWriteStallFrom": true, "HostWriteStallTiles": true,
+		"HostWriteTail": true, "HostWriteStreamStall": true}
+	a, b := reflect.ValueOf(fit.Profile), reflect.ValueOf(hw.Profile)
+	for _, name := range ProfileFields() {
+		same := reflect.DeepEqual(a.FieldByName(name).Interface(), b.FieldByName(name).Interface())
+		if own[name] == same {
+			t.Errorf("%s: the same as the fit's %v, want %v", name, same, !own[name])
+		}
+	}
+	prov := hw.EffectiveProvenance()
+	for name := range own {
+		if prov[name].Source != SourceMeasured {
+			t.Errorf("%s's source is %q, want measured", name, prov[name].Source)
+		}
+	}
+	if got, want := prov["HostWriteEndWait"], fit.EffectiveProvenance()["HostWriteEndWait"]; !reflect.DeepEqual(got, want) {
+		t.Errorf("HostWriteEndWait's provenance %+v, want the fit's %+v", got, want)
+	}
+	if _, err := ReadProfileFile([]byte("format: 1\nbase: h200-nope\nprofile:\n  SMs: 132\n")); err == nil || !strings.Contains(err.Error(), FittedH200Name) {
+		t.Errorf("an unknown base: %v, want an error naming the built-ins", err)
 	}
 }

@@ -183,16 +183,21 @@ func TestWriteGEMMLaunchTable(t *testing.T) {
 	if fi, err := os.Stat(out); err == nil && !fi.Mode().IsRegular() {
 		t.Fatalf("%s is not a regular file", out)
 	}
+	// C3LAB_SIM_LAUNCHES_FROM may name several files (a path list): a
+	// launch a later file measured replaces an earlier one's.
 	var measured []GEMMLaunch
-	from := os.Getenv("C3LAB_SIM_LAUNCHES_FROM")
-	if from != "" {
+	var names []string
+	for _, from := range filepath.SplitList(os.Getenv("C3LAB_SIM_LAUNCHES_FROM")) {
 		data, err := os.ReadFile(from)
 		if err != nil {
 			t.Fatal(err)
 		}
-		if measured, err = launchesFromNCU(data); err != nil {
+		got, err := launchesFromNCU(data)
+		if err != nil {
 			t.Fatalf("%s: %v", from, err)
 		}
+		measured = mergeLaunches(measured, got)
+		names = append(names, filepath.Base(filepath.Dir(from))+"/"+filepath.Base(from))
 	}
 	p := H200()
 	p.GEMMLaunches = measured
@@ -202,8 +207,8 @@ func TestWriteGEMMLaunchTable(t *testing.T) {
 			" [C3LAB_SIM_LAUNCHES_FROM=<ncu launch statistics, backends/cuda/results/*/gemm-launches-h200.json>] go test ./backends/sim -run TestWriteGEMMLaunchTable" +
 			"; source \"model\": the tile rule, \"measured\": ncu launch statistics of the cuBLASLt kernel the cuda backend runs",
 	}
-	if from != "" {
-		f.Regenerate += "; measured entries from " + filepath.Base(filepath.Dir(from)) + "/" + filepath.Base(from) +
+	if len(names) > 0 {
+		f.Regenerate += "; measured entries from " + strings.Join(names, ", ") + " (later ones winning)" +
 			" (tile from the kernel's name; split-K, which ncu does not report, is the grid over the output tiles when a split-K reduction ran)"
 	}
 	have := map[GEMMLaunch]bool{}
@@ -225,6 +230,33 @@ func TestWriteGEMMLaunchTable(t *testing.T) {
 		return err
 	})
 	t.Logf("wrote %d launches to %s", len(f.Launches), out)
+}
+
+// mergeLaunches is base with the launches of later added, a launch of the
+// same GEMM and SM target replacing base's.
+func mergeLaunches(base, later []GEMMLaunch) []GEMMLaunch {
+	out := slices.DeleteFunc(slices.Clone(base), func(b GEMMLaunch) bool {
+		return slices.ContainsFunc(later, func(l GEMMLaunch) bool {
+			return l.M == b.M && l.N == b.N && l.K == b.K && l.DType == b.DType && l.SMTarget == b.SMTarget
+		})
+	})
+	return append(out, later...)
+}
+
+// Launch files merge in order: a later file's launch of a GEMM and SM
+// target replaces an earlier one's; the others stay.
+func TestMergeLaunches(t *testing.T) {
+	a := GEMMLaunch{M: 1, N: 2, K: 3, DType: scenarios.BF16, SMTarget: 132, GridCTAs: 132, Kernel: "old"}
+	b := GEMMLaunch{M: 4, N: 5, K: 6, DType: scenarios.BF16, SMTarget: 132, GridCTAs: 132, Kernel: "kept"}
+	a2 := a
+	a2.Kernel = "new"
+	a68 := a
+	a68.SMTarget, a68.Kernel = 68, "other target"
+	got := mergeLaunches([]GEMMLaunch{a, b}, []GEMMLaunch{a2, a68})
+	want := []GEMMLaunch{b, a2, a68}
+	if !slices.Equal(got, want) {
+		t.Errorf("got %+v\nwant %+v", got, want)
+	}
 }
 
 // The ncu measurement file becomes measured launch entries: the whole

@@ -139,6 +139,7 @@ func computeJob(p Profile, c scenarios.ComputeOp, st scenarios.Strategy, dom []i
 	switch c.Kind {
 	case scenarios.GEMM:
 		l := p.gemmLaunch(c, smsAvail)
+		j.tilesPerCTA = float64(l.Tiles()) / float64(max(l.GridCTAs, 1))
 		if p.GEMMTiles {
 			return tiledGEMMJob(p, c, st, l, smsAvail, j)
 		}

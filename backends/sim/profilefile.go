@@ -27,7 +27,7 @@ const ProfileFormat = 1
 // constant comes from, and, for a fitted profile, what it was fitted on.
 //
 //	format: 1
-//	base: h200            # optional: fields the file leaves out come from this built-in
+//	base: h200            # optional: fields the file leaves out come from this built-in (h200, or h200-fit, the calibrated H200)
 //	profile:
 //	  Name: "h200"
 //	  SMs: 132
@@ -43,7 +43,9 @@ type ProfileFile struct {
 	// Format is the file's format version (ProfileFormat).
 	Format int `yaml:"format"`
 	// Base names the built-in profile that fills the fields the file does
-	// not set; empty when the file sets every one. A file that lists its
+	// not set (a hand-set one, or FittedH200Name for the calibrated H200,
+	// whose provenance the file's then builds on); empty when the file
+	// sets every one. A file that lists its
 	// own GEMMLaunches also gets the base's measured launches of the
 	// shapes it does not list (withMeasuredLaunches).
 	Base string `yaml:"base,omitempty"`
@@ -152,9 +154,9 @@ func ReadProfileFile(data []byte) (ProfileFile, error) {
 	hasBase := false
 	var base Profile
 	if pf.Base != "" {
-		b, ok := Profiles()[pf.Base]
+		b, ok := baseProfile(pf.Base)
 		if !ok {
-			return pf, yamlAt(yamlLookup(root, "base"), fmt.Sprintf("base %q is no built-in profile; built-in: %s", pf.Base, strings.Join(builtinNames(), ", ")))
+			return pf, yamlAt(yamlLookup(root, "base"), fmt.Sprintf("base %q is no built-in profile; built-in: %s", pf.Base, strings.Join(append(builtinNames(), FittedH200Name), ", ")))
 		}
 		hasBase = true
 		base = b
@@ -239,14 +241,32 @@ func withMeasuredLaunches(own, base []GEMMLaunch) []GEMMLaunch {
 	return out
 }
 
+// baseProfile is the built-in profile a file's base: names: a hand-set
+// one (Profiles) or the calibrated H200 (FittedH200Name), whose file
+// builds on the hand-set H200 in turn.
+func baseProfile(name string) (Profile, bool) {
+	if name == FittedH200Name {
+		fit, err := FittedH200()
+		return fit.Profile, err == nil
+	}
+	p, ok := Profiles()[name]
+	return p, ok
+}
+
 // EffectiveProvenance is the file's provenance over the built-in table of
-// its base (or of the profile's name): one entry per field that has one.
+// its base (or of the profile's name), or over the calibrated H200's
+// provenance for that base: one entry per field that has one.
 func (pf ProfileFile) EffectiveProvenance() map[string]Provenance {
 	name := pf.Base
 	if name == "" {
 		name = pf.Profile.Name
 	}
 	out, _ := BuiltinProvenance(name)
+	if name == FittedH200Name {
+		if fit, err := FittedH200(); err == nil {
+			out = fit.EffectiveProvenance()
+		}
+	}
 	if out == nil {
 		out = map[string]Provenance{}
 	}
@@ -263,12 +283,13 @@ func (pf ProfileFile) EffectiveProvenance() map[string]Provenance {
 // defaultedField reports whether a Profile field was added after profile
 // files were first written: a file without a base may leave it out, and
 // the model then takes its default (Profile.peerLoadCTABandwidth,
-// Profile.hostWriteStall; StreamFillsCopySMs off; no host-write end wait
-// or launch gap), as before the field.
+// Profile.hostWriteStall; StreamFillsCopySMs off; no host-write end wait,
+// launch gap, stall threshold, tile scaling or tail), as before the field.
 func defaultedField(name string) bool {
 	switch name {
 	case "PeerLoadCTABandwidth", "HostWriteStreamStall", "StreamFillsCopySMs", "HostCopyKernelBusyGain",
-		"HostWriteEndWait", "HostWriteLaunchGap", "HostWriteLaunchGapWeight":
+		"HostWriteEndWait", "HostWriteLaunchGap", "HostWriteLaunchGapWeight",
+		"HostWriteStallFrom", "HostWriteStallTiles", "HostWriteTail":
 		return true
 	}
 	return false

@@ -5,7 +5,8 @@ usage (from the repository root): writestall.py C3LAB PROFILE [fit] [check] [str
 C3LAB is a c3lab binary, PROFILE a profile file or built-in name (--sim-profile).
 fit: the single GEMMs of s19 call 4 (8, 32 copy CTAs) and the GEMM streams of s19 calls 1-2;
 check: the GEMMs of s20 call 1 (16, 24 CTAs; four more shapes at 8-32) and s20 call 2;
-stream: the 64 MiB stream ops beside a 128 MiB copy (s19 calls 1-2).
+stream: the 64 MiB stream ops beside a 128 MiB copy (s19 calls 1-2);
+length: three GEMMs beside copies of 16 to 256 MiB at 8 and 32 CTAs on one machine (s20 call 3).
 Prints |error| median / p90 / max / mean of the first op's end and, for a stream, the last op's
 end (µs from the copy's start), measured as the median of the passes; -v prints every row.
 """
@@ -19,7 +20,7 @@ import tempfile
 from concurrent.futures import ThreadPoolExecutor
 B,PROF=sys.argv[1],sys.argv[2]
 verbose='-v' in sys.argv[3:]
-sets=[a for a in sys.argv[3:] if a!='-v'] or ['fit','check','stream']
+sets=[a for a in sys.argv[3:] if a!='-v'] or ['fit','check','stream','length']
 R=os.path.join(os.path.dirname(os.path.abspath(__file__)),'..')+'/'
 S19=R+'2026-12-03-h200x1-s19/'; S20=R+'2026-12-03-h200x1-s20/'
 def load(p):
@@ -43,6 +44,9 @@ for n,cs in [('tc-gdec-x30-d128',(8,16,32,64)),('tc-g4096x12-d128',(8,16,32))]:
     for c in cs: add('fit',S19+f'probe/{n}.yaml',c,glob.glob(S19+f'call[12]/{n}-c{c}-p*.json'))
 for c in (16,):
     add('check',S20+'probe/tc-g8192k2-x12-d256.yaml',c,glob.glob(S20+f'call2/tc-g8192k2-x12-d256-c{c}-p*.json'))
+for f in sorted(glob.glob(S20+'probe/gs-*.yaml'))+[S19+'probe/gs-128x16384x8192-d256.yaml']:
+    n=os.path.basename(f)[:-5]
+    for c in (8,32): add('length',f,c,glob.glob(S20+f'call3/{n}-c{c}-p*.json'))
 for c in (8,16,24,32,48,64):
     add('stream',S19+'probe/tc-s64x30-d128.yaml',c,glob.glob(S19+f'call[12]/tc-s64x30-d128-c{c}-p*.json'))
 cases=[k for k in cases if k[0] in sets]
