@@ -1168,7 +1168,7 @@ func (e *engine) advance(dt float64, flows []flow) {
 		if j.draining && (!writing || e.now >= j.drainUntil-1e-12) {
 			j.draining, j.done, j.end = false, true, e.now
 		}
-		if j.hostGap > 0 && !j.started && j.launch > e.now && !writing {
+		if j.hostGap > 0 && !j.started && j.launch > e.now && !writing && e.hostReadWeight(j) == 0 {
 			j.launch = math.Max(j.launch-j.hostGap, e.now)
 			j.hostGap = 0
 		}
@@ -1213,7 +1213,7 @@ func (e *engine) advance(dt float64, flows []flow) {
 		}
 		j.runnableAt, j.launch = r, r+j.delay
 		if j.op == backends.OpCompute {
-			j.hostGap = e.hostWriteLaunchGap(j)
+			j.hostGap = math.Max(e.hostWriteLaunchGap(j), e.hostReadLaunchGap(j))
 			j.launch += j.hostGap
 		}
 		for _, g := range j.group {
@@ -1245,6 +1245,27 @@ func (e *engine) writeWeight(k *job) float64 {
 		}
 	}
 	return k.hostWrite * math.Min(1, left/float64(k.ctas)/e.p.HostWriteTail)
+}
+
+// hostReadWeight is the largest read weight of c3lab's copy kernels other
+// than j that are reading host memory now: the share of their bytes read
+// from the host (job.hostRead) x their CTAs over Profile.HostCopyCTAs; 0
+// when none is.
+func (e *engine) hostReadWeight(j *job) float64 {
+	return e.largestMoving(j, func(k *job) float64 {
+		return k.hostRead * float64(k.ctas) / float64(max(e.p.HostCopyCTAs, 1))
+	})
+}
+
+// hostReadLaunchGap is how long compute kernel j waits to launch behind a
+// copy kernel's reads from host memory: Profile.HostReadLaunchGap x the
+// read weight. The wait ends early when no copy kernel reads or writes
+// host memory (advance).
+func (e *engine) hostReadLaunchGap(j *job) float64 {
+	if e.p.HostReadLaunchGap <= 0 {
+		return 0
+	}
+	return e.p.HostReadLaunchGap * e.hostReadWeight(j)
 }
 
 // hostWriteLaunchGap is how long compute kernel j waits to launch behind

@@ -493,6 +493,15 @@ type Profile struct {
 	// HostWriteLaunchGap applies in full (0.6: about 19 CTAs of a d2h
 	// copy). Measured with it.
 	HostWriteLaunchGapWeight float64
+	// HostReadLaunchGap is how long a compute kernel released while
+	// c3lab's copy kernel reads host memory waits before it launches, per
+	// unit of the copy's read weight (its share of bytes read from the
+	// host x its CTAs over HostCopyCTAs), at most until the reads end. On
+	// one H200 decode GEMMs back to back beside a 128 MiB h2d copy kernel
+	// stood 18, 49 and 95 µs apart at 8, 16 and 32 copy CTAs
+	// (results/2026-12-03-h200x1-s20 call 1, -s19 call 3), 1-3 µs after
+	// it. Measured; 0 turns it off.
+	HostReadLaunchGap float64
 	// HostCopyKernelReadStall slows the kernels that rely on L2 reuse
 	// (GEMMs; not stream ops, not other copies) while c3lab's copy kernel
 	// reads host memory (an h2d copy, a swap's h2d half): a kernel's rate
@@ -800,6 +809,7 @@ func H200() Profile {
 		HostWriteEndWait:              386e-6,
 		HostWriteLaunchGap:            140e-6,
 		HostWriteLaunchGapWeight:      0.6,
+		HostReadLaunchGap:             95e-6,
 		// GEMMs beside an h2d copy kernel of 32 CTAs on one H200
 		// (results/2026-12-03-h200x1-s16, TestHostReadStallAsMeasured).
 		HostCopyKernelReadStall: 1.5,

@@ -289,7 +289,7 @@ func defaultedField(name string) bool {
 	switch name {
 	case "PeerLoadCTABandwidth", "HostWriteStreamStall", "StreamFillsCopySMs", "HostCopyKernelBusyGain",
 		"HostWriteEndWait", "HostWriteLaunchGap", "HostWriteLaunchGapWeight",
-		"HostWriteStallFrom", "HostWriteStallTiles", "HostWriteTail":
+		"HostWriteStallFrom", "HostWriteStallTiles", "HostWriteTail", "HostReadLaunchGap":
 		return true
 	}
 	return false

@@ -175,6 +175,8 @@ func H200Provenance() map[string]Provenance {
 			Note: "GEMMs beside an h2d copy kernel of 32 CTAs on one H200 (results/2026-12-03-h200x1-s16, TestHostReadStallAsMeasured)"},
 		"HostWriteStall": {Source: SourceFitted, Stage: StageInterference, Range: r(0, 30),
 			Note: "a d2h copy kernel's posted writes to host memory slow the kernels beside it"},
+		"HostReadLaunchGap": {Source: SourceMeasured, Range: r(0, 1e-2),
+			Note: "the gaps between decode GEMMs beside a 128 MiB h2d copy kernel at 8, 16 and 32 CTAs, one H200 (results/2026-12-03-h200x1-s20 call 1, -s19 call 3)"},
 		"HostWriteStallFrom": {Source: SourceMeasured, Range: r(0, 1),
 			Note: "off (0) in the calibrated profiles; profiles/h200-hostwrite.yaml: single bf16 GEMMs beside a 256 MiB d2h copy kernel (results/2026-12-03-h200x1-s19 call 4, -s20 call 1)"},
 		"HostWriteStallTiles": {Source: SourceMeasured, Range: r(0, 64),
