@@ -451,7 +451,7 @@ type Profile struct {
 	// Measured on one H200 (results/2026-12-03-h200x1-s19 and -s20): ops
 	// beside the copy sped up over its last 20-30 % (0.3 in
 	// profiles/h200-hostwrite.yaml). 0 turns it off, as the calibrated
-	// profiles have it: with their fitted stall it took the held-out
+	// profiles have it: with the nineteenth session's fit it took the held-out
 	// Adam swap on the rest of 32 SMs from -6.1 to -10.0 % and moved no
 	// other sweep run by more than half a point.
 	HostWriteTail float64
