@@ -185,10 +185,11 @@ type job struct {
 	// no copy kernel writes (Profile.HostWriteEndWait).
 	draining   bool
 	drainUntil float64
-	// hostGap, when above 0, is the wait behind a copy kernel's writes
-	// (Profile.HostWriteLaunchGap) added to launch; it ends as soon as no
-	// copy kernel writes, and the job then launches at launch - hostGap
-	// or at once.
+	// hostGap, when above 0, is the wait behind a copy kernel's writes to
+	// or reads from host memory (Profile.HostWriteLaunchGap,
+	// HostReadLaunchGap) added to launch; it ends as soon as no copy
+	// kernel writes or reads, and the job then launches at launch -
+	// hostGap or at once.
 	hostGap float64
 
 	// Results.

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"math"
 	"os"
 	"reflect"
@@ -153,13 +154,14 @@ func ReadProfileFile(data []byte) (ProfileFile, error) {
 	}
 	hasBase := false
 	var base Profile
+	var baseProv map[string]Provenance
 	if pf.Base != "" {
-		b, ok := baseProfile(pf.Base)
+		b, prov, ok := baseProfile(pf.Base)
 		if !ok {
 			return pf, yamlAt(yamlLookup(root, "base"), fmt.Sprintf("base %q is no built-in profile; built-in: %s", pf.Base, strings.Join(append(builtinNames(), FittedH200Name), ", ")))
 		}
 		hasBase = true
-		base = b
+		base, baseProv = b, prov
 		pf.Profile = cloneProfileDeep(b)
 	}
 	d := yamlDecoder{lines: map[string]int{}}
@@ -199,7 +201,14 @@ func ReadProfileFile(data []byte) (ProfileFile, error) {
 			return ProfileFile{}, &ProfileError{Line: line, Msg: fmt.Sprintf("%s's range is %v; want [min, max] with min <= max", name, p.Range)}
 		}
 	}
-	prov := pf.EffectiveProvenance()
+	// Over the base's provenance as the base was read: the calibrated
+	// H200's file is parsed once, not again for its provenance.
+	var prov map[string]Provenance
+	if hasBase {
+		prov = pf.provenanceOver(baseProv)
+	} else {
+		prov = pf.EffectiveProvenance()
+	}
 	if err := checkProfile(pf.Profile, prov, d.lines); err != nil {
 		return ProfileFile{}, err
 	}
@@ -241,16 +250,20 @@ func withMeasuredLaunches(own, base []GEMMLaunch) []GEMMLaunch {
 	return out
 }
 
-// baseProfile is the built-in profile a file's base: names: a hand-set
-// one (Profiles) or the calibrated H200 (FittedH200Name), whose file
-// builds on the hand-set H200 in turn.
-func baseProfile(name string) (Profile, bool) {
+// baseProfile is the built-in profile a file's base: names, with its
+// provenance: a hand-set one (Profiles) or the calibrated H200
+// (FittedH200Name), whose file builds on the hand-set H200 in turn.
+func baseProfile(name string) (Profile, map[string]Provenance, bool) {
 	if name == FittedH200Name {
 		fit, err := FittedH200()
-		return fit.Profile, err == nil
+		if err != nil {
+			return Profile{}, nil, false
+		}
+		return fit.Profile, fit.EffectiveProvenance(), true
 	}
 	p, ok := Profiles()[name]
-	return p, ok
+	prov, _ := BuiltinProvenance(name)
+	return p, prov, ok
 }
 
 // EffectiveProvenance is the file's provenance over the built-in table of
@@ -261,12 +274,19 @@ func (pf ProfileFile) EffectiveProvenance() map[string]Provenance {
 	if name == "" {
 		name = pf.Profile.Name
 	}
-	out, _ := BuiltinProvenance(name)
+	var base map[string]Provenance
 	if name == FittedH200Name {
-		if fit, err := FittedH200(); err == nil {
-			out = fit.EffectiveProvenance()
-		}
+		_, base, _ = baseProfile(name)
+	} else {
+		base, _ = BuiltinProvenance(name)
 	}
+	return pf.provenanceOver(base)
+}
+
+// provenanceOver is the file's provenance over base's (which it does not
+// change): a file entry without a range takes base's range.
+func (pf ProfileFile) provenanceOver(base map[string]Provenance) map[string]Provenance {
+	out := maps.Clone(base)
 	if out == nil {
 		out = map[string]Provenance{}
 	}
