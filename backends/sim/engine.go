@@ -77,10 +77,17 @@ type job struct {
 	tilesPerCTA float64
 	// hostRead is, for c3lab's copy kernel, the share of its bytes it
 	// reads from host memory (1 for h2d, half for a swap, 0 for d2h):
-	// while it moves data, every kernel beside it that relies on L2 reuse
-	// slows by Profile.HostCopyKernelReadStall x that share x its own
-	// demand on HBM (engine.hostReadStall).
+	// times its CTAs over Profile.HostCopyCTAs it is the read weight that
+	// slows the GEMMs beside it (Profile.HostReadStall) and makes kernels
+	// wait to launch and end (HostReadLaunchGap, HostReadEndWait); with
+	// Profile.HostCopyKernelReadStall set (off in the built-in profile),
+	// kernels that rely on L2 reuse also slow by that x the share x their
+	// own demand on HBM (engine.hostReadStall).
 	hostRead float64
+	// startedAlone marks c3lab's copy kernel that started while no other
+	// kernel's CTAs held SMs: only then do its reads make the kernels
+	// beside it wait to launch and to end (engine.hostReadWeightFirst).
+	startedAlone bool
 	// copyKernel marks c3lab's host copy kernel; fillsCopySMs a stream op,
 	// whose CTAs may run on the SMs the copy kernel's CTAs hold
 	// (Profile.StreamFillsCopySMs).
@@ -181,8 +188,9 @@ type job struct {
 	hbmIdeal float64
 
 	// draining marks a compute kernel whose work is done while a copy
-	// kernel writes to host memory: it ends at drainUntil, or as soon as
-	// no copy kernel writes (Profile.HostWriteEndWait).
+	// kernel writes to or reads from host memory: it ends at drainUntil,
+	// or as soon as no copy kernel does (Profile.HostWriteEndWait,
+	// HostReadEndWait).
 	draining   bool
 	drainUntil float64
 	// hostGap, when above 0, is the wait behind a copy kernel's writes to
@@ -443,6 +451,9 @@ func (e *engine) dispatch() {
 		if !j.started {
 			j.started, j.start = true, e.now
 			j.ready = e.now + j.setup + j.firstSetup
+			if j.copyKernel {
+				j.startedAlone = !e.kernelResident(j)
+			}
 			// A copy kernel whose first CTAs start mostly on SMs a GEMM
 			// left configured runs at the rate it has there.
 			if j.inheritedRate > 0 && 2*c.carvedSMs() >= c.n && j.inheritedRate < j.ctaRate {
@@ -762,6 +773,11 @@ func (e *engine) privMax(j *job, others float64) float64 {
 	}
 	if s := e.hostReadStall(j); s > 0 {
 		r /= 1 + s
+	}
+	if j.tilesPerCTA > 0 && e.p.HostReadStall+e.p.HostReadStallSteep > 0 {
+		if w := e.hostReadWeight(j); w > 0 {
+			r /= 1 + e.p.hostReadStall(j.tilesPerCTA, w, e.hostReadWeightFirst(j))
+		}
 	}
 	if j.maxRate > 0 {
 		r = math.Min(r, j.maxRate*e.busyGain(j))
@@ -1136,9 +1152,9 @@ func (e *engine) advance(dt float64, flows []flow) {
 		e.freeSMs(c, c.n)
 		if c.job.resident == 0 && c.job.pending == 0 {
 			c.job.done, c.job.end = true, e.now
-			if w := e.hostWriteWeight(c.job); w > 0 && c.job.op == backends.OpCompute && e.p.HostWriteEndWait > 0 {
+			if wait := e.hostEndWait(c.job); wait > 0 {
 				c.job.done, c.job.draining = false, true
-				c.job.drainUntil = e.now + e.p.HostWriteEndWait*w
+				c.job.drainUntil = e.now + wait
 			}
 			// Its end frees whole GPCs: what its tail scattered is whole again.
 			for _, t := range c.job.tailFreed {
@@ -1166,7 +1182,7 @@ func (e *engine) advance(dt float64, flows []flow) {
 			continue
 		}
 		writing := e.hostWriteWeight(j) > 0
-		if j.draining && (!writing || e.now >= j.drainUntil-1e-12) {
+		if j.draining && (!writing && e.hostReadWeight(j) == 0 || e.now >= j.drainUntil-1e-12) {
 			j.draining, j.done, j.end = false, true, e.now
 		}
 		if j.hostGap > 0 && !j.started && j.launch > e.now && !writing && e.hostReadWeight(j) == 0 {
@@ -1248,6 +1264,26 @@ func (e *engine) writeWeight(k *job) float64 {
 	return k.hostWrite * math.Min(1, left/float64(k.ctas)/e.p.HostWriteTail)
 }
 
+// hostEndWait is how long compute kernel j, its work done now, waits
+// before it ends behind c3lab's copy kernels' traffic to and from host
+// memory: Profile.HostWriteEndWait x the write weight or
+// Profile.HostReadEndWait x the read weight, the longer; 0 for any other
+// kernel, or when no copy kernel moves host data. The wait ends early
+// when none does (advance).
+func (e *engine) hostEndWait(j *job) float64 {
+	if j.op != backends.OpCompute {
+		return 0
+	}
+	var wait float64
+	if e.p.HostWriteEndWait > 0 {
+		wait = e.p.HostWriteEndWait * e.hostWriteWeight(j)
+	}
+	if e.p.HostReadEndWait > 0 {
+		wait = math.Max(wait, e.p.HostReadEndWait*e.hostReadWeightFirst(j))
+	}
+	return wait
+}
+
 // hostReadWeight is the largest read weight of c3lab's copy kernels other
 // than j that are reading host memory now: the share of their bytes read
 // from the host (job.hostRead) x their CTAs over Profile.HostCopyCTAs; 0
@@ -1266,7 +1302,40 @@ func (e *engine) hostReadLaunchGap(j *job) float64 {
 	if e.p.HostReadLaunchGap <= 0 {
 		return 0
 	}
-	return e.p.HostReadLaunchGap * e.hostReadWeight(j)
+	return e.p.HostReadLaunchGap * e.hostReadWeightFirst(j)
+}
+
+// hostReadWeightFirst is hostReadWeight over the copy kernels that
+// started while no other kernel's CTAs held SMs (job.startedAlone): only
+// behind those do a kernel's launch and end wait, and does the read stall
+// steepen (Profile.HostReadStallSteep); 4096^3 GEMMs beside a copy of 64
+// CTAs that started beside the first of them took 1.9-2.2x their time
+// alone, where beside one that started first a short GEMM all but stops. On one H200 twelve
+// 4096^3 GEMMs beside a 128 MiB h2d copy kernel of 32 CTAs took 420-505
+// µs each, 95-150 µs apart, when the copy started first, and 275-325 µs,
+// 10-40 µs apart, when it started beside the first GEMM; GEMMs beside
+// copies that started beside a GEMM (a decomposed reload's later chunks)
+// paid no wait either (results/2026-12-03-h200x1-s21, call 2). The copy's
+// CTAs spread over the idle GPU's GPCs, and packed among a GEMM's, is the
+// suspected cause; it is not traced.
+func (e *engine) hostReadWeightFirst(j *job) float64 {
+	return e.largestMoving(j, func(k *job) float64 {
+		if !k.startedAlone {
+			return 0
+		}
+		return k.hostRead * float64(k.ctas) / float64(max(e.p.HostCopyCTAs, 1))
+	})
+}
+
+// kernelResident reports whether a kernel other than j, and not a copy
+// on the copy engines, holds SMs now.
+func (e *engine) kernelResident(j *job) bool {
+	for _, k := range e.live {
+		if k != j && !k.copy && k.resident > 0 {
+			return true
+		}
+	}
+	return false
 }
 
 // hostWriteLaunchGap is how long compute kernel j waits to launch behind

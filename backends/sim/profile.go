@@ -507,10 +507,54 @@ type Profile struct {
 	// reads host memory (an h2d copy, a swap's h2d half): a kernel's rate
 	// is divided by 1 + HostCopyKernelReadStall x the copy's share of bytes
 	// read from the host x the kernel's own demand on HBM as a share of
-	// its bandwidth (engine.hostReadStall). Measured on one H200 from GEMMs
-	// beside an h2d copy kernel of 32 CTAs (results/2026-12-03-h200x1-s16,
-	// TestHostReadStallAsMeasured); 0 turns it off.
+	// its bandwidth (engine.hostReadStall). Set on one H200 from GEMMs
+	// beside an h2d copy kernel of 32 CTAs (results/2026-12-03-h200x1-s16);
+	// 0, off, in the built-in profile since HostReadStall, which the
+	// GEMMs of later probes follow whatever their demand on HBM. Profile
+	// files that set it still get it.
 	HostCopyKernelReadStall float64
+	// HostReadStall slows a GEMM's CTAs while c3lab's copy kernel reads
+	// host memory, in proportion to the copy's read weight (its share of
+	// bytes read from the host x its CTAs over HostCopyCTAs, as the launch
+	// gap): the GEMM's rate is divided by 1 + (HostReadStall x weight +
+	// HostReadStallSteep x max(0, weight - HostReadStallFrom)), times
+	// sqrt(HostReadStallTiles / its tiles per CTA) above that many tiles
+	// per CTA (Profile.hostReadStall). On one H200 GEMMs of about four
+	// tiles per CTA beside a 128 MiB h2d copy kernel took 1.3-1.6x, 1.7-1.8x
+	// and 2.4x their time alone at 8, 16 and 32 copy CTAs and 12-14x at 64;
+	// GEMMs of 13-16 tiles per CTA 1.1x, 1.3x, 1.4x and at least 2.7x
+	// (results/2026-12-03-h200x1-s20, call 4; checked on seven more GEMMs,
+	// other copy lengths and swaps in -s21, call 1). The stall does not
+	// follow the GEMM's demand on HBM (a compute-bound 4096^3 slows as much
+	// as 512x28672x4096), which HostCopyKernelReadStall assumed. 0 turns
+	// it off.
+	HostReadStall float64
+	// HostReadEndWait is HostWriteEndWait for a copy kernel's reads from
+	// host memory: a compute kernel whose work is done while c3lab's copy
+	// kernel reads the host waits HostReadEndWait x the copy's read weight
+	// before it ends, at most until the reads end. On one H200 single
+	// GEMMs of 94 to 345 µs, launched as a 128 MiB h2d copy kernel started,
+	// ended 110-175 µs later than their rate explains at 32 copy CTAs and
+	// about half that at 16, whatever their length; back to back, decode
+	// GEMMs took 248 µs beside the copy against 118 alone, besides the
+	// launch gap (HostReadLaunchGap) between them
+	// (results/2026-12-03-h200x1-s20, calls 1 and 4). Measured; 0 turns it
+	// off.
+	HostReadEndWait float64
+	// HostReadStallFrom is the read weight above which HostReadStallSteep
+	// adds to the read stall: past about 40 CTAs of an h2d copy every GEMM
+	// all but stops (the same probes).
+	HostReadStallFrom float64
+	// HostReadStallSteep is the read stall's slope per unit of read weight
+	// above HostReadStallFrom, behind a copy kernel that started while no
+	// other kernel's CTAs held SMs: beside a copy of 64 CTAs that started
+	// among a GEMM's, twelve 4096^3 GEMMs took 1.9-2.2x their time alone
+	// (results/2026-12-03-h200x1-s21, call 3), not 12x.
+	HostReadStallSteep float64
+	// HostReadStallTiles is the tiles per CTA up to which a GEMM takes the
+	// read stall whole; a GEMM of more takes it times sqrt(HostReadStallTiles
+	// / its tiles per CTA). 0 gives every GEMM the whole stall.
+	HostReadStallTiles float64
 	// CopyEngineH2DStall and CopyEngineD2HStall slow every kernel while the
 	// copy engines move host data into HBM (h2d) or out of it (d2h): its
 	// CTA rate is divided by 1 + the stall x its own HBM demand as a share
@@ -672,6 +716,18 @@ func (p Profile) hostWriteStall(stream bool, tilesPerCTA, w float64) float64 {
 	return s
 }
 
+// hostReadStall is the stall c3lab's copy kernels' reads from host
+// memory, of read weight w (of which first from copies that started on an
+// idle GPU), put on a GEMM of tilesPerCTA tiles per CTA, which divides its
+// CTAs' rate by 1 + it (Profile.HostReadStall).
+func (p Profile) hostReadStall(tilesPerCTA, w, first float64) float64 {
+	s := p.HostReadStall*w + p.HostReadStallSteep*math.Max(0, first-p.HostReadStallFrom)
+	if p.HostReadStallTiles > 0 && tilesPerCTA > p.HostReadStallTiles {
+		s *= math.Sqrt(p.HostReadStallTiles / tilesPerCTA)
+	}
+	return s
+}
+
 // peerLoadCTABandwidth is p's PeerLoadCTABandwidth, or the model default
 // for a profile written before the field.
 func (p Profile) peerLoadCTABandwidth() float64 {
@@ -810,9 +866,17 @@ func H200() Profile {
 		HostWriteLaunchGap:            140e-6,
 		HostWriteLaunchGapWeight:      0.6,
 		HostReadLaunchGap:             95e-6,
-		// GEMMs beside an h2d copy kernel of 32 CTAs on one H200
-		// (results/2026-12-03-h200x1-s16, TestHostReadStallAsMeasured).
-		HostCopyKernelReadStall: 1.5,
+		// Single GEMMs and GEMM streams beside an h2d copy kernel of 8-64
+		// CTAs on one H200 (results/2026-12-03-h200x1-s20 call 4, -s21
+		// call 2; TestHostReadStallByCTAs). The stall by HBM demand of
+		// the sixteenth session (HostCopyKernelReadStall, 1.5 then) is
+		// off: these GEMMs slow alike whatever their demand.
+		HostReadStall:           0.3,
+		HostReadStallFrom:       1.5,
+		HostReadStallSteep:      12,
+		HostReadStallTiles:      4,
+		HostReadEndWait:         130e-6,
+		HostCopyKernelReadStall: 0,
 		// Measured (CopyEngineH2DStall's doc) after this profile was
 		// tuned; profiles/h200-measured.yaml adds them, and the fitted
 		// profile starts from it.
