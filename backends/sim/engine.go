@@ -2,6 +2,7 @@ package sim
 
 import (
 	"math"
+	"slices"
 	"sort"
 
 	"github.com/c3lab/c3lab/backends"
@@ -85,8 +86,11 @@ type job struct {
 	// own demand on HBM (engine.hostReadStall).
 	hostRead float64
 	// startedAlone marks c3lab's copy kernel that started while no other
-	// kernel's CTAs held SMs: only then do its reads make the kernels
-	// beside it wait to launch and to end (engine.hostReadWeightFirst).
+	// kernel's CTAs held SMs of its domain (an idle GPU, or a partition of
+	// its own): only then do its reads make the kernels
+	// beside it wait to launch and to end (engine.hostReadWeightFirst),
+	// and do its reads and writes stall them steeply
+	// (Profile.HostReadStallSteep, HostWriteStallAlone).
 	startedAlone bool
 	// copyKernel marks c3lab's host copy kernel; fillsCopySMs a stream op,
 	// whose CTAs may run on the SMs the copy kernel's CTAs hold
@@ -766,7 +770,7 @@ func (e *engine) privMax(j *job, others float64) float64 {
 		r *= e.clock
 	}
 	if w := e.hostWriteWeight(j); w > 0 {
-		r /= 1 + e.p.hostWriteStall(j.fillsCopySMs, j.tilesPerCTA, w)
+		r /= 1 + e.p.hostWriteStall(j.fillsCopySMs, j.tilesPerCTA, w, e.hostWriteWeightFirst(j))
 	}
 	if s := e.hostCopyStall(j); s > 0 {
 		r /= 1 + s
@@ -1248,6 +1252,18 @@ func (e *engine) hostWriteWeight(j *job) float64 {
 	return e.largestMoving(j, e.writeWeight)
 }
 
+// hostWriteWeightFirst is hostWriteWeight over the copy kernels that
+// started while no other kernel's CTAs held SMs (job.startedAlone), behind
+// which the write stall is the steep one (Profile.HostWriteStallAlone).
+func (e *engine) hostWriteWeightFirst(j *job) float64 {
+	return e.largestMoving(j, func(k *job) float64 {
+		if !k.startedAlone {
+			return 0
+		}
+		return e.writeWeight(k)
+	})
+}
+
 // writeWeight is copy kernel k's write weight now (job.hostWrite): whole
 // until the last Profile.HostWriteTail of its work, then falling in
 // proportion to the work left, as its CTAs finish unevenly.
@@ -1328,10 +1344,22 @@ func (e *engine) hostReadWeightFirst(j *job) float64 {
 }
 
 // kernelResident reports whether a kernel other than j, and not a copy
-// on the copy engines, holds SMs now.
+// on the copy engines, holds SMs of j's domain now: j's CTAs would start
+// among its CTAs. A kernel in another partition does not count.
 func (e *engine) kernelResident(j *job) bool {
 	for _, k := range e.live {
-		if k != j && !k.copy && k.resident > 0 {
+		if k != j && !k.copy && k.resident > 0 && sharesPool(j.domain, k.domain) {
+			return true
+		}
+	}
+	return false
+}
+
+// sharesPool reports whether two jobs' domains (SM pools) have one in
+// common.
+func sharesPool(a, b []int) bool {
+	for _, x := range a {
+		if slices.Contains(b, x) {
 			return true
 		}
 	}

@@ -263,10 +263,13 @@ func TestSharedSMsAllReturn(t *testing.T) {
 // x the weight above HostWriteStallFrom, a GEMM of more tiles per CTA than
 // HostWriteStallTiles less; a profile without the stream stall (0) stalls
 // every kernel by HostWriteStall, and one without the threshold or the
-// tile count in proportion to the weight, as before those fields.
+// tile count in proportion to the weight, as before those fields. With
+// HostWriteStallAlone set the steep stall is the one behind a copy that
+// started on an idle GPU, and HostWriteStall x the whole weight the least.
 func TestHostWriteStallByKernel(t *testing.T) {
 	p := Profile{HostWriteStall: 3, HostWriteStreamStall: 4.6}
 	steep := Profile{HostWriteStall: 40, HostWriteStallFrom: 0.2, HostWriteStallTiles: 4, HostWriteStreamStall: 4.6}
+	alone := Profile{HostWriteStall: 3, HostWriteStallAlone: 40, HostWriteStallFrom: 0.2, HostWriteStallTiles: 4}
 	for _, tc := range []struct {
 		name   string
 		p      Profile
@@ -274,20 +277,25 @@ func TestHostWriteStallByKernel(t *testing.T) {
 		tiles  float64
 		w      float64
 		want   float64
+		first  float64 // the weight of copies that started alone
 	}{
-		{"stream op", p, true, 0, 1, 4.6},
-		{"stream op, half the weight", p, true, 0, 0.5, 2.3},
-		{"GEMM", p, false, 4, 1, 3},
-		{"GEMM, a quarter of the weight", p, false, 4, 0.25, 0.75},
-		{"stream op, no stream stall set", Profile{HostWriteStall: 3}, true, 0, 1, 3},
-		{"GEMM, no stream stall set", Profile{HostWriteStall: 3}, false, 1, 1, 3},
-		{"GEMM above the threshold", steep, false, 2, 0.7, 20},
-		{"GEMM below the threshold", steep, false, 2, 0.15, 0},
-		{"GEMM of 16 tiles per CTA", steep, false, 16, 0.7, 10},
-		{"GEMM of 4 tiles per CTA", steep, false, 4, 0.7, 20},
-		{"stream op beside the steep GEMM stall", steep, true, 0, 0.5, 2.3},
+		{"stream op", p, true, 0, 1, 4.6, 0},
+		{"stream op, half the weight", p, true, 0, 0.5, 2.3, 0},
+		{"GEMM", p, false, 4, 1, 3, 0},
+		{"GEMM, a quarter of the weight", p, false, 4, 0.25, 0.75, 0},
+		{"stream op, no stream stall set", Profile{HostWriteStall: 3}, true, 0, 1, 3, 0},
+		{"GEMM, no stream stall set", Profile{HostWriteStall: 3}, false, 1, 1, 3, 0},
+		{"GEMM above the threshold", steep, false, 2, 0.7, 20, 0},
+		{"GEMM below the threshold", steep, false, 2, 0.15, 0, 0},
+		{"GEMM of 16 tiles per CTA", steep, false, 16, 0.7, 10, 0},
+		{"GEMM of 4 tiles per CTA", steep, false, 4, 0.7, 20, 0},
+		{"stream op beside the steep GEMM stall", steep, true, 0, 0.5, 2.3, 0},
+		{"GEMM behind a copy that started among others", alone, false, 2, 0.7, 2.1, 0},
+		{"GEMM behind one that started alone", alone, false, 2, 0.7, 20, 0.7},
+		{"GEMM behind one alone, below the threshold", alone, false, 2, 0.15, 0.45, 0.15},
+		{"GEMM of 16 tiles behind one alone", alone, false, 16, 0.7, 10, 0.7},
 	} {
-		if got := tc.p.hostWriteStall(tc.stream, tc.tiles, tc.w); math.Abs(got-tc.want) > 1e-9 {
+		if got := tc.p.hostWriteStall(tc.stream, tc.tiles, tc.w, tc.first); math.Abs(got-tc.want) > 1e-9 {
 			t.Errorf("%s: stall %g, want %g", tc.name, got, tc.want)
 		}
 	}

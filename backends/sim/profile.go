@@ -437,6 +437,17 @@ type Profile struct {
 	// it at 0: the stall in proportion to the weight (model.md, "What the
 	// model still gets wrong").
 	HostWriteStallFrom float64
+	// HostWriteStallAlone, when set, is the write stall's slope behind a
+	// copy kernel that started while no other kernel's CTAs held SMs,
+	// above HostWriteStallFrom; HostWriteStall then applies, in proportion
+	// to the whole weight, behind a copy that started among other kernels'
+	// CTAs. On one H200 twelve 4096^3 GEMMs beside a 128 MiB d2h copy
+	// kernel took 3.6-4.0x their time alone each at 8 copy CTAs and all but
+	// stopped at 16 and 32 when the copy started first, and 1.7-2.5x,
+	// 2.5-3.6x and 5.2-5.6x when it started among the first GEMM's CTAs
+	// (results/2026-12-03-h200x1-s21, call 4). 0 keeps one stall for both
+	// (the form before).
+	HostWriteStallAlone float64
 	// HostWriteStallTiles is the tiles per CTA up to which a GEMM takes
 	// the write stall whole; a GEMM of more tiles per CTA takes it times
 	// sqrt(HostWriteStallTiles / its tiles per CTA). On the same probes
@@ -701,15 +712,24 @@ func CTABandwidth(p Profile, coll scenarios.Collective, ctas int) float64 {
 }
 
 // hostWriteStall is the stall c3lab's copy kernels' writes to host memory,
-// of weight w, put on a kernel's CTAs, which divide their rate by 1 + it:
+// of weight w (first of it from copies that started on an idle GPU), put
+// on a kernel's CTAs, which divide their rate by 1 + it:
 // HostWriteStreamStall x w for a stream op (when set); for any other
-// kernel HostWriteStall x the weight above HostWriteStallFrom, less for a
-// GEMM of more than HostWriteStallTiles tiles per CTA.
-func (p Profile) hostWriteStall(stream bool, tilesPerCTA, w float64) float64 {
+// kernel HostWriteStall x the weight above HostWriteStallFrom, or, with
+// HostWriteStallAlone set, HostWriteStall x w behind a copy that started
+// among other kernels' CTAs and HostWriteStallAlone x the weight first
+// above HostWriteStallFrom behind one that started alone, whichever is
+// more; less for a GEMM of more than HostWriteStallTiles tiles per CTA.
+func (p Profile) hostWriteStall(stream bool, tilesPerCTA, w, first float64) float64 {
 	if stream && p.HostWriteStreamStall > 0 {
 		return p.HostWriteStreamStall * w
 	}
-	s := p.HostWriteStall * math.Max(0, w-p.HostWriteStallFrom)
+	var s float64
+	if p.HostWriteStallAlone > 0 {
+		s = math.Max(p.HostWriteStall*w, p.HostWriteStallAlone*math.Max(0, first-p.HostWriteStallFrom))
+	} else {
+		s = p.HostWriteStall * math.Max(0, w-p.HostWriteStallFrom)
+	}
 	if p.HostWriteStallTiles > 0 && tilesPerCTA > p.HostWriteStallTiles {
 		s *= math.Sqrt(p.HostWriteStallTiles / tilesPerCTA)
 	}

@@ -309,7 +309,7 @@ func defaultedField(name string) bool {
 	switch name {
 	case "PeerLoadCTABandwidth", "HostWriteStreamStall", "StreamFillsCopySMs", "HostCopyKernelBusyGain",
 		"HostWriteEndWait", "HostWriteLaunchGap", "HostWriteLaunchGapWeight",
-		"HostWriteStallFrom", "HostWriteStallTiles", "HostWriteTail", "HostReadLaunchGap",
+		"HostWriteStallFrom", "HostWriteStallAlone", "HostWriteStallTiles", "HostWriteTail", "HostReadLaunchGap",
 		"HostReadStall", "HostReadEndWait", "HostReadStallFrom", "HostReadStallSteep", "HostReadStallTiles":
 		return true
 	}

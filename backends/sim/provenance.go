@@ -189,6 +189,8 @@ func H200Provenance() map[string]Provenance {
 			Note: "the gaps between decode GEMMs beside a 128 MiB h2d copy kernel at 8, 16 and 32 CTAs, one H200 (results/2026-12-03-h200x1-s20 call 1, -s19 call 3)"},
 		"HostWriteStallFrom": {Source: SourceMeasured, Range: r(0, 1),
 			Note: "off (0) in the calibrated profiles; profiles/h200-hostwrite.yaml: single bf16 GEMMs beside a 256 MiB d2h copy kernel (results/2026-12-03-h200x1-s19 call 4, -s20 call 1)"},
+		"HostWriteStallAlone": {Source: SourceMeasured, Range: r(0, 100),
+			Note: "the steep write stall behind a d2h copy kernel that started first: single GEMMs and 4096^3 streams beside 128-256 MiB copies launched first against the same with the GEMMs first, one H200 (results/2026-12-03-h200x1-s19, -s20, -s21 call 4)"},
 		"HostWriteStallTiles": {Source: SourceMeasured, Range: r(0, 64),
 			Note: "off (0) in the calibrated profiles; profiles/h200-hostwrite.yaml: GEMMs of 8-28 tiles per CTA against those of 1-4 (the same probes)"},
 		"HostWriteTail": {Source: SourceMeasured, Range: r(0, 1),
