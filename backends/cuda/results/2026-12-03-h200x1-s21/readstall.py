@@ -12,6 +12,8 @@ enqueued first (cf), the copy first (mf) and the copy first at priority -5 (mfp)
 the first, fifth and last GEMM's end; and the GEMMs first at 16 and 64 CTAs (s21 call 3);
 worder: the write side (call 4): twelve 4096^3 GEMMs beside a 128 MiB d2h copy kernel and the
 decode GEMM beside a 16 MiB one, GEMMs first (cf) or the copy first (mf), at 8-32 CTAs;
+part: twelve 4096^3 GEMMs enqueued first on the rest of the GPU beside a 128 MiB h2d or d2h copy
+kernel in a partition of 16 or 32 SMs at 32 and 64 CTAs (call 5; the copy counts as started alone);
 stream: thirty 128x16384x8192 GEMMs back to back beside a 128 MiB h2d copy kernel at 8, 16, 32 and
 64 CTAs (s20 calls 1 and 4), the first GEMM's end and the fifteenth's.
 Prints |error| median / p90 / max / mean of the GEMM's end (µs from the copy's start), measured
@@ -27,7 +29,7 @@ import tempfile
 from concurrent.futures import ThreadPoolExecutor
 B,PROF=sys.argv[1],sys.argv[2]
 verbose='-v' in sys.argv[3:]
-sets=[a for a in sys.argv[3:] if a!='-v'] or ['fit','check','length','swap','stream','order','worder']
+sets=[a for a in sys.argv[3:] if a!='-v'] or ['fit','check','length','swap','stream','order','worder','part']
 R=os.path.join(os.path.dirname(os.path.abspath(__file__)),'..')+'/'
 S20=R+'2026-12-03-h200x1-s20/'; S21=R+'2026-12-03-h200x1-s21/'
 def load(p):
@@ -64,6 +66,11 @@ for n,cs in (('tc-g4096x12-d128',(8,16,32)),('gs-64x28672x8192-d16',(8,32))):
         for t,flags in (('cf',['--launch','compute-first']),('mf',['--launch','comm-first'])):
             fs=glob.glob(S21+f'call4/{n}-{t}{c}-p*.json')
             if fs: cases.append(('worder',f'{n}-{t}',S21+f'probe/{n}.yaml',c,fs,flags))
+for n in ('tc-g4096x12-h128','tc-g4096x12-d128'):
+    for sms in (16,32):
+        for c in (32,64):
+            fs=glob.glob(S21+f'call5/{n}-s{sms}-c{c}-p*.json')
+            if fs: cases.append(('part',f'{n}-s{sms}',S21+f'probe/{n}.yaml',c,fs,['--launch','compute-first','--comm-sms',str(sms)]))
 cases=[k if len(k)==6 else k+([],) for k in cases]
 cases=[k for k in cases if k[0] in sets]
 def run(k):
@@ -73,7 +80,7 @@ def run(k):
     sim=load(out)
     meas=[load(f) for f in files]
     rows=[]
-    for i in ((0,14) if st=='stream' else (0,4,11) if st=='order' or (st=='worder' and 'x12' in n) else (0,)):
+    for i in ((0,14) if st=='stream' else (0,4,11) if st=='order' or (st in ('worder','part') and 'x12' in n) else (0,)):
         if all(len(o)>i for o in meas) and len(sim)>i:
             ends=[o[i][0]+o[i][1] for o in meas]
             rows.append((i,statistics.median(ends),sim[i][0]+sim[i][1],ends))
