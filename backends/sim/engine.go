@@ -1185,11 +1185,11 @@ func (e *engine) advance(dt float64, flows []flow) {
 		if !j.draining && j.hostGap == 0 {
 			continue
 		}
-		writing := e.hostWriteWeight(j) > 0
-		if j.draining && (!writing && e.hostReadWeight(j) == 0 || e.now >= j.drainUntil-1e-12) {
+		busy := e.hostCopyBusy(j)
+		if j.draining && (!busy || e.now >= j.drainUntil-1e-12) {
 			j.draining, j.done, j.end = false, true, e.now
 		}
-		if j.hostGap > 0 && !j.started && j.launch > e.now && !writing && e.hostReadWeight(j) == 0 {
+		if j.hostGap > 0 && !j.started && j.launch > e.now && !busy {
 			j.launch = math.Max(j.launch-j.hostGap, e.now)
 			j.hostGap = 0
 		}
@@ -1280,6 +1280,20 @@ func (e *engine) writeWeight(k *job) float64 {
 	return k.hostWrite * math.Min(1, left/float64(k.ctas)/e.p.HostWriteTail)
 }
 
+// hostCopyBusy reports whether a copy kernel other than j that moves host
+// data has started and not ended: the waits behind its traffic
+// (hostEndWait, the launch gaps) last until none has. A copy kernel
+// between waves of its CTAs (in a partition smaller than its grid) still
+// counts.
+func (e *engine) hostCopyBusy(j *job) bool {
+	for _, k := range e.live {
+		if k != j && k.copyKernel && k.started && !k.done && (k.hostRead > 0 || e.writeWeight(k) > 0) {
+			return true
+		}
+	}
+	return false
+}
+
 // hostEndWait is how long compute kernel j, its work done now, waits
 // before it ends behind c3lab's copy kernels' traffic to and from host
 // memory: Profile.HostWriteEndWait x the write weight or
@@ -1295,7 +1309,15 @@ func (e *engine) hostEndWait(j *job) float64 {
 		wait = e.p.HostWriteEndWait * e.hostWriteWeight(j)
 	}
 	if e.p.HostReadEndWait > 0 {
-		wait = math.Max(wait, e.p.HostReadEndWait*e.hostReadWeightFirst(j))
+		wait = math.Max(wait, e.p.HostReadEndWait*e.largestMoving(j, func(k *job) float64 {
+			// Only behind a copy that started before j did: a GEMM
+			// launched first on the rest of the GPU ended without it
+			// (results/2026-12-03-h200x1-s21, call 5).
+			if k.start > j.start {
+				return 0
+			}
+			return e.firstReadWeight(k)
+		}))
 	}
 	return wait
 }
@@ -1335,12 +1357,17 @@ func (e *engine) hostReadLaunchGap(j *job) float64 {
 // CTAs spread over the idle GPU's GPCs, and packed among a GEMM's, is the
 // suspected cause; it is not traced.
 func (e *engine) hostReadWeightFirst(j *job) float64 {
-	return e.largestMoving(j, func(k *job) float64 {
-		if !k.startedAlone {
-			return 0
-		}
-		return k.hostRead * float64(k.ctas) / float64(max(e.p.HostCopyCTAs, 1))
-	})
+	return e.largestMoving(j, e.firstReadWeight)
+}
+
+// firstReadWeight is copy kernel k's read weight (its share of bytes read
+// from the host x its CTAs over Profile.HostCopyCTAs) if it started alone
+// (job.startedAlone), else 0.
+func (e *engine) firstReadWeight(k *job) float64 {
+	if !k.startedAlone {
+		return 0
+	}
+	return k.hostRead * float64(k.ctas) / float64(max(e.p.HostCopyCTAs, 1))
 }
 
 // kernelResident reports whether a kernel other than j, and not a copy
