@@ -14,6 +14,8 @@ worder: the write side (call 4): twelve 4096^3 GEMMs beside a 128 MiB d2h copy k
 decode GEMM beside a 16 MiB one, GEMMs first (cf) or the copy first (mf), at 8-32 CTAs;
 part: twelve 4096^3 GEMMs enqueued first on the rest of the GPU beside a 128 MiB h2d or d2h copy
 kernel in a partition of 16 or 32 SMs at 32 and 64 CTAs (call 5; the copy counts as started alone);
+gfirst: three single GEMMs enqueued before a 128 MiB h2d copy kernel at 16, 32 and 64 CTAs (call 6:
+the copy waits for a persistent GEMM's SMs; beside the decode GEMM it starts on the SMs left free);
 stream: thirty 128x16384x8192 GEMMs back to back beside a 128 MiB h2d copy kernel at 8, 16, 32 and
 64 CTAs (s20 calls 1 and 4), the first GEMM's end and the fifteenth's.
 Prints |error| median / p90 / max / mean of the GEMM's end (µs from the copy's start), measured
@@ -29,7 +31,7 @@ import tempfile
 from concurrent.futures import ThreadPoolExecutor
 B,PROF=sys.argv[1],sys.argv[2]
 verbose='-v' in sys.argv[3:]
-sets=[a for a in sys.argv[3:] if a!='-v'] or ['fit','check','length','swap','stream','order','worder','part']
+sets=[a for a in sys.argv[3:] if a!='-v'] or ['fit','check','length','swap','stream','order','worder','part','gfirst']
 R=os.path.join(os.path.dirname(os.path.abspath(__file__)),'..')+'/'
 S20=R+'2026-12-03-h200x1-s20/'; S21=R+'2026-12-03-h200x1-s21/'
 def load(p):
@@ -71,6 +73,10 @@ for n in ('tc-g4096x12-h128','tc-g4096x12-d128'):
         for c in (32,64):
             fs=glob.glob(S21+f'call5/{n}-s{sms}-c{c}-p*.json')
             if fs: cases.append(('part',f'{n}-s{sms}',S21+f'probe/{n}.yaml',c,fs,['--launch','compute-first','--comm-sms',str(sms)]))
+for n in ('2048x8192x8192','8192x7168x8192','64x28672x8192'):
+    for c in (16,32,64):
+        fs=glob.glob(S21+f'call6/gh-{n}-h128-cf{c}-p*.json')
+        if fs: cases.append(('gfirst',f'gh-{n}-h128-cf',S21+f'probe/gh-{n}-h128.yaml',c,fs,['--launch','compute-first','--comm-priority','0']))
 cases=[k if len(k)==6 else k+([],) for k in cases]
 cases=[k for k in cases if k[0] in sets]
 def run(k):
