@@ -2,7 +2,6 @@ package sim
 
 import (
 	"math"
-	"slices"
 	"sort"
 
 	"github.com/c3lab/c3lab/backends"
@@ -85,12 +84,13 @@ type job struct {
 	// kernels that rely on L2 reuse also slow by that x the share x their
 	// own demand on HBM (engine.hostReadStall).
 	hostRead float64
-	// startedAlone marks c3lab's copy kernel that started while no other
-	// kernel's CTAs held SMs of its domain (an idle GPU, or a partition of
-	// its own): only then do its reads make the kernels
-	// beside it wait to launch and to end (engine.hostReadWeightFirst),
-	// and do its reads and writes stall them steeply
-	// (Profile.HostReadStallSteep, HostWriteStallAlone).
+	// startedAlone marks c3lab's copy kernel whose first CTAs got SMs as
+	// it launched (an idle GPU, a partition of its own, SMs a GEMM of
+	// fewer CTAs left free), not once another kernel's CTAs left theirs:
+	// only then do its reads make the kernels beside it wait to launch
+	// and to end (engine.hostReadWeightFirst), and do its reads and
+	// writes stall them steeply (Profile.HostReadStallSteep,
+	// HostWriteStallAlone).
 	startedAlone bool
 	// copyKernel marks c3lab's host copy kernel; fillsCopySMs a stream op,
 	// whose CTAs may run on the SMs the copy kernel's CTAs hold
@@ -456,7 +456,9 @@ func (e *engine) dispatch() {
 			j.started, j.start = true, e.now
 			j.ready = e.now + j.setup + j.firstSetup
 			if j.copyKernel {
-				j.startedAlone = !e.kernelResident(j)
+				// Its first CTAs got SMs as it launched: free ones, not
+				// ones another kernel's CTAs leave.
+				j.startedAlone = e.now-j.launch < 1e-6
 			}
 			// A copy kernel whose first CTAs start mostly on SMs a GEMM
 			// left configured runs at the rate it has there.
@@ -1253,7 +1255,7 @@ func (e *engine) hostWriteWeight(j *job) float64 {
 }
 
 // hostWriteWeightFirst is hostWriteWeight over the copy kernels that
-// started while no other kernel's CTAs held SMs (job.startedAlone), behind
+// started as they launched (job.startedAlone), behind
 // which the write stall is the steep one (Profile.HostWriteStallAlone).
 func (e *engine) hostWriteWeightFirst(j *job) float64 {
 	return e.largestMoving(j, func(k *job) float64 {
@@ -1344,7 +1346,7 @@ func (e *engine) hostReadLaunchGap(j *job) float64 {
 }
 
 // hostReadWeightFirst is hostReadWeight over the copy kernels that
-// started while no other kernel's CTAs held SMs (job.startedAlone): only
+// started as they launched (job.startedAlone): only
 // behind those do a kernel's launch and end wait, and does the read stall
 // steepen (Profile.HostReadStallSteep); 4096^3 GEMMs beside a copy of 64
 // CTAs that started beside the first of them took 1.9-2.2x their time
@@ -1368,29 +1370,6 @@ func (e *engine) firstReadWeight(k *job) float64 {
 		return 0
 	}
 	return k.hostRead * float64(k.ctas) / float64(max(e.p.HostCopyCTAs, 1))
-}
-
-// kernelResident reports whether a kernel other than j, and not a copy
-// on the copy engines, holds SMs of j's domain now: j's CTAs would start
-// among its CTAs. A kernel in another partition does not count.
-func (e *engine) kernelResident(j *job) bool {
-	for _, k := range e.live {
-		if k != j && !k.copy && k.resident > 0 && sharesPool(j.domain, k.domain) {
-			return true
-		}
-	}
-	return false
-}
-
-// sharesPool reports whether two jobs' domains (SM pools) have one in
-// common.
-func sharesPool(a, b []int) bool {
-	for _, x := range a {
-		if slices.Contains(b, x) {
-			return true
-		}
-	}
-	return false
 }
 
 // hostWriteLaunchGap is how long compute kernel j waits to launch behind

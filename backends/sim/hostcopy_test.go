@@ -264,8 +264,9 @@ func TestSharedSMsAllReturn(t *testing.T) {
 // HostWriteStallTiles less; a profile without the stream stall (0) stalls
 // every kernel by HostWriteStall, and one without the threshold or the
 // tile count in proportion to the weight, as before those fields. With
-// HostWriteStallAlone set the steep stall is the one behind a copy that
-// started on an idle GPU, and HostWriteStall x the whole weight the least.
+// HostWriteStallAlone set the steep stall is the one behind a copy whose
+// CTAs got SMs as it launched, and HostWriteStall x the whole weight the
+// least.
 func TestHostWriteStallByKernel(t *testing.T) {
 	p := Profile{HostWriteStall: 3, HostWriteStreamStall: 4.6}
 	steep := Profile{HostWriteStall: 40, HostWriteStallFrom: 0.2, HostWriteStallTiles: 4, HostWriteStreamStall: 4.6}

@@ -433,8 +433,8 @@ func TestHostReadLaunchGapAsMeasured(t *testing.T) {
 }
 
 // The steep write stall of profiles/h200-hostwrite.yaml
-// (Profile.HostWriteStallAlone) holds behind a d2h copy kernel that
-// started on an idle GPU; behind one that started among a GEMM's CTAs the
+// (Profile.HostWriteStallAlone) holds behind a d2h copy kernel whose CTAs
+// got SMs as it launched; behind one that waited for a GEMM's SMs the
 // calibrated stall in proportion to the weight does. On one H200 twelve
 // 4096^3 GEMMs beside a 128 MiB d2h copy kernel took 3.6-4.0x their time
 // alone each at 8 copy CTAs and all but stopped at 16 and 32 with the copy

@@ -438,10 +438,10 @@ type Profile struct {
 	// model still gets wrong").
 	HostWriteStallFrom float64
 	// HostWriteStallAlone, when set, is the write stall's slope behind a
-	// copy kernel that started while no other kernel's CTAs held SMs,
-	// above HostWriteStallFrom; HostWriteStall then applies, in proportion
-	// to the whole weight, behind a copy that started among other kernels'
-	// CTAs. On one H200 twelve 4096^3 GEMMs beside a 128 MiB d2h copy
+	// copy kernel whose CTAs got SMs as it launched (an idle GPU, a
+	// partition of its own, SMs left free), above HostWriteStallFrom;
+	// HostWriteStall then applies, in proportion to the whole weight,
+	// behind a copy whose CTAs waited for another kernel's SMs. On one H200 twelve 4096^3 GEMMs beside a 128 MiB d2h copy
 	// kernel took 3.6-4.0x their time alone each at 8 copy CTAs and all but
 	// stopped at 16 and 32 when the copy started first, and 1.7-2.5x,
 	// 2.5-3.6x and 5.2-5.6x when it started among the first GEMM's CTAs
@@ -557,10 +557,12 @@ type Profile struct {
 	// all but stops (the same probes).
 	HostReadStallFrom float64
 	// HostReadStallSteep is the read stall's slope per unit of read weight
-	// above HostReadStallFrom, behind a copy kernel that started while no
-	// other kernel's CTAs held SMs: beside a copy of 64 CTAs that started
-	// among a GEMM's, twelve 4096^3 GEMMs took 1.9-2.2x their time alone
-	// (results/2026-12-03-h200x1-s21, call 3), not 12x.
+	// above HostReadStallFrom, behind a copy kernel whose CTAs got SMs as
+	// it launched: beside a copy of 64 CTAs that waited for a GEMM's SMs,
+	// twelve 4096^3 GEMMs took 1.9-2.2x their time alone
+	// (results/2026-12-03-h200x1-s21, call 3), not 12x; a decode GEMM of
+	// 112 CTAs beside one that started on the 20 SMs it left free, 8x
+	// (call 6).
 	HostReadStallSteep float64
 	// HostReadStallTiles is the tiles per CTA up to which a GEMM takes the
 	// read stall whole; a GEMM of more takes it times sqrt(HostReadStallTiles
@@ -712,7 +714,7 @@ func CTABandwidth(p Profile, coll scenarios.Collective, ctas int) float64 {
 }
 
 // hostWriteStall is the stall c3lab's copy kernels' writes to host memory,
-// of weight w (first of it from copies that started on an idle GPU), put
+// of weight w (first of it from copies that started as they launched), put
 // on a kernel's CTAs, which divide their rate by 1 + it:
 // HostWriteStreamStall x w for a stream op (when set); for any other
 // kernel HostWriteStall x the weight above HostWriteStallFrom, or, with
@@ -737,8 +739,8 @@ func (p Profile) hostWriteStall(stream bool, tilesPerCTA, w, first float64) floa
 }
 
 // hostReadStall is the stall c3lab's copy kernels' reads from host
-// memory, of read weight w (of which first from copies that started on an
-// idle GPU), put on a GEMM of tilesPerCTA tiles per CTA, which divides its
+// memory, of read weight w (of which first from copies that started as
+// they launched), put on a GEMM of tilesPerCTA tiles per CTA, which divides its
 // CTAs' rate by 1 + it (Profile.HostReadStall).
 func (p Profile) hostReadStall(tilesPerCTA, w, first float64) float64 {
 	s := p.HostReadStall*w + p.HostReadStallSteep*math.Max(0, first-p.HostReadStallFrom)
