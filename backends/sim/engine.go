@@ -1324,14 +1324,16 @@ func (e *engine) hostEndWait(j *job) float64 {
 	return wait
 }
 
-// hostReadWeight is the largest read weight of c3lab's copy kernels other
-// than j that are reading host memory now: the share of their bytes read
-// from the host (job.hostRead) x their CTAs over Profile.HostCopyCTAs; 0
-// when none is.
+// hostReadWeight is the largest read weight (readWeight) of c3lab's copy
+// kernels other than j that are reading host memory now; 0 when none is.
 func (e *engine) hostReadWeight(j *job) float64 {
-	return e.largestMoving(j, func(k *job) float64 {
-		return k.hostRead * float64(k.ctas) / float64(max(e.p.HostCopyCTAs, 1))
-	})
+	return e.largestMoving(j, e.readWeight)
+}
+
+// readWeight is copy kernel k's read weight: the share of its bytes read
+// from the host (job.hostRead) x its CTAs over Profile.HostCopyCTAs.
+func (e *engine) readWeight(k *job) float64 {
+	return k.hostRead * float64(k.ctas) / float64(max(e.p.HostCopyCTAs, 1))
 }
 
 // hostReadLaunchGap is how long compute kernel j waits to launch behind a
@@ -1346,30 +1348,27 @@ func (e *engine) hostReadLaunchGap(j *job) float64 {
 }
 
 // hostReadWeightFirst is hostReadWeight over the copy kernels that
-// started as they launched (job.startedAlone): only
-// behind those do a kernel's launch and end wait, and does the read stall
-// steepen (Profile.HostReadStallSteep); 4096^3 GEMMs beside a copy of 64
-// CTAs that started beside the first of them took 1.9-2.2x their time
-// alone, where beside one that started first a short GEMM all but stops. On one H200 twelve
-// 4096^3 GEMMs beside a 128 MiB h2d copy kernel of 32 CTAs took 420-505
-// µs each, 95-150 µs apart, when the copy started first, and 275-325 µs,
-// 10-40 µs apart, when it started beside the first GEMM; GEMMs beside
-// copies that started beside a GEMM (a decomposed reload's later chunks)
-// paid no wait either (results/2026-12-03-h200x1-s21, call 2). The copy's
-// CTAs spread over the idle GPU's GPCs, and packed among a GEMM's, is the
-// suspected cause; it is not traced.
+// started as they launched (job.startedAlone): only behind those do a
+// kernel's launch and end wait, and does the read stall steepen
+// (Profile.HostReadStallSteep). On one H200 twelve 4096^3 GEMMs beside a
+// 128 MiB h2d copy kernel of 32 CTAs took 420-505 µs each, 95-150 µs
+// apart, when the copy started first, and 275-325 µs, 10-40 µs apart, when
+// its CTAs waited for the first GEMM's SMs; beside such a copy of 64 CTAs
+// they took 1.9-2.2x their time alone, where beside one that started
+// first a short GEMM all but stops (results/2026-12-03-h200x1-s21, calls
+// 2-3). The copy's CTAs spreading over the free SMs, and packing among a
+// GEMM's, is the suspected cause; it is not traced.
 func (e *engine) hostReadWeightFirst(j *job) float64 {
 	return e.largestMoving(j, e.firstReadWeight)
 }
 
-// firstReadWeight is copy kernel k's read weight (its share of bytes read
-// from the host x its CTAs over Profile.HostCopyCTAs) if it started alone
-// (job.startedAlone), else 0.
+// firstReadWeight is copy kernel k's read weight if it started as it
+// launched (job.startedAlone), else 0.
 func (e *engine) firstReadWeight(k *job) float64 {
 	if !k.startedAlone {
 		return 0
 	}
-	return k.hostRead * float64(k.ctas) / float64(max(e.p.HostCopyCTAs, 1))
+	return e.readWeight(k)
 }
 
 // hostWriteLaunchGap is how long compute kernel j waits to launch behind
