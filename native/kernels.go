@@ -24,6 +24,12 @@ const (
 	// copies through device-mapped host memory.
 	CopyKernel  = "c3_copy"
 	CopyThreads = 512
+	// CopyTracedKernel is CopyKernel with one more argument, a device
+	// pointer to CopyTraceWords 8-byte words per CTA: the SM the CTA ran
+	// on and the %globaltimer (ns) as it started and as it finished. For
+	// probes of where the block scheduler puts the copy's CTAs.
+	CopyTracedKernel = "c3_copy_traced"
+	CopyTraceWords   = 3
 	// StampKernel writes the GPU's %globaltimer, in ns, to one 8-byte
 	// word (stream.cu); launch it as one CTA of one thread.
 	StampKernel = "c3_stamp"

@@ -20,6 +20,7 @@ type device struct {
 	blas   native.BLASHandle
 	stream native.Function // c3lab's streaming kernel
 	copy   native.Function // c3lab's SM copy kernel
+	traced native.Function // the copy kernel with a record of its CTAs (probes)
 	stamp  native.Function // c3lab's %globaltimer stamp
 	spin   native.Function // c3lab's busy kernel (busy.go)
 	module native.Module
@@ -234,6 +235,9 @@ func (g *nativeGPU) openDevice(i int) (_ *device, err error) {
 		return nil, err
 	}
 	if d.copy, err = drv.Function(d.module, native.CopyKernel); err != nil {
+		return nil, err
+	}
+	if d.traced, err = drv.Function(d.module, native.CopyTracedKernel); err != nil {
 		return nil, err
 	}
 	if d.stamp, err = drv.Function(d.module, native.StampKernel); err != nil {
@@ -795,28 +799,58 @@ func (g *nativeGPU) StreamOp(s streamID, in, out bufID, bytes int64) error {
 }
 
 func (g *nativeGPU) CopyKernel(s streamID, segs []copySeg, ctas int) error {
-	if len(segs) < 1 || len(segs) > 2 || ctas < len(segs) {
-		return fmt.Errorf("copy kernel: %d segments on %d CTAs; want 1 or 2 segments and a CTA each at least", len(segs), ctas)
+	args, err := g.copyArgs(segs, ctas)
+	if err != nil {
+		return err
 	}
 	st := g.streams[s]
 	if err := g.current(st.dev); err != nil {
 		return err
 	}
-	var args [6]uint64
+	return g.l.drv.Launch(g.devs[st.dev].copy, uint32(ctas), native.CopyThreads, st.s, args[:]...)
+}
+
+// CopyKernelTraced is CopyKernel with a record of its CTAs: CTA i writes
+// native.CopyTraceWords 8-byte words at trace + 24i (the SM it ran on, its
+// start and end in %globaltimer ns). For probes of the block scheduler.
+func (g *nativeGPU) CopyKernelTraced(s streamID, segs []copySeg, ctas int, trace bufRef) error {
+	args, err := g.copyArgs(segs, ctas)
+	if err != nil {
+		return err
+	}
+	tb := g.bufs[trace.b]
+	if need := int64(ctas) * native.CopyTraceWords * 8; trace.off < 0 || trace.off+need > tb.bytes {
+		return fmt.Errorf("copy kernel trace: %d bytes at %d of a %d-byte buffer", need, trace.off, tb.bytes)
+	}
+	st := g.streams[s]
+	if err := g.current(st.dev); err != nil {
+		return err
+	}
+	return g.l.drv.Launch(g.devs[st.dev].traced, uint32(ctas), native.CopyThreads, st.s, append(args[:], uint64(tb.p)+uint64(trace.off))...)
+}
+
+// copyArgs checks a copy kernel's segments and returns its arguments:
+// destination, source and 16-byte words of each segment, then the CTA
+// that starts the second segment.
+func (g *nativeGPU) copyArgs(segs []copySeg, ctas int) ([7]uint64, error) {
+	var args [7]uint64
+	if len(segs) < 1 || len(segs) > 2 || ctas < len(segs) {
+		return args, fmt.Errorf("copy kernel: %d segments on %d CTAs; want 1 or 2 segments and a CTA each at least", len(segs), ctas)
+	}
 	for i, sg := range segs {
 		d, sb := g.bufs[sg.dst.b], g.bufs[sg.src.b]
 		if sg.bytes%16 != 0 || sg.dst.off+sg.bytes > d.bytes || sg.src.off+sg.bytes > sb.bytes {
-			return fmt.Errorf("copy kernel: %d bytes out of bounds or not whole 16-byte words (dst %d+%d of %d, src %d+%d of %d)", sg.bytes, sg.dst.b, sg.dst.off, d.bytes, sg.src.b, sg.src.off, sb.bytes)
+			return args, fmt.Errorf("copy kernel: %d bytes out of bounds or not whole 16-byte words (dst %d+%d of %d, src %d+%d of %d)", sg.bytes, sg.dst.b, sg.dst.off, d.bytes, sg.src.b, sg.src.off, sb.bytes)
 		}
 		args[3*i], args[3*i+1], args[3*i+2] = uint64(d.p)+uint64(sg.dst.off), uint64(sb.p)+uint64(sg.src.off), uint64(sg.bytes/16)
 	}
-	split := uint64(ctas)
+	args[6] = uint64(ctas)
 	if len(segs) == 2 {
 		// CTAs in proportion to the segments' sizes, at least one each.
 		total := segs[0].bytes + segs[1].bytes
-		split = uint64(min(max(int64(ctas)*segs[0].bytes/max(total, 1), 1), int64(ctas)-1))
+		args[6] = uint64(min(max(int64(ctas)*segs[0].bytes/max(total, 1), 1), int64(ctas)-1))
 	}
-	return g.l.drv.Launch(g.devs[st.dev].copy, uint32(ctas), native.CopyThreads, st.s, args[0], args[1], args[2], args[3], args[4], args[5], split)
+	return args, nil
 }
 
 // communicators returns (creating once) the communicators of a config.

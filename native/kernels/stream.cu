@@ -35,9 +35,9 @@ c3_stream(const uint4 *__restrict__ in, uint4 *__restrict__ out, unsigned long l
 #define C3_COPY_THREADS 512
 #define C3_COPY_UNROLL 4
 
-extern "C" __global__ void __launch_bounds__(C3_COPY_THREADS)
-c3_copy(uint4 *d0, const uint4 *s0, unsigned long long n0,
-        uint4 *d1, const uint4 *s1, unsigned long long n1, unsigned long long split) {
+static __device__ __forceinline__ void c3_copy_body(uint4 *d0, const uint4 *s0, unsigned long long n0,
+                                                    uint4 *d1, const uint4 *s1, unsigned long long n1,
+                                                    unsigned long long split) {
 	uint4 *d = d0;
 	const uint4 *s = s0;
 	unsigned long long n = n0, b = blockIdx.x, nb = split;
@@ -58,6 +58,35 @@ c3_copy(uint4 *d0, const uint4 *s0, unsigned long long n0,
 		for (int j = 0; j < C3_COPY_UNROLL; j++) d[i + j * stride] = v[j];
 	}
 	for (; i < n; i += stride) d[i] = s[i];
+}
+
+extern "C" __global__ void __launch_bounds__(C3_COPY_THREADS)
+c3_copy(uint4 *d0, const uint4 *s0, unsigned long long n0,
+        uint4 *d1, const uint4 *s1, unsigned long long n1, unsigned long long split) {
+	c3_copy_body(d0, s0, n0, d1, s1, n1, split);
+}
+
+// c3_copy with a record of where and when each CTA ran, for probes of the
+// block scheduler: CTA b writes its SM's id, the %globaltimer as its first
+// thread started and as its last thread finished to trace[3b .. 3b+2].
+extern "C" __global__ void __launch_bounds__(C3_COPY_THREADS)
+c3_copy_traced(uint4 *d0, const uint4 *s0, unsigned long long n0,
+               uint4 *d1, const uint4 *s1, unsigned long long n1, unsigned long long split,
+               unsigned long long *trace) {
+	unsigned long long t;
+	if (threadIdx.x == 0) {
+		unsigned int sm;
+		asm volatile("mov.u32 %0, %%smid;" : "=r"(sm));
+		asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
+		trace[3 * blockIdx.x] = sm;
+		trace[3 * blockIdx.x + 1] = t;
+	}
+	c3_copy_body(d0, s0, n0, d1, s1, n1, split);
+	__syncthreads();
+	if (threadIdx.x == 0) {
+		asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
+		trace[3 * blockIdx.x + 2] = t;
+	}
 }
 
 // c3lab's timestamp kernel: one thread writes the GPU's %globaltimer (ns)

@@ -1,0 +1,240 @@
+package cuda
+
+import (
+	"context"
+	"encoding/binary"
+	"fmt"
+	"os"
+	"strconv"
+	"testing"
+	"time"
+
+	"github.com/c3lab/c3lab/backends"
+	"github.com/c3lab/c3lab/native"
+	"github.com/c3lab/c3lab/scenarios"
+)
+
+// placeCase is one GEMM and one copy-kernel launch whose CTAs are traced.
+type placeCase struct {
+	M, N, K int
+	DType   scenarios.DType
+	Copy    scenarios.Collective
+	Bytes   int64
+	CTAs    int
+	Late    time.Duration // host sleep before the late copy is enqueued
+}
+
+// placeRep is one repetition: when the GEMM ended and where and when each
+// of the copy's CTAs ran, in ns after the stamp before the GEMM (for the
+// copy alone: before the copy).
+type placeRep struct {
+	Mode    string     `json:"mode"`
+	GEMMEnd int64      `json:"gemm_end_ns,omitempty"`
+	CTAs    [][3]int64 `json:"ctas,omitempty"` // SM, start, end
+}
+
+// placeRow is every repetition of one case.
+type placeRow struct {
+	Case  string     `json:"case"`
+	GEMM  string     `json:"gemm"`
+	Copy  string     `json:"copy"`
+	CTAs  int        `json:"ctas"`
+	Late  int64      `json:"late_sleep_ns"`
+	Reps  []placeRep `json:"reps"`
+	Error string     `json:"error,omitempty"`
+}
+
+// tracedCopier is the GPU layer's copy kernel with a record of its CTAs
+// (nativeGPU).
+type tracedCopier interface {
+	CopyKernelTraced(s streamID, segs []copySeg, ctas int, trace bufRef) error
+}
+
+// TestGPUCopyCTAPlacement records where the block scheduler puts c3lab's
+// copy kernel's CTAs and how long each ran: alone on an idle GPU, ready at
+// the same moment as a GEMM (race: the moment a decomposed reload's copy
+// chunk i+1 and GEMM chunk i both become ready), and enqueued while the
+// GEMM runs (late). cuBLASLt's GEMM kernels hold 168 registers x 384
+// threads on each SM they use, so a 512-thread copy CTA cannot share an SM
+// with one: the SM ids and start times show whether the copy's CTAs wait
+// for the GEMM's, take SMs it leaves, or pack several to an SM.
+// C3LAB_CTAPLACE_OUT names the JSON report; C3LAB_CTAPLACE_REPS the
+// repetitions per mode (default 5, after one warm-up).
+func TestGPUCopyCTAPlacement(t *testing.T) {
+	b := openGPU(t)
+	reps := 5
+	if v := os.Getenv("C3LAB_CTAPLACE_REPS"); v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 1 {
+			t.Fatalf("C3LAB_CTAPLACE_REPS=%q: want a whole number of repetitions, at least 1", v)
+		}
+		reps = n
+	}
+	us := time.Microsecond
+	h2d, d2h := scenarios.HostToDevice, scenarios.DeviceToHost
+	cases := []placeCase{
+		// the decomposed reloads' chunks (llama3-8b-act-reload-h2d-gemm-decomp4-1gpu at 8 and 4 chunks)
+		{512, 28672, 4096, scenarios.BF16, h2d, 4 << 20, 32, 60 * us},
+		{1024, 28672, 4096, scenarios.BF16, h2d, 8 << 20, 32, 100 * us},
+		{512, 28672, 4096, scenarios.BF16, h2d, 4 << 20, 8, 60 * us},
+		{512, 28672, 4096, scenarios.BF16, h2d, 4 << 20, 64, 60 * us},
+		{512, 28672, 4096, scenarios.BF16, h2d, 16 << 20, 32, 60 * us},
+		{512, 28672, 4096, scenarios.BF16, d2h, 4 << 20, 32, 60 * us},
+		// a persistent GEMM of the same kernel as the 1024-row chunk
+		{4096, 4096, 4096, scenarios.BF16, h2d, 8 << 20, 32, 100 * us},
+		{4096, 4096, 4096, scenarios.BF16, h2d, 128 << 20, 32, 100 * us},
+		// the decode GEMM, 112 CTAs: 20 SMs free
+		{64, 28672, 8192, scenarios.BF16, h2d, 16 << 20, 16, 40 * us},
+		{64, 28672, 8192, scenarios.BF16, h2d, 16 << 20, 32, 40 * us},
+		{64, 28672, 8192, scenarios.BF16, h2d, 16 << 20, 64, 40 * us},
+		// a long GEMM: the copy's CTAs against its tail only
+		{8192, 8192, 8192, scenarios.BF16, h2d, 16 << 20, 32, 300 * us},
+	}
+	var rows []placeRow
+	for i, c := range cases {
+		row, err := b.copyCTAPlacement(c, reps)
+		if err != nil {
+			// One case that fails (memory, a refused launch) must not lose
+			// the others: record it and go on.
+			row.Error = err.Error()
+			t.Errorf("%s: %v", row.Case, err)
+		}
+		rows = append(rows, row)
+		t.Logf("%s: %d repetitions", row.Case, len(row.Reps))
+		writeReport(t, "C3LAB_CTAPLACE_OUT", "c3lab copy kernel CTA placement probe", map[string]any{
+			"devices": b.Devices(), "cases_done": i + 1, "cases": len(cases), "rows": rows})
+	}
+}
+
+// copyCTAPlacement measures one case: reps repetitions of GEMM alone, copy
+// alone, race and late, interleaved, after one warm-up of each.
+func (b *Backend) copyCTAPlacement(c placeCase, reps int) (placeRow, error) {
+	sc := scenarios.Scenario{Name: "copy-cta-placement", GPUs: 1,
+		Compute: scenarios.ComputeOp{Kind: scenarios.GEMM, M: c.M, N: c.N, K: c.K, DType: c.DType},
+		Comm:    scenarios.CommOp{Collective: c.Copy, Bytes: scenarios.ByteSize(c.Bytes)}}
+	st := scenarios.Strategy{CommCTAs: c.CTAs}
+	row := placeRow{Case: fmt.Sprintf("%s %s %s ctas %d", sc.Compute, c.Copy, scenarios.ByteSize(c.Bytes), c.CTAs),
+		GEMM: sc.Compute.String(), Copy: sc.Comm.String(), CTAs: c.CTAs, Late: c.Late.Nanoseconds()}
+	if _, err := b.Run(context.Background(), backends.Experiment{Scenario: sc, Strategy: st, Reps: 1}, nil); err != nil {
+		return row, err
+	}
+	var err error
+	b.do(func() {
+		g, ok := b.g.(procGPU)
+		tc, ok2 := b.g.(tracedCopier)
+		if !ok || !ok2 {
+			err = fmt.Errorf("this backend's GPU layer has no stamp or traced copy kernel")
+			return
+		}
+		p := b.prepared
+		var pl plan
+		if pl, err = b.strategyPlan(p, st); err != nil {
+			return
+		}
+		var hb, tb bufID
+		if hb, err = g.AllocHost(0, 32); err != nil {
+			return
+		}
+		defer g.Free(hb)
+		traceBytes := int64(c.CTAs) * native.CopyTraceWords * 8
+		if tb, err = g.Alloc(0, traceBytes); err != nil {
+			return
+		}
+		defer g.Free(tb)
+		var ev eventID
+		if ev, err = g.Event(0); err != nil {
+			return
+		}
+		modes := []string{"gemm-alone", "copy-alone", "race", "late"}
+		for i := 0; i <= reps; i++ {
+			for m, mode := range modes {
+				var rep placeRep
+				if rep, err = b.placeRep(g, tc, p, pl, hb, tb, ev, m, c); err != nil {
+					err = fmt.Errorf("%s: %w", mode, err)
+					return
+				}
+				if i > 0 {
+					rep.Mode = mode
+					row.Reps = append(row.Reps, rep)
+				}
+			}
+		}
+	})
+	return row, err
+}
+
+// placeRep runs one repetition of mode 0 (GEMM alone), 1 (copy alone), 2
+// (race) or 3 (late) and reads back the stamps and the copy's CTA record.
+func (b *Backend) placeRep(g procGPU, tc tracedCopier, p *prepared, pl plan, hb, tb bufID, ev eventID, mode int, c placeCase) (placeRep, error) {
+	var rep placeRep
+	cs, ms := pl.computeStreams[0], pl.commStreams[0]
+	b.gateVal++
+	v := b.gateVal
+	traceBytes := int64(c.CTAs) * native.CopyTraceWords * 8
+	if err := g.Upload(tb, make([]byte, traceBytes)); err != nil {
+		return rep, err
+	}
+	if err := g.GateWait(cs, v); err != nil {
+		return rep, err
+	}
+	if err := g.Stamp(cs, bufRef{hb, 0}); err != nil {
+		return rep, err
+	}
+	if err := g.Record(ev, cs); err != nil {
+		return rep, err
+	}
+	copyNow := mode == 1 || mode == 2
+	if copyNow {
+		if err := g.Wait(ms, ev); err != nil {
+			return rep, err
+		}
+	}
+	if mode != 1 {
+		if err := g.GEMM(cs, pl.gemm, p.a[0], p.bm[0], p.d[0]); err != nil {
+			return rep, err
+		}
+		if err := g.Stamp(cs, bufRef{hb, 8}); err != nil {
+			return rep, err
+		}
+	}
+	if copyNow {
+		if err := tc.CopyKernelTraced(ms, hostCopySegs(p, 0), c.CTAs, bufRef{tb, 0}); err != nil {
+			return rep, err
+		}
+	}
+	g.OpenGate(v)
+	if mode == 3 {
+		// The copy stream is not gated: what is enqueued now runs now.
+		time.Sleep(c.Late)
+		if err := tc.CopyKernelTraced(ms, hostCopySegs(p, 0), c.CTAs, bufRef{tb, 0}); err != nil {
+			return rep, err
+		}
+	}
+	if err := g.Synchronize(0); err != nil {
+		return rep, err
+	}
+	raw := make([]byte, 16)
+	if err := g.Download(hb, raw); err != nil {
+		return rep, err
+	}
+	t0 := int64(binary.LittleEndian.Uint64(raw[0:]))
+	if mode != 1 {
+		rep.GEMMEnd = int64(binary.LittleEndian.Uint64(raw[8:])) - t0
+	}
+	if mode == 0 {
+		return rep, nil
+	}
+	tr := make([]byte, traceBytes)
+	if err := g.Download(tb, tr); err != nil {
+		return rep, err
+	}
+	for i := 0; i < c.CTAs; i++ {
+		w := func(j int) int64 { return int64(binary.LittleEndian.Uint64(tr[8*(3*i+j):])) }
+		start, end := w(1), w(2)
+		if start == 0 || end == 0 {
+			return rep, fmt.Errorf("CTA %d of %d left no record", i, c.CTAs)
+		}
+		rep.CTAs = append(rep.CTAs, [3]int64{w(0), start - t0, end - t0})
+	}
+	return rep, nil
+}
