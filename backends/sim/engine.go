@@ -88,10 +88,16 @@ type job struct {
 	// it launched (an idle GPU, a partition of its own, SMs a GEMM of
 	// fewer CTAs left free), not once another kernel's CTAs left theirs:
 	// only then do its reads make the kernels beside it wait to launch
-	// and to end (engine.hostReadWeightFirst), and do its reads and
-	// writes stall them steeply (Profile.HostReadStallSteep,
-	// HostWriteStallAlone).
+	// and to end in proportion to its CTAs (engine.hostReadWeightFirst;
+	// behind any other copy, to the SMs it holds: packedReadWeight), and
+	// do its reads and writes stall them steeply
+	// (Profile.HostReadStallSteep, HostWriteStallAlone). Its CTAs spread
+	// one to an SM over the SMs free as it launched; a copy that waited
+	// packs them (Profile.HostCopyCTAsPerSM).
 	startedAlone bool
+	// heldSMs is how many SMs the kernel's CTAs hold now (more than one of
+	// c3lab's copy kernel's CTAs may share one: Profile.HostCopyCTAsPerSM).
+	heldSMs int
 	// copyKernel marks c3lab's host copy kernel; fillsCopySMs a stream op,
 	// whose CTAs may run on the SMs the copy kernel's CTAs hold
 	// (Profile.StreamFillsCopySMs).
@@ -226,6 +232,17 @@ type cohort struct {
 	// ready is when the cohort's setup ends; working says it has.
 	ready   float64
 	working bool
+}
+
+// sms is how many SMs the cohort holds: one per CTA, but for c3lab's
+// copy kernel, whose CTAs may pack several to an SM
+// (Profile.HostCopyCTAsPerSM).
+func (c *cohort) sms() int {
+	n := 0
+	for _, t := range c.taken {
+		n += t.n
+	}
+	return n
 }
 
 // carvedSMs is how many of the cohort's SMs were still configured as a
@@ -420,10 +437,37 @@ func (e *engine) dispatch() {
 			continue
 		}
 		c := &cohort{job: j, remaining: 1}
+		// c3lab's copy kernel spreads its CTAs one to an SM over the SMs
+		// free as it launches and packs the rest, and every CTA that
+		// waited for SMs, Profile.HostCopyCTAsPerSM to an SM.
+		perSM := 1
+		if j.copyKernel {
+			perSM = max(e.p.HostCopyCTAsPerSM, 1)
+		}
+		spread := !j.started && e.now-j.launch < 1e-6
 		for _, pi := range j.domain {
 			avail := e.pools[pi].free
 			for g := 1; g < clusterOf(j.cluster); g++ {
 				avail -= e.pools[pi].scattered[g]
+			}
+			if perSM > 1 {
+				left := want - c.n
+				sms := min(ceilDiv(left, perSM), avail)
+				if spread {
+					sms = min(left, avail)
+				}
+				if sms <= 0 {
+					continue
+				}
+				placed := min(left, sms*perSM)
+				carved := min(sms, e.pools[pi].gemmCarveout)
+				e.pools[pi].free -= sms
+				e.pools[pi].gemmCarveout -= carved
+				e.pools[pi].copyHeld += sms
+				j.heldSMs += sms
+				c.n += placed
+				c.taken = append(c.taken, poolTake{pi, sms, carved, 0})
+				continue
 			}
 			take := max(min(want-c.n, avail), 0)
 			// A stream op fills the SMs the copy kernel's CTAs hold once
@@ -445,6 +489,7 @@ func (e *engine) dispatch() {
 				e.pools[pi].copyHeld += take
 			}
 			c.n += take + shared
+			j.heldSMs += take + shared
 			c.taken = append(c.taken, poolTake{pi, take + shared, carved, shared})
 		}
 		if c.n == 0 {
@@ -462,7 +507,7 @@ func (e *engine) dispatch() {
 			}
 			// A copy kernel whose first CTAs start mostly on SMs a GEMM
 			// left configured runs at the rate it has there.
-			if j.inheritedRate > 0 && 2*c.carvedSMs() >= c.n && j.inheritedRate < j.ctaRate {
+			if j.inheritedRate > 0 && 2*c.carvedSMs() >= c.sms() && j.inheritedRate < j.ctaRate {
 				j.ctaRate, j.inherited = j.inheritedRate, true
 				// As hostCopyJob decides it: its CTAs now bound it when
 				// together they move less than the kernel's cap.
@@ -993,6 +1038,7 @@ func (e *engine) freeSMs(c *cohort, d int) []poolTake {
 		}
 		t.n -= n
 		d -= n
+		c.job.heldSMs -= n
 		out = append(out, poolTake{pool: t.pool, n: freed})
 		if t.n == 0 {
 			c.taken = c.taken[:i]
@@ -1111,9 +1157,9 @@ func (e *engine) advance(dt float64, flows []flow) {
 	}
 	for _, c := range e.cohorts {
 		if c.job.op == backends.OpCompute {
-			seg.smsCompute += c.n
+			seg.smsCompute += c.sms()
 		} else {
-			seg.smsComm += c.n
+			seg.smsComm += c.sms()
 		}
 	}
 	e.segs = append(e.segs, seg)
@@ -1356,8 +1402,8 @@ func (e *engine) hostReadLaunchGap(j *job) float64 {
 // its CTAs waited for the first GEMM's SMs; beside such a copy of 64 CTAs
 // they took 1.9-2.2x their time alone, where beside one that started
 // first a short GEMM all but stops (results/2026-12-03-h200x1-s21, calls
-// 2-3). The copy's CTAs spreading over the free SMs, and packing among a
-// GEMM's, is the suspected cause; it is not traced.
+// 2-3). Behind a copy whose CTAs waited for SMs the waits follow the
+// SMs its packed CTAs hold instead (packedReadWeight).
 func (e *engine) hostReadWeightFirst(j *job) float64 {
 	return e.largestMoving(j, e.firstReadWeight)
 }
@@ -1366,9 +1412,26 @@ func (e *engine) hostReadWeightFirst(j *job) float64 {
 // launched (job.startedAlone), else 0.
 func (e *engine) firstReadWeight(k *job) float64 {
 	if !k.startedAlone {
-		return 0
+		return e.packedReadWeight(k)
 	}
 	return e.readWeight(k)
+}
+
+// packedReadWeight is the read weight of copy kernel k that waited for
+// SMs and packs its CTAs Profile.HostCopyCTAsPerSM to an SM: its share
+// of bytes read from the host x the SMs its CTAs hold over
+// Profile.HostCopyCTAs. Behind such a copy kernels wait less to launch
+// and to end than behind one that started alone, and in proportion to
+// the SMs it holds: twelve 4096^3 GEMMs enqueued first beside a 128 MiB
+// h2d copy kernel of 16, 32 and 64 CTAs (on about 6, 11 and 22 SMs) stood
+// 5, 9-37 and 45-80 µs apart (results/2026-12-03-h200x1-s21, calls 2-3;
+// the SMs from results/2026-12-04-h200x1-s22, call 1). 0 when its CTAs
+// take an SM each (HostCopyCTAsPerSM of 1).
+func (e *engine) packedReadWeight(k *job) float64 {
+	if e.p.HostCopyCTAsPerSM <= 1 {
+		return 0
+	}
+	return k.hostRead * float64(k.heldSMs) / float64(max(e.p.HostCopyCTAs, 1))
 }
 
 // hostWriteLaunchGap is how long compute kernel j waits to launch behind

@@ -370,6 +370,20 @@ type Profile struct {
 	// kernel's whole bandwidth, so at least 12.8 GB/s each (the value used).
 	HostCopyCTAs         int
 	HostCopyCTABandwidth float64
+	// HostCopyCTAsPerSM is how many of c3lab's copy kernel's CTAs one SM
+	// holds at once when the copy has to wait for SMs. On an idle GPU the
+	// block scheduler spreads a copy's CTAs one to an SM; once the free
+	// SMs are taken, and whenever the copy waits for another kernel's SMs,
+	// each SM it gets takes this many. On one H200 a copy of 32 CTAs
+	// ready with a GEMM started in the GEMM's last round on 11-15 SMs, 3
+	// CTAs to an SM (64 CTAs: 24-25 SMs); beside the decode GEMM, which
+	// leaves 20 SMs free, 60 of 64 CTAs started at once on 20-22 SMs and
+	// the rest as the GEMM ended; a CTA so packed moved as much as one
+	// alone on its SM (results/2026-12-04-h200x1-s22, call 1: the SM id
+	// of every CTA). A cuBLASLt GEMM's CTA (168 registers x 384 threads)
+	// leaves no room for one of the copy's, nor does a copy CTA for a
+	// GEMM's. Measured; 1 (or 0) keeps one CTA to an SM.
+	HostCopyCTAsPerSM int
 	// HostCopyInheritedCTABandwidth is what one CTA of c3lab's copy kernel
 	// moves when the kernel's first CTAs start on SMs a GEMM's kernel left
 	// configured for its tiles (the most shared memory, little L1 for the
@@ -876,6 +890,7 @@ func H200() Profile {
 		HostCopySetup:                 15e-6,
 		HostCopyCTAs:                  32,
 		HostCopyCTABandwidth:          12.8e9,
+		HostCopyCTAsPerSM:             3,
 		HostCopyInheritedCTABandwidth: 4.5e9,
 		HostCopyKernelBandwidth:       51.8e9,
 		HostCopyKernelDuplexBandwidth: 63.9e9,

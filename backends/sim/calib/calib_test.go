@@ -554,6 +554,31 @@ func TestRepeatability(t *testing.T) {
 	if r.F.N != 2 || r.F.Max != 4 || r.F.Median != 2.5 {
 		t.Errorf("F %+v: want 2 defined differences (4 and 1 points): median 2.5, max 4", r.F)
 	}
+	if len(r.ByBand) != 0 {
+		t.Errorf("runs without an ideal band give no band figures, got %+v", r.ByBand)
+	}
+
+	// By band: each pair counts in the band of its earlier sweep's run,
+	// bands in order by name.
+	banded := func(sweep int, scen string, band string, c3, f float64) RunError {
+		e := run(sweep, scen, "x", c3, f)
+		e.IdealBand = band
+		return e
+	}
+	r = repeatability([]RunError{
+		banded(0, "wide", "S_ideal 1.5 and up", 1.00, 60), banded(1, "wide", "S_ideal 1.5 and up", 1.01, 61),
+		banded(0, "narrow", "S_ideal 1.0 to 1.2", 1.00, 20), banded(1, "narrow", "S_ideal 1.2 to 1.5", 1.01, 30),
+		banded(0, "narrow2", "S_ideal 1.0 to 1.2", 1.00, 40), banded(1, "narrow2", "S_ideal 1.0 to 1.2", 0.98, 20),
+	})
+	if r == nil || len(r.ByBand) != 2 {
+		t.Fatalf("got %+v, want figures for two bands", r)
+	}
+	if b := r.ByBand[0]; b.Band != "S_ideal 1.0 to 1.2" || b.Pairs != 2 || b.F.Median != 15 || b.F.Max != 20 {
+		t.Errorf("narrow band %+v: want 2 pairs, |F| 10 and 20 points", b)
+	}
+	if b := r.ByBand[1]; b.Band != "S_ideal 1.5 and up" || b.Pairs != 1 || b.F.Max != 1 || math.Abs(b.C3.Max-0.01) > 1e-12 {
+		t.Errorf("wide band %+v: want 1 pair, |F| 1 point, |T_c3| 1 %%", b)
+	}
 }
 
 // TestRunErrorJSON checks that an undefined error is written as null

@@ -328,6 +328,21 @@ type Repeatability struct {
 	Pairs int  `json:"pairs"`
 	C3    Stat `json:"t_c3"`
 	F     Stat `json:"f_points"`
+	// ByBand is the same by the measured ideal speedup (RunError.IdealBand
+	// of the earlier sweep's run), in the bands' order by name: F is
+	// (S_real - 1) / (S_ideal - 1), so where S_ideal is close to 1 a small
+	// change of T_c3 is a large one of F, for the measurement as for the
+	// model.
+	ByBand []BandRepeatability `json:"by_ideal_band,omitempty"`
+}
+
+// BandRepeatability is Repeatability's figures for the runs of one ideal
+// speedup band.
+type BandRepeatability struct {
+	Band  string `json:"band"`
+	Pairs int    `json:"pairs"`
+	C3    Stat   `json:"t_c3"`
+	F     Stat   `json:"f_points"`
 }
 
 // groupInOrder groups the errors by key, the keys in the order they first
@@ -353,6 +368,12 @@ func repeatability(errs []RunError) *Repeatability {
 	order, by := groupInOrder(errs, func(e RunError) cell { return cell{e.Scenario, e.Strategy, e.workload} })
 	var r Repeatability
 	var c3, f []float64
+	type diffs struct {
+		pairs int
+		c3, f []float64
+	}
+	var bands []string
+	band := map[string]*diffs{}
 	for _, c := range order {
 		es := by[c]
 		n := 0
@@ -362,8 +383,18 @@ func repeatability(errs []RunError) *Repeatability {
 					continue
 				}
 				n++
-				c3 = append(c3, rel(es[j].RealC3, es[i].RealC3))
-				f = append(f, es[j].RealF-es[i].RealF)
+				dc, df := rel(es[j].RealC3, es[i].RealC3), es[j].RealF-es[i].RealF
+				c3, f = append(c3, dc), append(f, df)
+				if k := es[i].IdealBand; k != "" {
+					d, ok := band[k]
+					if !ok {
+						d = &diffs{}
+						band[k] = d
+						bands = append(bands, k)
+					}
+					d.pairs++
+					d.c3, d.f = append(d.c3, dc), append(d.f, df)
+				}
 			}
 		}
 		if n > 0 {
@@ -375,6 +406,11 @@ func repeatability(errs []RunError) *Repeatability {
 		return nil
 	}
 	r.C3, r.F = stat(c3), stat(f)
+	slices.Sort(bands)
+	for _, k := range bands {
+		d := band[k]
+		r.ByBand = append(r.ByBand, BandRepeatability{Band: k, Pairs: d.pairs, C3: stat(d.c3), F: stat(d.f)})
+	}
 	return &r
 }
 
@@ -572,6 +608,21 @@ func WriteTable(w io.Writer, r Report) error {
 	if x := r.Repeat; x != nil {
 		fmt.Fprintf(&b, "\nthe measurement itself: %d runs measured by two sweeps or more (%d pairs) differ by |T_c3| %.1f / %.1f / %.1f %%, |F| %.1f / %.1f / %.1f points\n",
 			x.Cells, x.Pairs, 100*x.C3.Median, 100*x.C3.P90, 100*x.C3.Max, x.F.Median, x.F.P90, x.F.Max)
+		if len(x.ByBand) > 0 {
+			b.WriteString("  by measured ideal speedup, against the simulator's |F| error there (held out, else every run):\n")
+		}
+		for _, k := range x.ByBand {
+			model := "-"
+			g, ok := r.Find("ideal speedup (measured)", k.Band, SetHeldOut)
+			if !ok {
+				g, ok = r.Find("ideal speedup (measured)", k.Band, SetAll)
+			}
+			if ok && g.F.N > 0 {
+				model = fmt.Sprintf("%.1f / %.1f (%s)", g.F.Median, g.F.P90, g.Set)
+			}
+			fmt.Fprintf(&b, "  %-20s %3d pairs: |T_c3| %4.1f / %4.1f %%, |F| %5.1f / %5.1f points; the simulator |F| %s\n",
+				k.Band, k.Pairs, 100*k.C3.Median, 100*k.C3.P90, k.F.Median, k.F.P90, model)
+		}
 	}
 	set := ""
 	for _, x := range r.Worst {
