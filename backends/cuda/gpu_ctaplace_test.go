@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -59,7 +60,8 @@ type tracedCopier interface {
 // with one: the SM ids and start times show whether the copy's CTAs wait
 // for the GEMM's, take SMs it leaves, or pack several to an SM.
 // C3LAB_CTAPLACE_OUT names the JSON report; C3LAB_CTAPLACE_REPS the
-// repetitions per mode (default 5, after one warm-up).
+// repetitions per mode (default 5, after one warm-up); C3LAB_CTAPLACE_CASES
+// replaces the cases (parsePlaceCases).
 func TestGPUCopyCTAPlacement(t *testing.T) {
 	b := openGPU(t)
 	reps := 5
@@ -89,6 +91,12 @@ func TestGPUCopyCTAPlacement(t *testing.T) {
 		{64, 28672, 8192, scenarios.BF16, h2d, 16 << 20, 64, 40 * us},
 		// a long GEMM: the copy's CTAs against its tail only
 		{8192, 8192, 8192, scenarios.BF16, h2d, 16 << 20, 32, 300 * us},
+	}
+	if v := os.Getenv("C3LAB_CTAPLACE_CASES"); v != "" {
+		var err error
+		if cases, err = parsePlaceCases(v); err != nil {
+			t.Fatalf("C3LAB_CTAPLACE_CASES: %v", err)
+		}
 	}
 	var rows []placeRow
 	for i, c := range cases {
@@ -237,4 +245,64 @@ func (b *Backend) placeRep(g procGPU, tc tracedCopier, p *prepared, pl plan, hb,
 		rep.CTAs = append(rep.CTAs, [3]int64{w(0), start - t0, end - t0})
 	}
 	return rep, nil
+}
+
+// parsePlaceCases reads cases separated by ';', each "MxNxK dtype copy
+// bytes ctas late", e.g. "256x16384x6144 bf16 h2d 192MiB 16 40us".
+func parsePlaceCases(v string) ([]placeCase, error) {
+	var out []placeCase
+	for _, item := range strings.Split(v, ";") {
+		f := strings.Fields(item)
+		if len(f) == 0 {
+			continue
+		}
+		if len(f) != 6 {
+			return nil, fmt.Errorf("case %q: want MxNxK dtype copy bytes ctas late", item)
+		}
+		var c placeCase
+		if _, err := fmt.Sscanf(f[0], "%dx%dx%d", &c.M, &c.N, &c.K); err != nil {
+			return nil, fmt.Errorf("case %q: shape %q: %v", item, f[0], err)
+		}
+		c.DType, c.Copy = scenarios.DType(f[1]), scenarios.Collective(f[2])
+		b, err := scenarios.ParseByteSize(f[3])
+		if err != nil {
+			return nil, fmt.Errorf("case %q: %v", item, err)
+		}
+		c.Bytes = int64(b)
+		if c.CTAs, err = strconv.Atoi(f[4]); err != nil || c.CTAs < 1 {
+			return nil, fmt.Errorf("case %q: CTAs %q: want a whole number, at least 1", item, f[4])
+		}
+		if c.Late, err = time.ParseDuration(f[5]); err != nil {
+			return nil, fmt.Errorf("case %q: %v", item, err)
+		}
+		out = append(out, c)
+	}
+	if len(out) == 0 {
+		return nil, fmt.Errorf("no case in %q", v)
+	}
+	return out, nil
+}
+
+// The case list parses as written and refuses what it cannot read.
+func TestParsePlaceCases(t *testing.T) {
+	got, err := parsePlaceCases("256x16384x6144 bf16 h2d 192MiB 16 40us; 64x28672x8192 bf16 d2h 16MiB 8 1ms")
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []placeCase{{256, 16384, 6144, scenarios.BF16, scenarios.HostToDevice, 192 << 20, 16, 40 * time.Microsecond},
+		{64, 28672, 8192, scenarios.BF16, scenarios.DeviceToHost, 16 << 20, 8, time.Millisecond}}
+	if len(got) != len(want) {
+		t.Fatalf("got %+v, want %+v", got, want)
+	}
+	for i := range want {
+		if got[i] != want[i] {
+			t.Errorf("case %d: got %+v, want %+v", i, got[i], want[i])
+		}
+	}
+	for _, bad := range []string{"", "256x16384 bf16 h2d 192MiB 16 40us", "256x16384x6144 bf16 h2d lots 16 40us",
+		"256x16384x6144 bf16 h2d 192MiB 0 40us", "256x16384x6144 bf16 h2d 192MiB 16 soon", "256x16384x6144 bf16 h2d 192MiB 16"} {
+		if _, err := parsePlaceCases(bad); err == nil {
+			t.Errorf("%q: no error", bad)
+		}
+	}
 }
