@@ -13,7 +13,9 @@ import (
 // HostCopyInheritedCTABandwidth per CTA. A cap of 8 CTAs then takes the
 // inherited rate's time after the GEMM; 16 CTAs still fill PCIe; launched
 // first, before the GEMM, or moving d2h, the copy keeps its isolated
-// speed; and without the constant nothing changes.
+// speed. Without the constant its 8 CTAs, packed 3 to an SM on the SMs
+// the GEMM leaves (HostCopyCTAsPerSM), still read at one CTA's bandwidth
+// per SM; with neither, nothing changes.
 func TestCopyKernelBehindGEMMRunsUnderItsCarveout(t *testing.T) {
 	const bytes = 128 << 20
 	after := func(p Profile, coll scenarios.Collective, st scenarios.Strategy) (tail, alone float64) {
@@ -40,24 +42,32 @@ func TestCopyKernelBehindGEMMRunsUnderItsCarveout(t *testing.T) {
 	p := H200()
 	off := H200()
 	off.HostCopyInheritedCTABandwidth = 0
+	none := off
+	none.HostCopyCTAsPerSM = 1
 	inherited := float64(bytes) / (8 * p.HostCopyInheritedCTABandwidth)
+	packed := float64(bytes) / (3 * p.HostCopyCTABandwidth) // 8 CTAs on 3 SMs
 	for _, c := range []struct {
 		name string
 		p    Profile
 		coll scenarios.Collective
 		st   scenarios.Strategy
-		slow bool // takes the inherited rate's time, else its isolated time
+		slow bool    // takes the inherited rate's time, else its isolated time
+		want float64 // else this time, when set
 	}{
-		{"h2d, 8 CTAs behind the GEMM", p, scenarios.HostToDevice, scenarios.Strategy{CommCTAs: 8}, true},
-		{"h2d, 16 CTAs behind the GEMM", p, scenarios.HostToDevice, scenarios.Strategy{CommCTAs: 16}, false},
-		{"h2d, 8 CTAs launched first", p, scenarios.HostToDevice, scenarios.Strategy{CommCTAs: 8, Launch: scenarios.CommFirst, CommPriority: -5}, false},
-		{"d2h, 8 CTAs behind the GEMM", p, scenarios.DeviceToHost, scenarios.Strategy{CommCTAs: 8}, false},
-		{"h2d, 8 CTAs, no inherited rate", off, scenarios.HostToDevice, scenarios.Strategy{CommCTAs: 8}, false},
+		{"h2d, 8 CTAs behind the GEMM", p, scenarios.HostToDevice, scenarios.Strategy{CommCTAs: 8}, true, 0},
+		{"h2d, 16 CTAs behind the GEMM", p, scenarios.HostToDevice, scenarios.Strategy{CommCTAs: 16}, false, 0},
+		{"h2d, 8 CTAs launched first", p, scenarios.HostToDevice, scenarios.Strategy{CommCTAs: 8, Launch: scenarios.CommFirst, CommPriority: -5}, false, 0},
+		{"d2h, 8 CTAs behind the GEMM", p, scenarios.DeviceToHost, scenarios.Strategy{CommCTAs: 8}, false, 0},
+		{"h2d, 8 CTAs, no inherited rate", off, scenarios.HostToDevice, scenarios.Strategy{CommCTAs: 8}, false, packed},
+		{"h2d, 8 CTAs, no inherited rate, one CTA to an SM", none, scenarios.HostToDevice, scenarios.Strategy{CommCTAs: 8}, false, 0},
 	} {
 		tail, alone := after(c.p, c.coll, c.st)
 		want := alone
 		if c.slow {
 			want = inherited
+		}
+		if c.want > 0 {
+			want = c.want
 		}
 		if math.Abs(tail/want-1) > 0.03 {
 			t.Errorf("%s: the copy took %.0f µs after the GEMM's end (alone %.0f µs); want %.0f µs", c.name, tail*1e6, alone*1e6, want*1e6)

@@ -50,7 +50,8 @@ type job struct {
 	// CTAs start on SMs still configured as a GEMM left them
 	// (Profile.HostCopyInheritedCTABandwidth); 0: no such slowdown.
 	inheritedRate float64
-	// inherited says the kernel runs at inheritedRate.
+	// inherited says some of the kernel's CTAs run at inheritedRate
+	// (cohort.inherited).
 	inherited bool
 	// privRes is the resource that bounds a CTA when nothing is shared
 	// (tensor cores, the SM's own bandwidth, per-CTA link throughput).
@@ -232,6 +233,10 @@ type cohort struct {
 	// ready is when the cohort's setup ends; working says it has.
 	ready   float64
 	working bool
+	// inherited marks a cohort of c3lab's copy kernel that started mostly
+	// on SMs a GEMM left configured for its tiles: its CTAs move at the
+	// kernel's inheritedRate (Profile.HostCopyInheritedCTABandwidth).
+	inherited bool
 }
 
 // sms is how many SMs the cohort holds: one per CTA, but for c3lab's
@@ -505,16 +510,11 @@ func (e *engine) dispatch() {
 				// ones another kernel's CTAs leave.
 				j.startedAlone = e.now-j.launch < 1e-6
 			}
-			// A copy kernel whose first CTAs start mostly on SMs a GEMM
-			// left configured runs at the rate it has there.
-			if j.inheritedRate > 0 && 2*c.carvedSMs() >= c.sms() && j.inheritedRate < j.ctaRate {
-				j.ctaRate, j.inherited = j.inheritedRate, true
-				// As hostCopyJob decides it: its CTAs now bound it when
-				// together they move less than the kernel's cap.
-				if float64(j.ctas)*j.ctaRate < j.maxRate {
-					j.privRes = backends.ResCTA
-				}
-			}
+		}
+		// A copy kernel's CTAs that start mostly on SMs a GEMM left
+		// configured run at the rate they have there.
+		if j.inheritedRate > 0 && 2*c.carvedSMs() >= c.sms() && j.inheritedRate < j.ctaRate {
+			c.inherited, j.inherited = true, true
 		}
 		c.ready = j.ready
 		if e.p.LateCTASetup && e.now > j.start {
@@ -524,6 +524,11 @@ func (e *engine) dispatch() {
 			e.cohorts = append(e.cohorts, e.split(c)...)
 		} else {
 			e.cohorts = append(e.cohorts, c)
+		}
+		// A copy kernel whose CTAs, on the SMs they got, move less than
+		// its cap is bound by them, not by PCIe.
+		if j.copyKernel && j.maxRate > 0 && j.pending == 0 && e.laneCount(j, true)*j.ctaRate < j.maxRate*(1-1e-9) {
+			j.privRes = backends.ResCTA
 		}
 	}
 	e.endSetups()
@@ -812,7 +817,7 @@ func (e *engine) privMax(j *job, others float64) float64 {
 	if e.settingUp(j) {
 		return 0
 	}
-	r := float64(j.working) * j.ctaRate / (1 + j.stall*others)
+	r := e.lanes(j) * j.ctaRate / (1 + j.stall*others)
 	if j.privRes == backends.ResTensor && e.clock > 0 && e.clock < 1 {
 		r *= e.clock
 	}
@@ -1081,6 +1086,7 @@ func (e *engine) nextEvent(flows []flow) float64 {
 	for _, f := range flows {
 		rate[f.j] = f.rate
 	}
+	per := e.cohortRates(rate)
 	for _, c := range e.cohorts {
 		if !c.working {
 			dt = math.Min(dt, c.ready-e.now)
@@ -1092,7 +1098,7 @@ func (e *engine) nextEvent(flows []flow) float64 {
 			}
 			continue
 		}
-		if r := rate[c.job] / float64(c.job.working); r > 0 {
+		if r := per[c]; r > 0 {
 			dt = math.Min(dt, c.remaining/r)
 		}
 	}
@@ -1179,11 +1185,9 @@ func (e *engine) advance(dt float64, flows []flow) {
 	}
 	// Each CTA's progress over the interval, from the residents the rates
 	// were computed for (a cohort retiring below must not change it).
-	perCTA := map[*job]float64{}
-	for _, c := range e.cohorts {
-		if !c.job.pooled && c.job.working > 0 {
-			perCTA[c.job] = dt * rate[c.job] / float64(c.job.working)
-		}
+	perCTA := map[*cohort]float64{}
+	for c, r := range e.cohortRates(rate) {
+		perCTA[c] = dt * r
 	}
 	kept := e.cohorts[:0]
 	for _, c := range e.cohorts {
@@ -1194,7 +1198,7 @@ func (e *engine) advance(dt float64, flows []flow) {
 			}
 		} else {
 			if c.working {
-				c.remaining -= perCTA[c.job]
+				c.remaining -= perCTA[c]
 			}
 			if c.remaining > 1e-9 {
 				kept = append(kept, c)
@@ -1291,6 +1295,97 @@ func (e *engine) advance(dt float64, flows []flow) {
 		live = append(live, j)
 	}
 	e.live = live
+}
+
+// lanes is how many of kernel j's working CTAs move at their private
+// rate at once: every one, but for c3lab's copy kernel, whose CTAs
+// packed on one SM share that SM's one CTA's worth of bandwidth to host
+// memory (Profile.HostCopyCTAsPerSM, cohortRates).
+func (e *engine) lanes(j *job) float64 {
+	return e.laneCount(j, false)
+}
+
+// laneCount is lanes over the working cohorts, or with all every cohort
+// dispatched (those in their setup too). Only reads from host memory are
+// capped by the SM: a d2h copy's CTAs read HBM and post their writes,
+// and ran at their isolated speed behind a GEMM
+// (results/2026-12-02-h200x1-s11); a swap's read share is capped.
+func (e *engine) laneCount(j *job, all bool) float64 {
+	if !j.copyKernel {
+		if all {
+			return float64(j.resident)
+		}
+		return float64(j.working)
+	}
+	var n float64
+	for _, c := range e.cohorts {
+		if c.job == j && (c.working || all) {
+			n += e.cohortCap(c) / j.ctaRate
+		}
+	}
+	return n
+}
+
+// cohortCap is the most a working cohort of c3lab's copy kernel moves
+// together, in the kernel's work units per second: each CTA at the
+// kernel's private rate (at inheritedRate on SMs a GEMM left configured),
+// and its reads from host memory at most one CTA's private rate per SM it
+// holds, its CTAs packed on one SM sharing it (Profile.HostCopyCTAsPerSM).
+func (e *engine) cohortCap(c *cohort) float64 {
+	j := c.job
+	r := j.ctaRate
+	if c.inherited {
+		r = j.inheritedRate
+	}
+	all := float64(c.n) * r
+	if e.p.HostCopyCTAsPerSM <= 1 || j.hostRead == 0 {
+		return all
+	}
+	return j.hostRead*math.Min(all, float64(c.sms())*j.ctaRate) + (1-j.hostRead)*all
+}
+
+// cohortRates is each working cohort's per-CTA rate, from its kernel's
+// rate: shared evenly by the kernel's working CTAs, but for c3lab's copy
+// kernel, whose cohorts take the kernel's rate in the order they started,
+// each up to one CTA's private rate per SM it holds. On one H200 a 192
+// MiB h2d copy of 16 CTAs beside a decode GEMM that left 4 SMs free
+// started 12 CTAs on those 4 SMs and the other 4 as the GEMM ended, on 2
+// SMs. The first 12 finished at 3.3 ms and the last at 5.4 ms, where the
+// copy alone, or with 8, 12 or 32 CTAs, takes 3.9 ms
+// (results/2026-12-04-h200x1-s22, call 3; every sweep of
+// mixtral-8x22b-decode-expert-fetch-h2d-192m-1gpu at 16 CTAs: 5.3 ms).
+func (e *engine) cohortRates(rate map[*job]float64) map[*cohort]float64 {
+	out := map[*cohort]float64{}
+	left := map[*job]float64{}
+	for _, c := range e.cohorts {
+		j := c.job
+		if !c.working || j.pooled || j.working == 0 {
+			continue
+		}
+		if !j.copyKernel {
+			out[c] = rate[j] / float64(j.working)
+			continue
+		}
+		l, ok := left[j]
+		if !ok {
+			l = rate[j]
+		}
+		take := math.Min(l, e.cohortCap(c))
+		left[j] = l - take
+		out[c] = take / float64(c.n)
+	}
+	// What the caps leave (none when the kernel's rate follows its lanes)
+	// goes to every CTA evenly.
+	for j, l := range left {
+		if l > 1e-12*rate[j] {
+			for _, c := range e.cohorts {
+				if c.job == j && c.working {
+					out[c] += l / float64(j.working)
+				}
+			}
+		}
+	}
+	return out
 }
 
 // hostWriteWeight is the largest write weight (job.hostWrite) of c3lab's

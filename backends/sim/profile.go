@@ -382,7 +382,13 @@ type Profile struct {
 	// alone on its SM (results/2026-12-04-h200x1-s22, call 1: the SM id
 	// of every CTA). A cuBLASLt GEMM's CTA (168 registers x 384 threads)
 	// leaves no room for one of the copy's, nor does a copy CTA for a
-	// GEMM's. Measured; 1 (or 0) keeps one CTA to an SM.
+	// GEMM's. CTAs packed on one SM read host memory at one CTA's
+	// bandwidth (HostCopyCTABandwidth) between them, and the CTAs that got
+	// SMs first take the kernel's bandwidth first: beside a decode GEMM
+	// that leaves 4 SMs free, a 192 MiB copy of 16 CTAs ran 12 on those 4
+	// SMs and 4 on 2 SMs as the GEMM ended; the 12 finished at 3.3 ms, the
+	// last of the 4 at 5.4, where the copy alone takes 3.9 (call 3).
+	// Measured; 1 (or 0) keeps one CTA to an SM, each at its own rate.
 	HostCopyCTAsPerSM int
 	// HostCopyInheritedCTABandwidth is what one CTA of c3lab's copy kernel
 	// moves when the kernel's first CTAs start on SMs a GEMM's kernel left
@@ -390,7 +396,9 @@ type Profile struct {
 	// copy's loads in flight): behind a GEMM. Measured on one H200: 4.5
 	// GB/s (4.2-4.9, 16 runs of 4 and 8 CTAs behind two GEMMs of 196 KB of
 	// tiles; backends/cuda/results/2026-12-02-h200x1-s11); behind one of
-	// 172 KB it moved 9.5. 0 keeps HostCopyCTABandwidth everywhere.
+	// 172 KB it moved 9.5. Since the CTAs pack (HostCopyCTAsPerSM) it
+	// holds per group of CTAs that started together mostly on such SMs.
+	// 0 keeps HostCopyCTABandwidth everywhere.
 	HostCopyInheritedCTABandwidth float64
 	// HostCopyKernelBandwidth caps the copy kernel in each direction and
 	// HostCopyKernelDuplexBandwidth both together: its loads and stores
