@@ -96,9 +96,6 @@ type job struct {
 	// one to an SM over the SMs free as it launched; a copy that waited
 	// packs them (Profile.HostCopyCTAsPerSM).
 	startedAlone bool
-	// heldSMs is how many SMs the kernel's CTAs hold now (more than one of
-	// c3lab's copy kernel's CTAs may share one: Profile.HostCopyCTAsPerSM).
-	heldSMs int
 	// copyKernel marks c3lab's host copy kernel; fillsCopySMs a stream op,
 	// whose CTAs may run on the SMs the copy kernel's CTAs hold
 	// (Profile.StreamFillsCopySMs).
@@ -469,7 +466,6 @@ func (e *engine) dispatch() {
 				e.pools[pi].free -= sms
 				e.pools[pi].gemmCarveout -= carved
 				e.pools[pi].copyHeld += sms
-				j.heldSMs += sms
 				c.n += placed
 				c.taken = append(c.taken, poolTake{pi, sms, carved, 0})
 				continue
@@ -494,7 +490,6 @@ func (e *engine) dispatch() {
 				e.pools[pi].copyHeld += take
 			}
 			c.n += take + shared
-			j.heldSMs += take + shared
 			c.taken = append(c.taken, poolTake{pi, take + shared, carved, shared})
 		}
 		if c.n == 0 {
@@ -817,7 +812,7 @@ func (e *engine) privMax(j *job, others float64) float64 {
 	if e.settingUp(j) {
 		return 0
 	}
-	r := e.lanes(j) * j.ctaRate / (1 + j.stall*others)
+	r := e.laneCount(j, false) * j.ctaRate / (1 + j.stall*others)
 	if j.privRes == backends.ResTensor && e.clock > 0 && e.clock < 1 {
 		r *= e.clock
 	}
@@ -1043,7 +1038,6 @@ func (e *engine) freeSMs(c *cohort, d int) []poolTake {
 		}
 		t.n -= n
 		d -= n
-		c.job.heldSMs -= n
 		out = append(out, poolTake{pool: t.pool, n: freed})
 		if t.n == 0 {
 			c.taken = c.taken[:i]
@@ -1297,16 +1291,11 @@ func (e *engine) advance(dt float64, flows []flow) {
 	e.live = live
 }
 
-// lanes is how many of kernel j's working CTAs move at their private
-// rate at once: every one, but for c3lab's copy kernel, whose CTAs
-// packed on one SM share that SM's one CTA's worth of bandwidth to host
-// memory (Profile.HostCopyCTAsPerSM, cohortRates).
-func (e *engine) lanes(j *job) float64 {
-	return e.laneCount(j, false)
-}
-
-// laneCount is lanes over the working cohorts, or with all every cohort
-// dispatched (those in their setup too). Only reads from host memory are
+// laneCount is how many of kernel j's working CTAs (with all, every
+// dispatched CTA, those in their setup too) move at their private rate at
+// once: every one, but for c3lab's copy kernel, whose CTAs packed on one
+// SM share that SM's one CTA's worth of bandwidth to host memory
+// (Profile.HostCopyCTAsPerSM, cohortRates). Only reads from host memory are
 // capped by the SM: a d2h copy's CTAs read HBM and post their writes,
 // and ran at their isolated speed behind a GEMM
 // (results/2026-12-02-h200x1-s11); a swap's read share is capped.
@@ -1526,7 +1515,19 @@ func (e *engine) packedReadWeight(k *job) float64 {
 	if e.p.HostCopyCTAsPerSM <= 1 {
 		return 0
 	}
-	return k.hostRead * float64(k.heldSMs) / float64(max(e.p.HostCopyCTAs, 1))
+	return k.hostRead * float64(e.heldSMs(k)) / float64(max(e.p.HostCopyCTAs, 1))
+}
+
+// heldSMs is how many SMs kernel k's CTAs hold now (more than one of
+// c3lab's copy kernel's CTAs may share one: Profile.HostCopyCTAsPerSM).
+func (e *engine) heldSMs(k *job) int {
+	n := 0
+	for _, c := range e.cohorts {
+		if c.job == k {
+			n += c.sms()
+		}
+	}
+	return n
 }
 
 // hostWriteLaunchGap is how long compute kernel j waits to launch behind
