@@ -292,14 +292,22 @@ func (d *Driver) MemInfo() (free, total int64, err error) {
 	return int64(f), int64(t), err
 }
 
-// CopyToDevice copies host bytes to device memory (synchronous).
+// CopyToDevice copies host bytes to device memory and returns once they
+// are there. cuMemcpyHtoD from pageable memory returns when the bytes are
+// staged, before the DMA into device memory has necessarily ended, and it
+// runs on the legacy stream, which c3lab's non-blocking streams do not
+// wait for: a kernel launched next could read (or be overwritten by) the
+// old bytes. So the legacy stream is synchronized before returning.
 func (d *Driver) CopyToDevice(dst DevPtr, src []byte) error {
 	if len(src) == 0 {
 		return nil
 	}
 	p := C.CBytes(src) // cgo forbids passing Go memory the driver may keep; copy once
 	defer C.free(p)
-	return d.check("cuMemcpyHtoD", C.c3_cuMemcpyHtoD(d.t, C.CUdeviceptr(dst), p, C.size_t(len(src))))
+	if err := d.check("cuMemcpyHtoD", C.c3_cuMemcpyHtoD(d.t, C.CUdeviceptr(dst), p, C.size_t(len(src)))); err != nil {
+		return err
+	}
+	return d.check("cuStreamSynchronize", C.c3_cuStreamSynchronize(d.t, nil))
 }
 
 // CopyToHost copies device memory into dst (synchronous).

@@ -569,7 +569,11 @@ func (g *nativeGPU) OpenGate(v uint32) {
 
 // reduceKernels compiles (once per device) and returns the reduction
 // kernels: after the copies, pipelined with them, and loading the peers'
-// blocks (p2p-load).
+// blocks (p2p-load). Loading the module waits for the context's streams,
+// so the first call must not come while a stream waits on the start gate
+// (it would wait for a gate that opens only after it returns): every plan's
+// comm op runs once ungated, to verify it, before it is timed
+// (Backend.verify), and that first run loads them.
 func (g *nativeGPU) reduceKernels(dev int) (after, pipe, load native.Function, err error) {
 	d := g.devs[dev]
 	if d.reduceModule != (native.Module{}) {
