@@ -23,8 +23,29 @@ import (
 type streamCase struct {
 	Kernel      string // "copy" or "reduce"
 	StreamBytes int64  // the stream op's bytes read (it writes as many)
-	Bytes       int64  // the SM kernel's bytes written
-	CTAs        int
+	// GEMM, when set, replaces the stream op by a bf16 GEMM of this M, N,
+	// K beside the SM kernel.
+	GEMM  [3]int
+	Bytes int64 // the SM kernel's bytes written
+	CTAs  int
+	// SMs is the partition the SM kernel gets; 0: as many as its CTAs.
+	SMs int
+}
+
+// neighbour names the op beside the SM kernel.
+func (c streamCase) neighbour() string {
+	if c.GEMM[0] > 0 {
+		return fmt.Sprintf("gemm %dx%dx%d", c.GEMM[0], c.GEMM[1], c.GEMM[2])
+	}
+	return "stream " + scenarios.ByteSize(c.StreamBytes).String()
+}
+
+// partitionSMs is the size of the SM kernel's partition.
+func (c streamCase) partitionSMs() int {
+	if c.SMs > 0 {
+		return c.SMs
+	}
+	return c.CTAs
 }
 
 // streamRep is one repetition: when each kernel ended, in ns after the
@@ -38,12 +59,17 @@ type streamRep struct {
 
 // streamRow is every repetition of one case.
 type streamRow struct {
-	Case   string      `json:"case"`
-	Kernel string      `json:"kernel"`
-	Stream int64       `json:"stream_bytes"`
-	Bytes  int64       `json:"kernel_bytes"`
-	CTAs   int         `json:"ctas"`
-	Reps   []streamRep `json:"reps"`
+	Case   string `json:"case"`
+	Kernel string `json:"kernel"`
+	Stream int64  `json:"stream_bytes,omitempty"`
+	// GEMM is the neighbour GEMM's M, N, K (bf16) when it is not the
+	// stream op; GEMMHBMBytes what it reads and writes at the least.
+	GEMM         []int       `json:"gemm,omitempty"`
+	GEMMHBMBytes int64       `json:"gemm_hbm_bytes,omitempty"`
+	Bytes        int64       `json:"kernel_bytes"`
+	CTAs         int         `json:"ctas"`
+	SMs          int         `json:"partition_sms"`
+	Reps         []streamRep `json:"reps"`
 	// SetupS and LoopS are the host's seconds preparing the case and
 	// running its repetitions.
 	SetupS float64 `json:"setup_s"`
@@ -68,7 +94,9 @@ var streamModes = []string{"stream-alone", "kernel-alone", "shared", "stream-res
 // a 16-64 SM partition beside the AdamW stream op ran 14-18 % longer in C3
 // than that model said. One GPU shows the mechanism without NCCL: the same
 // stream op beside c3lab's copy or reduction kernel, shared and
-// partitioned. C3LAB_BESIDESTREAM_OUT names the JSON report;
+// partitioned; a case may put a bf16 GEMM in the stream op's place, and
+// give the kernel fewer SMs than CTAs, as NCCL's 32 CTAs in a 16-SM
+// partition. C3LAB_BESIDESTREAM_OUT names the JSON report;
 // C3LAB_BESIDESTREAM_REPS the repetitions per mode (default 10, after one
 // warm-up); C3LAB_BESIDESTREAM_CASES replaces the cases
 // (parseStreamCases).
@@ -82,19 +110,13 @@ func TestGPUKernelBesideStream(t *testing.T) {
 		}
 		reps = n
 	}
-	cases := []streamCase{
-		{"copy", 1 << 30, 192 << 20, 16},
-		{"copy", 1 << 30, 192 << 20, 32},
-		{"copy", 1 << 30, 192 << 20, 64},
-		{"reduce", 1 << 30, 96 << 20, 16},
-		{"reduce", 1 << 30, 96 << 20, 32},
-		{"reduce", 1 << 30, 96 << 20, 64},
-	}
+	spec := defaultStreamCases
 	if v := os.Getenv("C3LAB_BESIDESTREAM_CASES"); v != "" {
-		var err error
-		if cases, err = parseStreamCases(v); err != nil {
-			t.Fatalf("C3LAB_BESIDESTREAM_CASES: %v", err)
-		}
+		spec = v
+	}
+	cases, err := parseStreamCases(spec)
+	if err != nil {
+		t.Fatalf("C3LAB_BESIDESTREAM_CASES: %v", err)
 	}
 	var rows []streamRow
 	for i, c := range cases {
@@ -114,13 +136,22 @@ func TestGPUKernelBesideStream(t *testing.T) {
 // kernelBesideStream measures one case: reps repetitions of every mode,
 // interleaved, after one warm-up of each.
 func (b *Backend) kernelBesideStream(c streamCase, reps int) (row streamRow, err error) {
-	row = streamRow{Case: fmt.Sprintf("stream %s beside %s %s ctas %d", scenarios.ByteSize(c.StreamBytes), c.Kernel, scenarios.ByteSize(c.Bytes), c.CTAs),
-		Kernel: c.Kernel, Stream: c.StreamBytes, Bytes: c.Bytes, CTAs: c.CTAs}
-	// A run of the stream-op scenario prepares its buffers; the SM
+	row = streamRow{Case: fmt.Sprintf("%s beside %s %s ctas %d", c.neighbour(), c.Kernel, scenarios.ByteSize(c.Bytes), c.CTAs),
+		Kernel: c.Kernel, Stream: c.StreamBytes, Bytes: c.Bytes, CTAs: c.CTAs, SMs: c.partitionSMs()}
+	if c.SMs > 0 {
+		row.Case += fmt.Sprintf(" in %d SMs", c.SMs)
+	}
+	// A run of the neighbour's scenario prepares its buffers; the SM
 	// kernel's are allocated here.
-	sc := scenarios.Scenario{Name: "kernel-beside-stream", GPUs: 1,
-		Compute: scenarios.ComputeOp{Kind: scenarios.Stream, Bytes: scenarios.ByteSize(c.StreamBytes)},
-		Comm:    scenarios.CommOp{Collective: scenarios.HostToDevice, Bytes: 1 << 20}}
+	op := scenarios.ComputeOp{Kind: scenarios.Stream, Bytes: scenarios.ByteSize(c.StreamBytes)}
+	if c.GEMM[0] > 0 {
+		op = scenarios.ComputeOp{Kind: scenarios.GEMM, M: c.GEMM[0], N: c.GEMM[1], K: c.GEMM[2], DType: scenarios.BF16}
+		row.Stream, row.GEMM = 0, c.GEMM[:]
+		m, n, k := int64(c.GEMM[0]), int64(c.GEMM[1]), int64(c.GEMM[2])
+		row.GEMMHBMBytes = 2 * (m*k + k*n + m*n)
+	}
+	sc := scenarios.Scenario{Name: "kernel-beside-stream", GPUs: 1, Compute: op,
+		Comm: scenarios.CommOp{Collective: scenarios.HostToDevice, Bytes: 1 << 20}}
 	start := time.Now()
 	defer func() { row.LoopS = time.Since(start).Seconds() - row.SetupS }()
 	if _, err := b.Run(context.Background(), backends.Experiment{Scenario: sc, Strategy: scenarios.Strategy{}, Reps: 1}, nil); err != nil {
@@ -137,7 +168,7 @@ func (b *Backend) kernelBesideStream(c streamCase, reps int) (row streamRow, err
 		if shared, err = b.strategyPlan(p, scenarios.Strategy{Launch: scenarios.CommFirst, CommPriority: -5}); err != nil {
 			return
 		}
-		if part, err = b.strategyPlan(p, scenarios.Strategy{CommSMs: c.CTAs}); err != nil {
+		if part, err = b.strategyPlan(p, scenarios.Strategy{CommSMs: c.partitionSMs()}); err != nil {
 			return
 		}
 		var src, dst, hb bufID
@@ -170,10 +201,14 @@ func (b *Backend) kernelBesideStream(c streamCase, reps int) (row streamRow, err
 		}
 		// The first launch of a kernel loads its module, which waits for
 		// the context's streams: it must not come while a stream waits on
-		// the start gate (call 2 hung there), so each kernel runs once
-		// ungated first, on both plans' comm streams.
+		// the start gate (call 2 hung there on the reduction kernel, call 5
+		// on cuBLASLt's GEMM in a partition's rest), so both ops run once
+		// ungated first, on both plans' streams.
 		for _, pl := range []plan{shared, part} {
 			if err = kernel(pl.commStreams[0]); err != nil {
+				return
+			}
+			if err = b.besideOp(g, p, pl); err != nil {
 				return
 			}
 		}
@@ -239,7 +274,7 @@ func (b *Backend) streamRep(g procGPU, p *prepared, pl plan, hb bufID, ev eventI
 		}
 	}
 	if runStream {
-		if err := g.StreamOp(cs, p.a[0], p.d[0], p.streamOp); err != nil {
+		if err := b.besideOp(g, p, pl); err != nil {
 			return rep, err
 		}
 		if err := g.Stamp(cs, bufRef{hb, 8}); err != nil {
@@ -264,8 +299,24 @@ func (b *Backend) streamRep(g procGPU, p *prepared, pl plan, hb bufID, ev eventI
 	return rep, nil
 }
 
-// parseStreamCases reads cases separated by ';', each "kernel
-// stream-bytes kernel-bytes ctas", e.g. "reduce 1GiB 96MiB 32".
+// defaultStreamCases are the cases of results/2026-12-04-h200x1-s23,
+// call 4: both kernels at 16, 32 and 64 CTAs beside the 1 GiB stream op.
+const defaultStreamCases = "copy 1GiB 192MiB 16; copy 1GiB 192MiB 32; copy 1GiB 192MiB 64; " +
+	"reduce 1GiB 96MiB 16; reduce 1GiB 96MiB 32; reduce 1GiB 96MiB 64"
+
+// besideOp enqueues the SM kernel's neighbour, the stream op or the GEMM,
+// on the plan's compute stream.
+func (b *Backend) besideOp(g procGPU, p *prepared, pl plan) error {
+	if p.streamOp > 0 {
+		return g.StreamOp(pl.computeStreams[0], p.a[0], p.d[0], p.streamOp)
+	}
+	return g.GEMM(pl.computeStreams[0], pl.gemm, p.a[0], p.bm[0], p.d[0])
+}
+
+// parseStreamCases reads cases separated by ';', each "kernel neighbour
+// kernel-bytes ctas [sms]": the neighbour is the stream op's bytes or a
+// bf16 GEMM's MxNxK, sms the SM kernel's partition (default its CTAs),
+// e.g. "reduce 1GiB 96MiB 32" or "copy 16384x8192x1024 192MiB 32 16".
 func parseStreamCases(v string) ([]streamCase, error) {
 	var out []streamCase
 	for _, item := range strings.Split(v, ";") {
@@ -273,14 +324,28 @@ func parseStreamCases(v string) ([]streamCase, error) {
 		if len(f) == 0 {
 			continue
 		}
-		if len(f) != 4 {
-			return nil, fmt.Errorf("case %q: want kernel stream-bytes kernel-bytes ctas", item)
+		if len(f) != 4 && len(f) != 5 {
+			return nil, fmt.Errorf("case %q: want kernel neighbour kernel-bytes ctas [sms]", item)
 		}
 		c := streamCase{Kernel: f[0]}
 		if c.Kernel != "copy" && c.Kernel != "reduce" {
 			return nil, fmt.Errorf("case %q: kernel %q: want copy or reduce", item, f[0])
 		}
-		for i, dst := range []*int64{&c.StreamBytes, &c.Bytes} {
+		sizes := []*int64{&c.StreamBytes, &c.Bytes}
+		if dims := strings.Split(f[1], "x"); len(dims) == 3 {
+			for i, d := range dims {
+				n, err := strconv.Atoi(d)
+				if err != nil || n < 1 {
+					return nil, fmt.Errorf("case %q: GEMM %q: want MxNxK, each a whole number, at least 1", item, f[1])
+				}
+				c.GEMM[i] = n
+			}
+			sizes[0] = nil
+		}
+		for i, dst := range sizes {
+			if dst == nil {
+				continue
+			}
 			n, err := scenarios.ParseByteSize(f[1+i])
 			if err != nil {
 				return nil, fmt.Errorf("case %q: %v", item, err)
@@ -294,6 +359,11 @@ func parseStreamCases(v string) ([]streamCase, error) {
 		if c.CTAs, err = strconv.Atoi(f[3]); err != nil || c.CTAs < 1 {
 			return nil, fmt.Errorf("case %q: CTAs %q: want a whole number, at least 1", item, f[3])
 		}
+		if len(f) == 5 {
+			if c.SMs, err = strconv.Atoi(f[4]); err != nil || c.SMs < 1 {
+				return nil, fmt.Errorf("case %q: SMs %q: want a whole number, at least 1", item, f[4])
+			}
+		}
 		out = append(out, c)
 	}
 	if len(out) == 0 {
@@ -304,11 +374,15 @@ func parseStreamCases(v string) ([]streamCase, error) {
 
 // The case list parses as written and refuses what it cannot read.
 func TestParseStreamCases(t *testing.T) {
-	got, err := parseStreamCases("reduce 1GiB 96MiB 32; copy 512MiB 192MiB 16")
+	got, err := parseStreamCases("reduce 1GiB 96MiB 32; copy 512MiB 192MiB 16; copy 16384x8192x1024 192MiB 32 16")
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := []streamCase{{"reduce", 1 << 30, 96 << 20, 32}, {"copy", 512 << 20, 192 << 20, 16}}
+	want := []streamCase{
+		{Kernel: "reduce", StreamBytes: 1 << 30, Bytes: 96 << 20, CTAs: 32},
+		{Kernel: "copy", StreamBytes: 512 << 20, Bytes: 192 << 20, CTAs: 16},
+		{Kernel: "copy", GEMM: [3]int{16384, 8192, 1024}, Bytes: 192 << 20, CTAs: 32, SMs: 16},
+	}
 	if len(got) != len(want) {
 		t.Fatalf("got %+v, want %+v", got, want)
 	}
@@ -318,7 +392,8 @@ func TestParseStreamCases(t *testing.T) {
 		}
 	}
 	for _, bad := range []string{"", "copy 1GiB 96MiB", "move 1GiB 96MiB 32", "copy lots 96MiB 32",
-		"copy 1GiB 96MiB 0", "copy 1GiB 17 32", "copy 1GiB 96MiB many"} {
+		"copy 1GiB 96MiB 0", "copy 1GiB 17 32", "copy 1GiB 96MiB many", "copy 8x0x8 96MiB 32",
+		"copy 8xax8 96MiB 32", "copy 1GiB 96MiB 32 0", "copy 1GiB 96MiB 32 16 1"} {
 		if _, err := parseStreamCases(bad); err == nil {
 			t.Errorf("%q: no error", bad)
 		}
