@@ -223,8 +223,9 @@ func TestLaunchGapPairAndGraph(t *testing.T) {
 // PartitionSMLinkBandwidth per SM of the partition (its time in C3, next
 // to a short op, is its setup plus the bytes over SMs x that bandwidth);
 // in a partition at least as large as its CTA count it keeps the CTA model
-// but pays no latency stall (it shares no SM); without the constant the
-// CTA model and the stall hold everywhere.
+// but pays no latency stall (it shares no SM) when PartitionLatencyShare
+// has no entry for it; without the constant the CTA model and the stall
+// hold everywhere.
 func TestPartitionSMLinkBandwidth(t *testing.T) {
 	sc, err := scenarios.Find("llama3-70b-tp-swiglu-stream-ag-224m-2gpu")
 	if err != nil {
@@ -232,6 +233,7 @@ func TestPartitionSMLinkBandwidth(t *testing.T) {
 	}
 	commInC3 := func(bw, stall float64, sms int) float64 {
 		p := H200()
+		p.PartitionLatencyShare = nil // the stall's share: TestPartitionLatencyShare
 		if bw > 0 {
 			p.PartitionSMLinkBandwidth = map[scenarios.Collective]float64{scenarios.AllGather: bw}
 		}
@@ -263,6 +265,56 @@ func TestPartitionSMLinkBandwidth(t *testing.T) {
 	// Unconfined, the constant changes nothing.
 	if with, without := commInC3(6e9, -1, 0), commInC3(0, -1, 0); with != without {
 		t.Errorf("no partition: %.1f µs with the constant, %.1f µs without", 1e6*with, 1e6*without)
+	}
+}
+
+// TestPartitionLatencyShare checks the stall a partitioned collective
+// keeps: beside the AdamW stream op, the all-reduce in a partition of 32
+// SMs (as many as its CTAs) pays PartitionLatencyShare of the
+// CommLatencySensitivity stall. At share 1 it takes as long as under the
+// CTA model, stall in full; at share 0 less; at a share in between as
+// long as with share 1 and the sensitivity scaled by it. Alone, or with no
+// partition, the share changes nothing.
+func TestPartitionLatencyShare(t *testing.T) {
+	sc, err := scenarios.Find("llama3-70b-tp-dp-adam-stream-ar-160m-2gpu")
+	if err != nil {
+		t.Fatal(err)
+	}
+	comm := func(share, sensitivity float64, st scenarios.Strategy, mode backends.Mode) float64 {
+		p := H200()
+		p.PartitionSMLinkBandwidth = map[scenarios.Collective]float64{scenarios.AllReduce: 14e9}
+		p.PartitionLatencyShare = map[scenarios.Collective]float64{scenarios.AllReduce: share}
+		p.CommLatencySensitivity = sensitivity
+		s := spanOf(t, simPair(t, p, sc, st, mode), backends.OpComm)
+		return float64(s.End - s.Start)
+	}
+	part, sens := scenarios.Strategy{CommSMs: 32}, 4.0
+	none, full := comm(0, sens, part, backends.ModeConcurrent), comm(1, sens, part, backends.ModeConcurrent)
+	if none >= full {
+		t.Errorf("in 32 SMs beside the stream op: %.1f µs at share 0, %.1f at 1; want share 1 slower", none/1e3, full/1e3)
+	}
+	p := H200()
+	p.CommLatencySensitivity = sens
+	plain := spanOf(t, simPair(t, p, sc, part, backends.ModeConcurrent), backends.OpComm)
+	if d := float64(plain.End - plain.Start); math.Abs(d/full-1) > 1e-9 {
+		t.Errorf("share 1: %.1f µs; the CTA model with its stall: %.1f µs", full/1e3, d/1e3)
+	}
+	for _, share := range []float64{0.3, 0.61} {
+		if a, b := comm(share, sens, part, backends.ModeConcurrent), comm(1, share*sens, part, backends.ModeConcurrent); math.Abs(a/b-1) > 1e-9 || a <= none || a >= full {
+			t.Errorf("share %.2f: %.1f µs; with the sensitivity scaled instead %.1f µs; want those equal, between %.1f and %.1f", share, a/1e3, b/1e3, none/1e3, full/1e3)
+		}
+	}
+	for _, c := range []struct {
+		name string
+		st   scenarios.Strategy
+		mode backends.Mode
+	}{
+		{"alone in its partition", part, backends.ModeComm},
+		{"beside the stream op, no partition", scenarios.Strategy{}, backends.ModeConcurrent},
+	} {
+		if a, b := comm(0, sens, c.st, c.mode), comm(1, sens, c.st, c.mode); a != b {
+			t.Errorf("%s: %.1f µs at share 0, %.1f at 1; want no change", c.name, a/1e3, b/1e3)
+		}
 	}
 }
 

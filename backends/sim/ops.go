@@ -399,12 +399,14 @@ func commJobs(p Profile, sc scenarios.Scenario, st scenarios.Strategy, dom []int
 	}
 	rate, perSM, stall := CTABandwidth(p, coll, ctas), false, p.CommLatencySensitivity
 	// Under the partition model (PartitionSMLinkBandwidth) a collective in
-	// an SM partition of its own shares no SM, so it pays no latency stall
-	// (that is paid beside other kernels' CTAs); confined to fewer SMs
-	// than its CTAs it moves as one unit per SM at the per-SM bandwidth.
+	// an SM partition of its own shares no SM, so it pays only the share
+	// of the latency stall its loads queueing in HBM cost
+	// (PartitionLatencyShare; the rest is paid beside other kernels' CTAs);
+	// confined to fewer SMs than its CTAs it moves as one unit per SM at
+	// the per-SM bandwidth.
 	if bw := p.PartitionSMLinkBandwidth[coll]; bw > 0 {
 		if st.CommSMs > 0 {
-			stall = 0
+			stall *= p.PartitionLatencyShare[coll]
 		}
 		if sms := domainSize(eng, dom); sms > 0 && sms < ctas {
 			ctas, rate, perSM = sms, bw, true

@@ -173,12 +173,26 @@ type Profile struct {
 	// SMs an all-gather of 32 CTAs ran slower than 16 of its CTAs do
 	// under a CTA cap, an all-to-all of 64 CTAs faster (model.md, "What
 	// the model still gets wrong"). Under this partition model a
-	// collective in an SM partition of its own (any size) also pays no
-	// CommLatencySensitivity stall, which is paid beside other kernels'
-	// CTAs on the same SMs. Fitted in stage 1 from the runs with such a
+	// collective in an SM partition of its own (any size) pays only
+	// PartitionLatencyShare of the CommLatencySensitivity stall, which is
+	// paid in full beside other kernels' CTAs on the same SMs. Fitted in stage 1 from the runs with such a
 	// partition next to a short GEMM; 0 (no entry) keeps the CTA model:
 	// one CTA per SM at CTALinkBandwidth, and the stall everywhere.
 	PartitionSMLinkBandwidth map[scenarios.Collective]float64
+	// PartitionLatencyShare is the share of the CommLatencySensitivity
+	// stall an SM collective still pays in an SM partition of its own,
+	// under the partition model (PartitionSMLinkBandwidth), per
+	// collective: its CTAs share no SM with the other kernels', but its
+	// loads still queue in HBM behind theirs. Measured on one H200 with
+	// c3lab's own kernels in a green context as many SMs as their CTAs
+	// beside the 1 GiB stream op (results/2026-12-04-h200x1-s23, call 4):
+	// the reduction kernel of an all-reduce's local traffic kept 0.50-0.64
+	// of the stall it paid sharing the SMs, the copy kernel of an
+	// all-gather's 0.16-0.40. Beside compute-bound GEMMs the same kernels
+	// stalled about half what this share gives with their HBM share
+	// (calls 5 and 6; model.md, "What the model still gets wrong"). No
+	// entry: no stall in a partition.
+	PartitionLatencyShare map[scenarios.Collective]float64
 	// CommLatencySensitivity slows an SM collective's CTAs when another op
 	// loads HBM (its copies are latency-bound): CTA rate divided by
 	// 1 + CommLatencySensitivity x (the other op's share of HBM). Fitted;
@@ -845,6 +859,16 @@ func H200() Profile {
 			scenarios.ReduceScatter: 14.7e9,
 			scenarios.AllReduce:     20.3e9,
 			scenarios.AllToAll:      10.5e9,
+		},
+		// Measured (results/2026-12-04-h200x1-s23, call 4; the medians
+		// of analyze.py's shares): the reduction kernel 0.61, the copy
+		// kernel 0.28. Used under the partition model only, which the
+		// calibrated profiles turn on.
+		PartitionLatencyShare: map[scenarios.Collective]float64{
+			scenarios.AllReduce:     0.61,
+			scenarios.ReduceScatter: 0.61,
+			scenarios.AllGather:     0.28,
+			scenarios.AllToAll:      0.28,
 		},
 		CommLatencySensitivity: 1.75,
 		CommHBMPerLinkByte: map[scenarios.Collective]float64{
