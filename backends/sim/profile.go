@@ -188,7 +188,8 @@ type Profile struct {
 	// beside the 1 GiB stream op (results/2026-12-04-h200x1-s23, call 4):
 	// the reduction kernel of an all-reduce's local traffic kept 0.50-0.64
 	// of the stall it paid sharing the SMs, the copy kernel of an
-	// all-gather's 0.16-0.40. Beside compute-bound GEMMs the same kernels
+	// all-gather's 0.16-0.40 (on another H200, call 7: 0.51-0.62 and
+	// 0.17-0.40). Beside compute-bound GEMMs the same kernels
 	// stalled about half what this share gives with their HBM share
 	// (calls 5 and 6; model.md, "What the model still gets wrong"). No
 	// entry: no stall in a partition.
