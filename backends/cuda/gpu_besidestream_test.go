@@ -102,14 +102,7 @@ var streamModes = []string{"stream-alone", "kernel-alone", "shared", "stream-res
 // (parseStreamCases).
 func TestGPUKernelBesideStream(t *testing.T) {
 	b := openGPU(t)
-	reps := 10
-	if v := os.Getenv("C3LAB_BESIDESTREAM_REPS"); v != "" {
-		n, err := strconv.Atoi(v)
-		if err != nil || n < 1 {
-			t.Fatalf("C3LAB_BESIDESTREAM_REPS=%q: want a whole number of repetitions, at least 1", v)
-		}
-		reps = n
-	}
+	reps := envRepetitions(t, "C3LAB_BESIDESTREAM_REPS", 10, 1)
 	spec := defaultStreamCases
 	if v := os.Getenv("C3LAB_BESIDESTREAM_CASES"); v != "" {
 		spec = v

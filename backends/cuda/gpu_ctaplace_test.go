@@ -64,14 +64,7 @@ type tracedCopier interface {
 // replaces the cases (parsePlaceCases).
 func TestGPUCopyCTAPlacement(t *testing.T) {
 	b := openGPU(t)
-	reps := 5
-	if v := os.Getenv("C3LAB_CTAPLACE_REPS"); v != "" {
-		n, err := strconv.Atoi(v)
-		if err != nil || n < 1 {
-			t.Fatalf("C3LAB_CTAPLACE_REPS=%q: want a whole number of repetitions, at least 1", v)
-		}
-		reps = n
-	}
+	reps := envRepetitions(t, "C3LAB_CTAPLACE_REPS", 5, 1)
 	us := time.Microsecond
 	h2d, d2h := scenarios.HostToDevice, scenarios.DeviceToHost
 	cases := []placeCase{

@@ -6,7 +6,6 @@ import (
 	"math"
 	"os"
 	"slices"
-	"strconv"
 	"testing"
 	"time"
 
@@ -501,14 +500,7 @@ func TestGPUGEMMPartitionModes(t *testing.T) {
 			config{fmt.Sprintf("rest16-concurrent-%d", reps), backends.ModeConcurrent, rest, reps})
 	}
 	const rounds = 6
-	warmup := 0
-	if v := os.Getenv("C3LAB_GEMM_MODES_WARMUP"); v != "" {
-		n, err := strconv.Atoi(v)
-		if err != nil || n < 0 {
-			t.Fatalf("C3LAB_GEMM_MODES_WARMUP=%q: want a count of repetitions", v)
-		}
-		warmup = n
-	}
+	warmup := envRepetitions(t, "C3LAB_GEMM_MODES_WARMUP", 0, 0)
 	report := map[string]map[string]float64{}
 	for _, g := range shapes {
 		sc := scenarios.Scenario{Name: "gemm-partition-modes", GPUs: 1, Compute: g,

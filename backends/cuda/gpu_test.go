@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -37,6 +38,22 @@ func openGPUWith(t *testing.T, opts Options) *Backend {
 		}
 	})
 	return b
+}
+
+// envRepetitions is the count of repetitions the environment variable
+// env asks a GPU probe for, def when it is unset; a value that is not a
+// whole number of at least least fails the test.
+func envRepetitions(t *testing.T, env string, def, least int) int {
+	t.Helper()
+	v := os.Getenv(env)
+	if v == "" {
+		return def
+	}
+	n, err := strconv.Atoi(v)
+	if err != nil || n < least {
+		t.Fatalf("%s=%q: want a whole number of repetitions, at least %d", env, v, least)
+	}
+	return n
 }
 
 // writeReport writes a GPU test's results as JSON to the file the
