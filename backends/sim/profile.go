@@ -175,24 +175,25 @@ type Profile struct {
 	// the model still gets wrong"). Under this partition model a
 	// collective in an SM partition of its own (any size) pays only
 	// PartitionLatencyShare of the CommLatencySensitivity stall, which is
-	// paid in full beside other kernels' CTAs on the same SMs. Fitted in stage 1 from the runs with such a
-	// partition next to a short GEMM; 0 (no entry) keeps the CTA model:
-	// one CTA per SM at CTALinkBandwidth, and the stall everywhere.
+	// paid in full beside other kernels' CTAs on the same SMs. Fitted in
+	// stage 1 from the runs with such a partition next to a short GEMM; 0
+	// (no entry) keeps the CTA model: one CTA per SM at CTALinkBandwidth,
+	// and the stall everywhere.
 	PartitionSMLinkBandwidth map[scenarios.Collective]float64
 	// PartitionLatencyShare is the share of the CommLatencySensitivity
 	// stall an SM collective still pays in an SM partition of its own,
 	// under the partition model (PartitionSMLinkBandwidth), per
 	// collective: its CTAs share no SM with the other kernels', but its
 	// loads still queue in HBM behind theirs. Measured on one H200 with
-	// c3lab's own kernels in a green context as many SMs as their CTAs
+	// c3lab's own kernels in a green context of as many SMs as their CTAs
 	// beside the 1 GiB stream op (results/2026-12-04-h200x1-s23, call 4):
 	// the reduction kernel of an all-reduce's local traffic kept 0.50-0.64
 	// of the stall it paid sharing the SMs, the copy kernel of an
 	// all-gather's 0.16-0.40 (on another H200, call 7: 0.51-0.62 and
-	// 0.17-0.40). Beside compute-bound GEMMs the same kernels
-	// stalled about half what this share gives with their HBM share
-	// (calls 5 and 6; model.md, "What the model still gets wrong"). No
-	// entry: no stall in a partition.
+	// 0.17-0.40). Beside compute-bound GEMMs the same kernels stalled
+	// about half what this share gives with their HBM share (calls 5 and
+	// 6; model.md, "What the model still gets wrong"). No entry: no stall
+	// in a partition.
 	PartitionLatencyShare map[scenarios.Collective]float64
 	// CommLatencySensitivity slows an SM collective's CTAs when another op
 	// loads HBM (its copies are latency-bound): CTA rate divided by
