@@ -342,6 +342,10 @@ func restClusterScale(p Profile, l GEMMLaunch) float64 {
 type gemmShape struct {
 	traffic float64 // HBM bytes the GEMM moves
 	ideal   float64 // A, B and C read or written once
+	// reads and readsOnce are the A and B part of traffic and of ideal:
+	// what the DRAM counters' reads are checked against
+	// (TestGEMMReadsMatchDRAMCounters).
+	reads, readsOnce float64
 }
 
 // gemmModel estimates a launch's HBM traffic with a wave-panel model: each
@@ -358,7 +362,7 @@ func gemmModel(p Profile, c scenarios.ComputeOp, l GEMMLaunch, sms int) gemmShap
 	tiles := gm * gn
 	M, N, K := float64(c.M), float64(c.N), float64(c.K)
 	idealAB := (M*K + K*N) * b
-	g := gemmShape{ideal: idealAB + M*N*out}
+	g := gemmShape{ideal: idealAB + M*N*out, readsOnce: idealAB}
 	traffic := idealAB
 	if idealAB > float64(p.L2Bytes)/2 {
 		conc := min(tiles, sms)
@@ -367,7 +371,7 @@ func gemmModel(p Profile, c scenarios.ComputeOp, l GEMMLaunch, sms int) gemmShap
 		blocks := float64(tiles) / float64(rt*ct)
 		traffic = math.Max(idealAB, blocks*float64(rt*tm+ct*tn)*K*b)
 	}
-	g.traffic = traffic + M*N*out
+	g.reads, g.traffic = traffic, traffic+M*N*out
 	if splitK > 1 {
 		// Partial sums in fp32 are written and read back once.
 		g.traffic += M * N * 4 * 2 * float64(splitK-1) / float64(splitK)
