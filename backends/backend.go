@@ -44,6 +44,46 @@ type EffectChecker interface {
 	NoEffect(sc scenarios.Scenario, from, to scenarios.Strategy) string
 }
 
+// ModelErrorReporter is implemented by a backend that computes its
+// figures from a model rather than measuring them: it says how far the
+// model was from real runs it was not fitted to, so that a figure it
+// gives can be read with its error beside it.
+type ModelErrorReporter interface {
+	// ModelError is the model's error for runs like sc, whose ideal
+	// speedup (as the model gives it) is idealSpeedup; nil when the model
+	// has no held-out figures (a hand-set profile).
+	ModelError(sc scenarios.Scenario, idealSpeedup float64) *ModelError
+}
+
+// ModelError is a model backend's error on real runs it was not fitted
+// to (issue 17's held-out validation), picked for one run: T_c3's error
+// from the held-out runs of the same collective, F's from those of the
+// same band of ideal speedup, each falling back to all held-out runs
+// where too few are alike. Errors are absolute: T_c3 relative (0.05 is
+// 5 %), F in points.
+type ModelError struct {
+	// Profile names the model's profile ("h200-fit", or a file).
+	Profile string `json:"profile"`
+	// Device is the device the held-out runs were measured on.
+	Device string `json:"device"`
+	// Scope is whose runs give the T_c3 figures: a collective's name, or
+	// "all" (every held-out run).
+	Scope     string  `json:"scope"`
+	Runs      int     `json:"runs"`
+	TC3Median float64 `json:"t_c3_median"`
+	TC3P90    float64 `json:"t_c3_p90"`
+	// FScope is whose runs give the F figures: a band of measured ideal
+	// speedup ("S_ideal 1.0 to 1.2"), or "all".
+	FScope  string  `json:"f_scope"`
+	FRuns   int     `json:"f_runs"`
+	FMedian float64 `json:"f_median"`
+	FP90    float64 `json:"f_p90"`
+	// Unvalidated, when set, says why no held-out run speaks for this
+	// one (it uses a GPU count none of them had); the figures are then
+	// those of all held-out runs, for what they are worth.
+	Unvalidated string `json:"unvalidated,omitempty"`
+}
+
 // DeviceInfo describes one device: what the driver reports and what
 // c3lab knows of the device model (DeviceFacts). A recording keeps it, so a
 // replay knows the device as the run did.

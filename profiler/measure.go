@@ -221,6 +221,11 @@ type Result struct {
 	// identical runs (the simulator) and every repetition did: the stats'
 	// spread (P10 .. P90) is then no measure of noise, there is none.
 	Deterministic bool `json:"deterministic"`
+	// ModelError is, for a model's figures (the simulator's), how far the
+	// model was from real runs it was not fitted to: the error to read
+	// them with where a measurement has its interval. Nil for a
+	// measurement, and for a model without held-out figures.
+	ModelError *backends.ModelError `json:"model_error,omitempty"`
 
 	// TSerial is every op alone, one after another (T_comp + T_comm: the
 	// medians of the isolated runs); TIdeal the makespan of the graph's
@@ -339,6 +344,9 @@ func (r Result) Fraction() (float64, bool) {
 func Measure(ctx context.Context, b backends.Backend, sc scenarios.Scenario, st scenarios.Strategy, opt Options) (Result, error) {
 	st = st.Normalize()
 	unwatched := b
+	// A model's held-out error, asked of the backend itself (the
+	// machine watch below wraps it).
+	modelErr, _ := b.(backends.ModelErrorReporter)
 	b, watch := watchMachine(b, opt.Machine, opt.DuringInterval, opt.duringAfter)
 	caps := b.Capabilities()
 	knobs := opt.Knobs
@@ -522,6 +530,9 @@ func Measure(ctx context.Context, b backends.Backend, sc scenarios.Scenario, st 
 			return Result{}, fmt.Errorf("%s on %s: %w", sc.Name, b.Name(), err)
 		}
 		r.Deterministic = caps.Deterministic && allSame(r.Reps) && allSame(r.DefaultReps)
+		if modelErr != nil {
+			r.ModelError = modelErr.ModelError(sc, r.IdealSpeedup)
+		}
 		r.fillUncertainty(g, dg)
 		return r, nil
 	}

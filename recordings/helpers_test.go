@@ -86,6 +86,8 @@ func testResult() profiler.Result {
 		TComp:   st(416600), TComm: st(839769), TC3: st(1100192), TCompInC3: st(422849), TCommInC3: st(1095192),
 		IdealSpeedup: 1.496, RealizedSpeedup: math.NaN(), FractionOfIdeal: &frac,
 		CompSlowdown: 1.015, CommSlowdown: 1.304, Class: profiler.CommLong,
+		ModelError: &backends.ModelError{Profile: "h200-fit", Device: "NVIDIA H200", Scope: "all-gather", Runs: 52,
+			TC3Median: 0.0197, TC3P90: 0.0657, FScope: "S_ideal 1.2 to 1.5", FRuns: 44, FMedian: 3.97, FP90: 20.49},
 		AlgBW: 5.59e11, BusBW: 2.79e11, AchievedTFLOPs: 825.4,
 		Bound: &profiler.Bound{TBound: 839769, By: "longer op", SBound: 1.496, FractionOfBound: &fob, HBMBandwidth: 4e12},
 		Explain: map[backends.Mode][]backends.OpExplanation{

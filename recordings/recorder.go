@@ -677,6 +677,10 @@ func copyResult(r profiler.Result) *profiler.Result {
 		ci.Ops = slices.Clone(ci.Ops)
 		r.CI = &ci
 	}
+	if r.ModelError != nil {
+		me := *r.ModelError
+		r.ModelError = &me
+	}
 	r.Drift, r.TimedUse = r.Drift.Clone(), r.TimedUse.Clone()
 	r.Scenario = cloneScenario(r.Scenario)
 	r.Timeline = slices.Clone(r.Timeline)

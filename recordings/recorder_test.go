@@ -373,7 +373,7 @@ func TestConcurrentRecording(t *testing.T) {
 func TestResultIsCopied(t *testing.T) {
 	known := map[string]bool{"Devices": true, "FractionOfIdeal": true, "Bound": true, "Explain": true,
 		"Reps": true, "Timeline": true, "Samples": true, "Ops": true, "DefaultReps": true, "RoundOf": true, "CI": true,
-		"Drift": true, "TimedUse": true, "DefaultRoundOf": true, "PassOfRound": true, "Bimodal": true, "Precision": true}
+		"Drift": true, "TimedUse": true, "DefaultRoundOf": true, "PassOfRound": true, "Bimodal": true, "Precision": true, "ModelError": true}
 	rt := reflect.TypeFor[profiler.Result]()
 	for i := range rt.NumField() {
 		f := rt.Field(i)
@@ -405,6 +405,7 @@ func TestResultIsCopied(t *testing.T) {
 	r.CI.U.Hi, r.CI.Ops[0].Lo = 9, 9
 	r.Bimodal[0].Modes[0].Share = 9
 	r.Precision.Rounds, *r.Precision.HalfWidth = 9, 9
+	r.ModelError.TC3Median = 9
 	r.Timeline[0].Name = "x"
 	r.Samples[0].Value = 9
 	spans := testSpans(3)

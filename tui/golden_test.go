@@ -11,6 +11,7 @@ import (
 	"github.com/charmbracelet/x/ansi"
 	"github.com/charmbracelet/x/exp/golden"
 
+	"github.com/c3lab/c3lab/backends"
 	"github.com/c3lab/c3lab/profiler"
 	"github.com/c3lab/c3lab/scenarios"
 )
@@ -62,6 +63,7 @@ func goldenPanels(st Styles) []goldenPanel {
 	suite := testSuite()
 	base := fixtureResult(suite[0], scenarios.Strategy{})
 	dma := fixtureResult(suite[0], dmaStrategy())
+	simulated := withModelError(base)
 	tracks := timelineTracks(&base, 3, 0)
 	caps := h200Caps()
 	sums := map[string]summary{
@@ -72,12 +74,14 @@ func goldenPanels(st Styles) []goldenPanel {
 		{"metrics", metricsTitle(&base), func(w int) []string { return metricsLines(st, &base, testTrail(), w) }},
 		{"metrics_dma", metricsTitle(&dma), func(w int) []string { return metricsLines(st, &dma, nil, w) }},
 		{"metrics_empty", metricsTitle(nil), func(w int) []string { return metricsLines(st, nil, nil, w) }},
+		{"metrics_sim", metricsTitle(&simulated), func(w int) []string { return metricsLines(st, &simulated, nil, w) }},
 		{"util", utilTitle(&base, newTelemetry(&base, 0), 0, 2), func(w int) []string { return utilLinesFor(st, &base, newTelemetry(&base, 0), w, 1) }},
 		{"util_dma", utilTitle(&dma, newTelemetry(&dma, 0), 0, 2), func(w int) []string { return utilLinesFor(st, &dma, newTelemetry(&dma, 0), w, 1) }},
 		{"timeline", timelineTitle(&base, 0, 2, tlZoom{}), func(w int) []string { return timelineLines(st, &base, tracks, w, 0, tlZoom{}) }},
 		{"timeline_dma", timelineTitle(&dma, 0, 2, tlZoom{}), func(w int) []string { return timelineLines(st, &dma, tracks, w, 0, tlZoom{}) }},
 		{"why", whyTitle(), func(w int) []string { return whyLines(st, &base, w, "fake", h200Caps()) }},
 		{"why_dma", whyTitle(), func(w int) []string { return whyLines(st, &dma, w, "fake", h200Caps()) }},
+		{"why_sim", whyTitle(), func(w int) []string { return whyLines(st, &simulated, w, "sim", h200Caps()) }},
 		{"list", listTitle(2, len(suite), ""), func(w int) []string { return listLines(st, suite, sums, 2, 0, 0, w, len(suite)) }},
 		{"help_overlay", "Help", func(w int) []string {
 			return helpOverlayLines(st, helpGroups(DefaultKeyMap(), dmaStrategy(), caps, "fake", helpView{gpu: 1, n: 2, zoom: tlZoom{level: 2}}), w, 40)
@@ -295,4 +299,13 @@ func TestScreenFitsEverySize(t *testing.T) {
 // testTrail is a scenario's history of three strategies.
 func testTrail() []trailPoint {
 	return []trailPoint{{"baseline", upliftAt(1.08, true, nil)}, {"prio=-5", upliftAt(1.37, true, nil)}, {"comm-first prio=-5 dma", upliftAt(1.74, true, nil)}}
+}
+
+// withModelError is r as the calibrated simulator gives it: deterministic,
+// with its error on held-out H200 runs beside its figures.
+func withModelError(r profiler.Result) profiler.Result {
+	r.Backend, r.Deterministic, r.CI = "sim", true, nil
+	r.ModelError = &backends.ModelError{Profile: "h200-fit", Device: "NVIDIA H200", Scope: "all-gather", Runs: 52,
+		TC3Median: 0.0197, TC3P90: 0.0657, FScope: "S_ideal 1.2 to 1.5", FRuns: 44, FMedian: 3.97, FP90: 20.49}
+	return r
 }

@@ -8,6 +8,7 @@ import (
 	"github.com/charmbracelet/x/ansi"
 
 	"github.com/c3lab/c3lab/profiler"
+	"github.com/c3lab/c3lab/profiler/numfmt"
 	"github.com/c3lab/c3lab/profiler/report"
 	"github.com/c3lab/c3lab/scenarios"
 )
@@ -141,7 +142,13 @@ func metricsLines(st Styles, r *profiler.Result, trail []trailPoint, w int) []st
 	// says it too).
 	if r.Deterministic && ci == nil {
 		gauge := func(note string) int { return w - 11 - ansiWidth(fracText+note) - 1 }
-		switch note, short := " · "+noIntervalNote, " · deterministic"; {
+		note, short := " · "+noIntervalNote, " · deterministic"
+		if me := r.ModelError; me != nil && me.FRuns > 0 {
+			// A model's figure: its error on held-out GPU runs stands
+			// where a measurement's interval would.
+			note, short = " · "+report.ModelErrorF(*me), " · err "+numfmt.Fixed(me.FMedian, 0)+" pt"
+		}
+		switch {
 		case !metricsTwoColumns(w) || gauge(note) >= 16:
 			fracText += note
 		case gauge(short) >= 8:
@@ -189,6 +196,17 @@ func metricsLines(st Styles, r *profiler.Result, trail []trailPoint, w int) []st
 	tComp := durationPM(r.TComp.Median, ci, func(c *profiler.Intervals) profiler.Interval { return c.TComp })
 	tComm := durationPM(r.TComm.Median, ci, func(c *profiler.Intervals) profiler.Interval { return c.TComm })
 	tC3 := durationPM(r.TC3.Median, ci, func(c *profiler.Intervals) profiler.Interval { return c.TC3 })
+	// A model's T_c3 carries its held-out error where it fits.
+	c3Note := ""
+	if me := r.ModelError; me != nil && ci == nil {
+		c3Note = " · " + report.ModelErrorC3(*me)
+	}
+	withNote := func(room int) string {
+		if c3Note == "" || ansiWidth(tC3+c3Note) > room {
+			return val(tC3)
+		}
+		return val(tC3) + st.Dim.Render(c3Note)
+	}
 	sIdeal := ratioPM(r.IdealSpeedup, ci, func(c *profiler.Intervals) profiler.Interval { return c.SIdeal })
 	sReal := ratioPM(r.RealizedSpeedup, ci, func(c *profiler.Intervals) profiler.Interval { return c.SReal })
 	// A host copy's bandwidth is over PCIe; a collective's is busbw.
@@ -207,7 +225,7 @@ func metricsLines(st Styles, r *profiler.Result, trail []trailPoint, w int) []st
 		return []string{
 			row("T_comp", val(tComp)+modesMark(st, r, "T_comp", half-10-ansiWidth(tComp)), "ideal", val(sIdeal)),
 			row("T_comm", val(tComm)+modesMark(st, r, "T_comm", half-10-ansiWidth(tComm)), "realized", val(sReal)),
-			row("T_c3", val(tC3)+modesMark(st, r, "T_c3", half-10-ansiWidth(tC3)), "class", val(string(r.Class))),
+			row("T_c3", withNote(half-10)+modesMark(st, r, "T_c3", half-10-ansiWidth(withNote(half-10))), "class", val(string(r.Class))),
 			lab("% of ideal", 11) + styledBar(st, fracStyle, gaugeFrac, gw) + " " + fracStyle.Render(fracText),
 			lab("% of bound", 11) + styledBar(st, boundStyle, boundFrac, max(w-11-ansiWidth(boundText)-1, 4)) + " " + boundStyle.Render(boundText),
 			lab("slowdown", 9) + val(compSlow) + st.Dim.Render(" compute · ") + val(commSlow) + st.Dim.Render(" comm"),
@@ -218,7 +236,7 @@ func metricsLines(st Styles, r *profiler.Result, trail []trailPoint, w int) []st
 	return []string{
 		lab("T_comp", 12) + val(tComp) + modesMark(st, r, "T_comp", w-12-ansiWidth(tComp)),
 		lab("T_comm", 12) + val(tComm) + modesMark(st, r, "T_comm", w-12-ansiWidth(tComm)),
-		lab("T_c3", 12) + val(tC3) + modesMark(st, r, "T_c3", w-12-ansiWidth(tC3)),
+		lab("T_c3", 12) + withNote(w-12) + modesMark(st, r, "T_c3", w-12-ansiWidth(withNote(w-12))),
 		lab("ideal", 12) + val(sIdeal),
 		lab("realized", 12) + val(sReal),
 		lab("% of ideal", 12) + fracStyle.Render(fracText),

@@ -163,7 +163,13 @@ func figureLines(st Styles, r *profiler.Result, w int) []string {
 		lab("T_c3") + val(durationPM(r.TC3.Median, ci, func(c *profiler.Intervals) profiler.Interval { return c.TC3 })),
 	}
 	if r.Deterministic && ci == nil {
-		times = append(times, st.Dim.Render(noIntervalNote))
+		note := noIntervalNote
+		if me := r.ModelError; me != nil {
+			// A model's figures: its error on held-out GPU runs stands
+			// where a measurement's interval would.
+			note = report.ModelErrorC3(*me)
+		}
+		times = append(times, st.Dim.Render(note))
 	}
 	f := fractionText(r)
 	fStyle := st.Value
@@ -183,6 +189,9 @@ func figureLines(st Styles, r *profiler.Result, w int) []string {
 		lab("U") + val(ratioPM(u, ci, uIv)),
 	}
 	out := joinWrapped(st, times, w)
+	if me := r.ModelError; me != nil && ci == nil {
+		out = append(out, st.Dim.Render(fit("model errors: "+report.ModelErrorScope(*me), w)))
+	}
 	if ci == nil && !r.Deterministic && r.NoCI != "" {
 		out = append(out, st.Dim.Render(fit("no interval: "+shortReason(r.NoCI), w)))
 	}

@@ -22,5 +22,6 @@ func FittedH200() (ProfileFile, error) {
 	if err != nil {
 		return ProfileFile{}, fmt.Errorf("the built-in %s profile: %w", FittedH200Name, err)
 	}
+	pf.label = FittedH200Name
 	return pf, nil
 }

@@ -58,7 +58,15 @@ type ProfileFile struct {
 	Provenance map[string]Provenance `yaml:"provenance,omitempty"`
 	// Fit records how calibrate made the profile; nil for a hand-written one.
 	Fit *FitRecord `yaml:"fit,omitempty"`
+
+	// label is what the user called the profile: the built-in's name or
+	// the file's path (Label).
+	label string
 }
+
+// Label is what the profile was loaded as: the built-in's name
+// (FittedH200Name) or the file's path; "" for one made in code.
+func (pf ProfileFile) Label() string { return pf.label }
 
 // FitRecord is what a calibrated profile was fitted on, so that validate
 // can tell the scenarios it was fitted on from those held out.
@@ -86,6 +94,9 @@ type FitRecord struct {
 	// the split; no scenario is on both.
 	FitSet  []string `yaml:"fit_set"`
 	HeldOut []string `yaml:"held_out"`
+	// HeldOutError is the profile's error on the held-out scenarios'
+	// runs; nil in a profile fitted before it was kept.
+	HeldOutError *HeldOutError `yaml:"held_out_error,omitempty"`
 }
 
 // ProfileError is a profile file's problem, with the line it is on (0
@@ -118,6 +129,7 @@ func LoadProfileFile(path string) (ProfileFile, error) {
 	if errors.As(err, &pe) {
 		pe.File = path
 	}
+	pf.label = path
 	return pf, err
 }
 
@@ -220,6 +232,11 @@ func ReadProfileFile(data []byte) (ProfileFile, error) {
 		for _, s := range pf.Fit.HeldOut {
 			if fit[s] {
 				return ProfileFile{}, &ProfileError{Line: d.lines["fit.held_out"], Msg: fmt.Sprintf("scenario %s is both in the fit set and held out", s)}
+			}
+		}
+		if h := pf.Fit.HeldOutError; h != nil {
+			if err := h.check(); err != nil {
+				return ProfileFile{}, &ProfileError{Line: d.lines["fit.held_out_error"], Msg: "held_out_error: " + err.Error()}
 			}
 		}
 	}

@@ -114,6 +114,12 @@ func TestProfileFileErrors(t *testing.T) {
 		{"provenance of no field", "format: 1\nbase: h200\nprofile: {}\nprovenance:\n  Foo: {source: model}\n", []string{"profile:5:", `"Foo"`}},
 		{"twice", "format: 1\nbase: h200\nprofile:\n  SMs: 1\n  SMs: 2\n", []string{"profile:5:"}},
 		{"fit set and held out overlap", "format: 1\nbase: h200\nprofile: {}\nfit:\n  fit_set: [a, b]\n  held_out: [b]\n", []string{"profile:6:", "scenario b is both"}},
+		{"held-out error negative", "format: 1\nbase: h200\nprofile: {}\nfit:\n  held_out_error:\n    runs: 4\n    all: {runs: 4, t_c3_median: -0.1, t_c3_p90: 0.2}\n", []string{"profile:5:", "held_out_error: all: an error of -0.1"}},
+		{"held-out p90 below median", "format: 1\nbase: h200\nprofile: {}\nfit:\n  held_out_error:\n    runs: 4\n    all: {runs: 4, t_c3_median: 0.1, t_c3_p90: 0.05}\n", []string{"profile:5:", "p90 below its median"}},
+		{"held-out f runs past runs", "format: 1\nbase: h200\nprofile: {}\nfit:\n  held_out_error:\n    runs: 4\n    all: {runs: 4, f_runs: 5}\n", []string{"profile:5:", "want 0 <= f_runs <= runs"}},
+		{"held-out bands overlap", "format: 1\nbase: h200\nprofile: {}\nfit:\n  held_out_error:\n    runs: 4\n    by_ideal_speedup:\n      - {from: 1, to: 1.5, figures: {runs: 2}}\n      - {from: 1.2, to: 2, figures: {runs: 2}}\n", []string{"profile:5:", "by_ideal_speedup.1: bands overlap"}},
+		{"held-out band below 1", "format: 1\nbase: h200\nprofile: {}\nfit:\n  held_out_error:\n    runs: 4\n    by_ideal_speedup:\n      - {from: 0.5, to: 1.5, figures: {runs: 2}}\n", []string{"profile:5:", "want 1 <= from < to"}},
+		{"held-out gpus", "format: 1\nbase: h200\nprofile: {}\nfit:\n  held_out_error:\n    gpus: [0]\n", []string{"profile:5:", "gpus: 0"}},
 		{"not yaml", "format: 1\nprofile: [\n", []string{"not valid YAML"}},
 		{"anchor", "format: 1\nbase: h200\nprofile:\n  SMs: &a 3\n", []string{"profile:4:", "anchor"}},
 		{"empty", "", []string{"one YAML document"}},
@@ -232,6 +238,11 @@ func TestFittedH200IsTheCommittedFile(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// Each is labelled as it was loaded: by its built-in name, by its path.
+	if got.Label() != FittedH200Name || want.Label() != "profiles/h200-fit.yaml" {
+		t.Errorf("labels %q and %q", got.Label(), want.Label())
+	}
+	got.label, want.label = "", ""
 	if !reflect.DeepEqual(got, want) {
 		t.Error("FittedH200 and LoadProfileFile read different profiles from the same file")
 	}

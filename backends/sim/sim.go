@@ -18,6 +18,10 @@ type Backend struct {
 	// prov is the provenance of p's constants; nil takes the built-in
 	// table of p's name.
 	prov map[string]Provenance
+	// heldOut is the profile's error on its held-out runs, and label what
+	// the profile was loaded as; nil and "" for a hand-set profile.
+	heldOut *HeldOutError
+	label   string
 }
 
 // New returns a simulator of a node of p's devices.
@@ -26,7 +30,26 @@ func New(p Profile) *Backend { return &Backend{p: p.withTables()} }
 // NewFromFile returns a simulator of the profile file's device, which
 // knows the provenance of the file's constants (Unmeasured reads it).
 func NewFromFile(pf ProfileFile) *Backend {
-	return &Backend{p: pf.Profile.withTables(), prov: pf.EffectiveProvenance()}
+	b := &Backend{p: pf.Profile.withTables(), prov: pf.EffectiveProvenance(), label: pf.label}
+	if pf.Fit != nil {
+		b.heldOut = pf.Fit.HeldOutError
+	}
+	return b
+}
+
+// ModelError implements backends.ModelErrorReporter: the profile's error
+// on its held-out H200 runs, picked for sc (HeldOutError); nil for a
+// profile without held-out figures.
+func (b *Backend) ModelError(sc scenarios.Scenario, idealSpeedup float64) *backends.ModelError {
+	if b.heldOut == nil {
+		return nil
+	}
+	me := b.heldOut.modelError(sc, idealSpeedup)
+	me.Profile, me.Device = b.label, b.p.Device
+	if me.Profile == "" {
+		me.Profile = b.p.Name
+	}
+	return &me
 }
 
 // Profile returns the device profile the simulator uses.

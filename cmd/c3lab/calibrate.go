@@ -142,8 +142,10 @@ func runCalibrate(ctx context.Context, args []string, s stdio) error {
 			Evaluations int              `json:"evaluations"`
 			Seconds     float64          `json:"seconds"`
 			Constants   []calib.Constant `json:"constants"`
+			// HeldOut is the fitted profile's error on the held-out runs.
+			HeldOutError *sim.HeldOutError `json:"held_out_error,omitempty"`
 		}{*out, len(runs), res.FitRuns, res.Split.Fit, res.Split.HeldOut, res.StartLoss, res.Loss, res.Evaluations,
-			math.Round(time.Since(started).Seconds()*10) / 10, res.Constants})
+			math.Round(time.Since(started).Seconds()*10) / 10, res.Constants, res.File.Fit.HeldOutError})
 	}
 	return writeCalibration(s.out, res, len(runs), *out, time.Since(started))
 }
@@ -153,7 +155,13 @@ func runCalibrate(ctx context.Context, args []string, s stdio) error {
 func writeCalibration(w io.Writer, res calib.Result, runs int, out string, took time.Duration) error {
 	fmt.Fprintf(w, "fitted on %d of %d runs: %d scenarios, %d held out; %d loss evaluations in %s\n",
 		res.FitRuns, runs, len(res.Split.Fit), len(res.Split.HeldOut), res.Evaluations, took.Round(time.Second))
-	fmt.Fprintf(w, "stage 2 loss on the fit set: %.4f at the start, %.4f fitted\n\n", res.StartLoss, res.Loss)
+	fmt.Fprintf(w, "stage 2 loss on the fit set: %.4f at the start, %.4f fitted\n", res.StartLoss, res.Loss)
+	if h := res.File.Fit.HeldOutError; h != nil {
+		fmt.Fprintf(w, "held out (%d runs of %d scenarios): T_c3 off by %.1f %% at the median, %.1f %% at p90; F by %.1f and %.1f points\n"+
+			"  (kept in the profile: the lab shows it beside the simulator's figures; c3lab validate gives the table)\n",
+			h.Runs, h.Scenarios, 100*h.All.TC3Median, 100*h.All.TC3P90, h.All.FMedian, h.All.FP90)
+	}
+	fmt.Fprintln(w)
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "constant\tstage\tvalue\tstart\trange\tidentified within\tpoints\tflags")
 	poor := 0

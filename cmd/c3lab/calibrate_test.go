@@ -139,10 +139,59 @@ func TestCalibrateValidateRatchet(t *testing.T) {
 		t.Errorf("validate --split: exit %d\n%s\n%s", code, stdout, stderr)
 	}
 
-	// The simulator runs the profile file.
-	if code, stdout, stderr := call(t, "run", "--backend", "sim", "--sim-profile", a); code != 0 || !strings.Contains(stdout, "T_c3") {
+	// The simulator runs the profile file, and says how far it was from
+	// the runs it held out.
+	if code, stdout, stderr := call(t, "run", "--backend", "sim", "--sim-profile", a); code != 0 || !strings.Contains(stdout, "T_c3") ||
+		!strings.Contains(stdout, "the simulator (") || !strings.Contains(stdout, "in T_c3 at the median") {
 		t.Errorf("run --sim-profile: exit %d\n%s\n%s", code, stdout, stderr)
 	}
+
+	// validate --record writes the held-out figures calibrate wrote: a
+	// copy without them gets them back, byte for byte.
+	if pf.Fit.HeldOutError == nil {
+		t.Fatal("calibrate wrote no held-out error")
+	}
+	i := strings.Index(string(da), "  held_out_error:")
+	if i < 0 {
+		t.Fatalf("no held_out_error in the file:\n%s", da)
+	}
+	stripped := filepath.Join(dir, "stripped.yaml")
+	if err := os.WriteFile(stripped, da[:i], 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if p, err := sim.LoadProfileFile(stripped); err != nil || p.Fit.HeldOutError != nil {
+		t.Fatalf("the stripped copy: %v, %+v", err, p.Fit)
+	}
+	if code, _, stderr := call(t, "validate", "--profile", stripped, "--record"); code != 0 {
+		t.Fatalf("validate --record: exit %d\n%s", code, stderr)
+	}
+	if got, _ := os.ReadFile(stripped); string(got) != string(da) {
+		t.Errorf("validate --record wrote\n%s\nwant calibrate's\n%s", got, da)
+	}
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"validate", "--profile", "h200-fit", "--record"}, "is built in"},
+		{[]string{"validate", "--profile", "h200", "--record", "--against", testSweep}, "is built in"},
+		{[]string{"validate", "--profile", a, "--record", "--against", testSweep}, "drop --against and --split"},
+		{[]string{"validate", "--profile", typoFree(t, dir), "--record", "--against", testSweep}, "records no fit"},
+	} {
+		code, _, stderr := call(t, tc.args...)
+		if code != 2 || !strings.Contains(stderr, tc.want) || strings.Count(strings.TrimSpace(stderr), "\n") > 0 {
+			t.Errorf("%v: exit %d, stderr %q; want 2 and one line saying %q", tc.args, code, stderr, tc.want)
+		}
+	}
+}
+
+// typoFree is a hand-written profile file in dir: no fit record.
+func typoFree(t *testing.T, dir string) string {
+	t.Helper()
+	p := filepath.Join(dir, "hand.yaml")
+	if err := os.WriteFile(p, []byte("format: 1\nbase: h200\nprofile:\n  SMs: 132\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return p
 }
 
 // Bad profile files and bad flags: one line, the file's line number.

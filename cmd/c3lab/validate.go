@@ -3,6 +3,8 @@ package main
 import (
 	"context"
 	"fmt"
+	"io"
+	"os"
 	"strings"
 
 	"github.com/c3lab/c3lab/backends/sim"
@@ -25,6 +27,7 @@ func runValidate(ctx context.Context, args []string, s stdio) error {
 	worst := fs.Int("worst", 0, "also list the N runs of each set (fit set, held out) the simulator gets most wrong by T_c3, with their measured and simulated times")
 	perRun := fs.Bool("runs", false, "with --json, also write every run's errors (what the tables sum up)")
 	split := fs.String("split", "", "take the fit set and held-out scenarios from this profile file's fit record instead of --profile's (to score a built-in profile on a calibration's split)")
+	record := fs.Bool("record", false, "write the held-out figures into --profile's file (its fit record's held_out_error, which the lab shows beside simulated figures), scored on the sweeps it was fitted on; after a model change")
 	pos, err := parseWithArgs(fs, args)
 	if err != nil {
 		return err
@@ -33,6 +36,21 @@ func runValidate(ctx context.Context, args []string, s stdio) error {
 	pf, err := loadSimProfile(*profile)
 	if err != nil {
 		return err
+	}
+	var recordTo output
+	if *record {
+		switch {
+		case pf.Label() != *profile || *profile == sim.FittedH200Name:
+			return badInput("--record writes into a profile file; --profile %s is built in (its file is backends/sim/profiles/h200-fit.yaml)", *profile)
+		case pf.Fit == nil:
+			return badInput("--record needs a calibrated profile: %s records no fit (c3lab calibrate writes one)", *profile)
+		case len(against) > 0 || *split != "":
+			return badInput("--record scores the profile on the sweeps and split it was fitted on; drop --against and --split")
+		}
+		recordTo = output{path: *profile, force: true, flag: "--profile", forceFlag: "--record", what: "the profile"}
+		if err := recordTo.check(); err != nil {
+			return err
+		}
 	}
 	fit := pf.Fit
 	if *split != "" {
@@ -71,6 +89,11 @@ func runValidate(ctx context.Context, args []string, s stdio) error {
 	}
 	rep.Profile, rep.Sweeps = *profile, against
 	rep.SetWorst(*worst)
+	if *record {
+		if err := recordHeldOut(recordTo, pf, rep); err != nil {
+			return err
+		}
+	}
 	if *asJSON {
 		err = calib.WriteJSON(s.out, rep, *perRun)
 	} else {
@@ -91,4 +114,28 @@ func runValidate(ctx context.Context, args []string, s stdio) error {
 	}
 	return fmt.Errorf("fidelity got worse than %s on %d figure(s); improve the model, or if meant, commit the new figures (c3lab validate ... --json > %s)",
 		*ratchet, len(bad), strings.TrimSpace(*ratchet))
+}
+
+// recordHeldOut writes pf back to its file with the report's held-out
+// figures in its fit record, keeping the file's header comment.
+func recordHeldOut(dest output, pf sim.ProfileFile, rep calib.Report) error {
+	h := calib.HeldOutError(rep)
+	if h == nil {
+		return badInput("%s holds no scenario out, so there are no held-out figures to record", dest.path)
+	}
+	data, err := os.ReadFile(dest.path)
+	if err != nil {
+		return fmt.Errorf("reading the profile again: %w", err)
+	}
+	var header []string
+	for _, l := range strings.Split(string(data), "\n") {
+		if !strings.HasPrefix(l, "#") {
+			break
+		}
+		header = append(header, strings.TrimSpace(strings.TrimPrefix(l, "#")))
+	}
+	fit := *pf.Fit
+	fit.HeldOutError = h
+	pf.Fit = &fit
+	return dest.write(func(w io.Writer) error { return sim.WriteProfileFile(w, pf, strings.Join(header, "\n")) })
 }

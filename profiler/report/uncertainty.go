@@ -88,8 +88,9 @@ func BoundFractionValue(r profiler.Result) (string, bool) {
 }
 
 // UncertaintyNotes are the lines that say how sure a result is: why it
-// has no interval (unless deterministic, which the time table says),
-// which times are bimodal, and what an adaptive measurement reached.
+// has no interval (unless deterministic, which the time table says), how
+// far a model's figures were from held-out runs, which times are bimodal,
+// and what an adaptive measurement reached.
 func UncertaintyNotes(r profiler.Result) []string {
 	var out []string
 	if r.CI == nil && r.NoCI != "" && !r.Deterministic {
@@ -97,6 +98,9 @@ func UncertaintyNotes(r profiler.Result) []string {
 	}
 	if r.CI != nil {
 		out = append(out, fmt.Sprintf("± is half the %s interval (a bootstrap over %d interleaved rounds)", WholePercent(r.CI.Level), r.CI.Rounds))
+	}
+	if r.ModelError != nil {
+		out = append(out, ModelErrorNote(*r.ModelError))
 	}
 	for _, b := range r.Bimodal {
 		out = append(out, BimodalNote(b))

@@ -332,6 +332,15 @@ func TestCalibrateReproducible(t *testing.T) {
 	if res.Loss > res.StartLoss+1e-12 {
 		t.Errorf("stage 2 made the loss worse: %v -> %v", res.StartLoss, res.Loss)
 	}
+	// The file carries the fitted profile's score on the held-out runs,
+	// as validate gives it.
+	held, err := Validate(context.Background(), pf.Profile, pf.Fit, runs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := HeldOutError(held); want == nil || !reflect.DeepEqual(pf.Fit.HeldOutError, want) {
+		t.Errorf("the file's held-out error %+v, validate scores %+v", pf.Fit.HeldOutError, want)
+	}
 	stage2 := 0
 	for _, c := range res.Constants {
 		if len(c.Range) == 2 && (c.Value < c.Range[0] || c.Value > c.Range[1]) {
@@ -458,6 +467,14 @@ func TestCommittedH200Fidelity(t *testing.T) {
 		}
 		if bad := Ratchet(now, committed); len(bad) > 0 {
 			t.Errorf("fidelity worse than %s:\n%s", c.figures, strings.Join(bad, "\n"))
+		}
+		if c.profile.Name == pf.Profile.Name && c.figures == "backends/sim/testdata/fidelity-h200-fit.json" {
+			// What the lab shows beside the simulator's figures is what
+			// the profile scores now.
+			if got := HeldOutError(now); !reflect.DeepEqual(got, pf.Fit.HeldOutError) {
+				t.Errorf("the profile's held_out_error is not what it scores now: recorded %+v, scored %+v; run c3lab validate --profile backends/sim/profiles/h200-fit.yaml --record",
+					pf.Fit.HeldOutError, got)
+			}
 		}
 	}
 }
@@ -620,5 +637,48 @@ func TestLoadRunsReadsGzippedSweeps(t *testing.T) {
 	os.WriteFile(cut, buf.Bytes()[:buf.Len()/2], 0o644)
 	if _, err := LoadRuns([]string{cut}); err == nil || !strings.Contains(err.Error(), "cut.json.gz") {
 		t.Errorf("a cut gzip sweep: %v; want an error naming it", err)
+	}
+}
+
+// HeldOutError sums up the held-out runs only: all of them, per
+// collective, per band of ideal speedup, with the GPU counts they used.
+func TestHeldOutError(t *testing.T) {
+	nan := math.NaN()
+	e := func(set, scen, coll, band string, gpus int, c3, f float64) RunError {
+		return RunError{Set: set, Scenario: scen, Collective: coll, IdealBand: band, GPUs: gpus, C3: c3, F: f}
+	}
+	const lo, hi = "S_ideal 1.0 to 1.2", "S_ideal 1.5 and up"
+	rep := Report{Errors: []RunError{
+		e(SetInSample, "fit", "all-gather", lo, 8, 0.9, 90), // in sample: left out
+		e(SetHeldOut, "a", "all-gather", lo, 2, 0.02, 10),
+		e(SetHeldOut, "a", "all-gather", lo, 2, -0.04, -30),
+		e(SetHeldOut, "b", "h2d", hi, 1, 0.01, nan),
+		e(SetHeldOut, "b", "h2d", hi, 1, -0.001, 2),
+	}}
+	h := HeldOutError(rep)
+	if h == nil {
+		t.Fatal("no held-out error from held-out runs")
+	}
+	want := &sim.HeldOutError{Runs: 4, Scenarios: 2, GPUs: []int{1, 2},
+		All: sim.ErrorFigures{Runs: 4, TC3Median: 0.015, TC3P90: 0.04, FRuns: 3, FMedian: 10, FP90: 30},
+		ByCollective: map[string]sim.ErrorFigures{
+			"all-gather": {Runs: 2, TC3Median: 0.03, TC3P90: 0.04, FRuns: 2, FMedian: 20, FP90: 30},
+			"h2d":        {Runs: 2, TC3Median: 0.0055, TC3P90: 0.01, FRuns: 1, FMedian: 2, FP90: 2},
+		},
+		ByIdealSpeedup: []sim.SpeedupBandErrors{
+			{From: 1, To: 1.2, Figures: sim.ErrorFigures{Runs: 2, TC3Median: 0.03, TC3P90: 0.04, FRuns: 2, FMedian: 20, FP90: 30}},
+			{From: 1.5, Figures: sim.ErrorFigures{Runs: 2, TC3Median: 0.0055, TC3P90: 0.01, FRuns: 1, FMedian: 2, FP90: 2}},
+		},
+	}
+	if !reflect.DeepEqual(h, want) {
+		t.Errorf("held-out error\n%+v\nwant\n%+v", h, want)
+	}
+	if h := HeldOutError(Report{Errors: rep.Errors[:1]}); h != nil {
+		t.Errorf("no held-out run gave %+v", h)
+	}
+	for _, b := range want.ByIdealSpeedup {
+		if IdealBand(b.From+0.01) != b.Name() {
+			t.Errorf("band %s is named %q by IdealBand", b.Name(), IdealBand(b.From+0.01))
+		}
 	}
 }

@@ -434,6 +434,13 @@ func Calibrate(ctx context.Context, base sim.ProfileFile, runs []Run, opt Option
 		opt.Progress(done, done, "done")
 	}
 	res.File = profileFile(base, p, prov, res, opt)
+	// The fitted profile scored on the runs it never saw: what the lab
+	// shows beside its figures.
+	held, err := Validate(ctx, p, res.File.Fit, Only(runs, split.HeldOut))
+	if err != nil {
+		return Result{}, fmt.Errorf("scoring the held-out runs: %w", err)
+	}
+	res.File.Fit.HeldOutError = HeldOutError(held)
 	return res, nil
 }
 

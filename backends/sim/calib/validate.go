@@ -54,6 +54,8 @@ type RunError struct {
 	// in (IdealBand): F's error grows as 1 / (S_ideal - 1) for the same
 	// error in T_c3, so F errors are read per band.
 	IdealBand string `json:"ideal_band,omitempty"`
+	// GPUs is how many GPUs the run used.
+	GPUs int `json:"gpus"`
 	// workload is what ran (the ops, GPUs and strategy), so that a run is
 	// compared with another sweep's only when both ran the same thing: a
 	// renamed scenario may have changed.
@@ -81,16 +83,20 @@ func workloadOf(r Run) string {
 // at least five times the other, where 1 % of T_c3 is 5 points of F or
 // more), 1.2 to 1.5, and 1.5 or more; empty when it is undefined.
 func IdealBand(sIdeal float64) string {
-	switch {
-	case !(sIdeal > 1) || math.IsInf(sIdeal, 0):
+	if !(sIdeal > 1) || math.IsInf(sIdeal, 0) {
 		return ""
-	case sIdeal < 1.2:
-		return "S_ideal 1.0 to 1.2"
-	case sIdeal < 1.5:
-		return "S_ideal 1.2 to 1.5"
-	default:
-		return "S_ideal 1.5 and up"
 	}
+	for _, b := range idealBands() {
+		if sIdeal >= b.From && (b.To == 0 || sIdeal < b.To) {
+			return b.Name()
+		}
+	}
+	return ""
+}
+
+// idealBands are IdealBand's bands, lowest first (To 0: no upper edge).
+func idealBands() []sim.SpeedupBandErrors {
+	return []sim.SpeedupBandErrors{{From: 1, To: 1.2}, {From: 1.2, To: 1.5}, {From: 1.5}}
 }
 
 // MarshalJSON writes an undefined error (NaN) as null: JSON has no NaN.
@@ -288,7 +294,7 @@ func Validate(ctx context.Context, p sim.Profile, fit *sim.FitRecord, runs []Run
 			Class: string(r.Real.Class), StreamKind: StreamKind(r.Scen), Set: SetAll,
 			Comp: rel(res[i].TComp.Median, r.Real.TComp.Median), Comm: rel(res[i].TComm.Median, r.Real.TComm.Median),
 			C3: rel(res[i].TC3.Median, r.Real.TC3.Median), F: math.NaN(), RealF: math.NaN(),
-			IdealBand: IdealBand(r.Real.IdealSpeedup), workload: workloadOf(r),
+			IdealBand: IdealBand(r.Real.IdealSpeedup), GPUs: max(r.Scen.GPUs, 1), workload: workloadOf(r),
 			RealC3: r.Real.TC3.Median / 1e9, SimC3: res[i].TC3.Median / 1e9}
 		if e.Class == "" {
 			e.Class = string(profiler.Classify(r.Real.TComp.Median, r.Real.TComm.Median))
