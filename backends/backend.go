@@ -78,6 +78,13 @@ type ModelError struct {
 	FRuns   int     `json:"f_runs"`
 	FMedian float64 `json:"f_median"`
 	FP90    float64 `json:"f_p90"`
+	// RankCases and RankWithin say how often the model's best strategy
+	// for a held-out scenario was within RankTolerance (0.03: 3 %) of the
+	// measured best T_c3: what a ranking by the model is worth; 0 cases
+	// when unknown.
+	RankCases     int     `json:"rank_cases,omitempty"`
+	RankWithin    int     `json:"rank_within,omitempty"`
+	RankTolerance float64 `json:"rank_tolerance,omitempty"`
 	// Unvalidated, when set, says why no held-out run speaks for this
 	// one (it uses a GPU count none of them had); the figures are then
 	// those of all held-out runs, for what they are worth.

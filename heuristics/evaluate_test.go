@@ -407,3 +407,55 @@ func TestEvaluateTunePositionByHand(t *testing.T) {
 		t.Errorf("per class: %+v", ev.ByClass)
 	}
 }
+
+// errorModel is fakeModel with a model error that scores its ranking.
+type errorModel struct {
+	fakeModel
+	me *backends.ModelError
+}
+
+func (m errorModel) ModelError(scenarios.Scenario) *backends.ModelError { return m.me }
+
+// A runner-up nearer than the model's picks are held to is called a close
+// call, with the held-out ranking score; a clear lead, or a model without
+// a score, is not.
+func TestAdviseModelSaysCloseCalls(t *testing.T) {
+	caps := sim.New(sim.H200()).Capabilities()
+	sc := scenarios.Scenario{Name: "x", GPUs: 2, Compute: scenarios.ComputeOp{Kind: scenarios.GEMM, M: 4096, N: 4096, K: 4096, DType: scenarios.BF16},
+		Comm: scenarios.CommOp{Collective: scenarios.AllGather, Bytes: 64 << 20}}
+	me := &backends.ModelError{Device: "NVIDIA H200", RankCases: 30, RankWithin: 29, RankTolerance: 0.03}
+	for _, tc := range []struct {
+		name   string
+		second float64 // the runner-up's U; the best's is 1.5
+		me     *backends.ModelError
+		close  bool
+	}{
+		{"within 3 %", 1.48, me, true},
+		{"a clear lead", 1.3, me, false},
+		{"no score", 1.48, nil, false},
+		{"a score of no cases", 1.48, &backends.ModelError{RankTolerance: 0.03}, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			u := map[string]map[string]float64{"x": {"dma": 1.5, "comm-first+prio": tc.second, "baseline": 1}}
+			a, err := AdviseModel(context.Background(), errorModel{fakeModel{u: u}, tc.me}, sc, caps, AdviseOptions{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if a.Advised != "dma" {
+				t.Fatalf("advised %s", a.Advised)
+			}
+			said := ""
+			for _, r := range a.Reasons {
+				if strings.HasPrefix(r, "a close call") {
+					said = r
+				}
+			}
+			if (said != "") != tc.close {
+				t.Errorf("close call said %q, want said %v; reasons:\n%s", said, tc.close, strings.Join(a.Reasons, "\n"))
+			}
+			if tc.close && !strings.Contains(said, "in 29 of 30") {
+				t.Errorf("the close call does not give the ranking score: %q", said)
+			}
+		})
+	}
+}

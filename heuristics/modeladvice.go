@@ -122,6 +122,7 @@ func containsStrategy(cands []profiler.NamedStrategy, st scenarios.Strategy) boo
 func predictedReasons(r Ranked, best int, rules scenarios.Strategy) []string {
 	adv := r.Predictions[best]
 	line := fmt.Sprintf("predicted by %s: T_c3 %s, U %s", r.Model, report.Duration(adv.TC3), report.Uplift(adv.Uplift))
+	close := false // the runner-up is nearer than the model's picks are held to
 	for i, p := range r.Predictions {
 		if i != best && p.ok() {
 			if p.TC3 <= adv.TC3*(1+5e-4) {
@@ -129,10 +130,18 @@ func predictedReasons(r Ranked, best int, rules scenarios.Strategy) []string {
 			} else {
 				line += fmt.Sprintf(", %s ahead of %s (T_c3 %s)", leadPercent(adv, p), p.Name, report.Duration(p.TC3))
 			}
+			if me := r.ModelError; me != nil && me.RankCases > 0 && p.TC3 < adv.TC3*(1+me.RankTolerance) {
+				close = true
+			}
 			break
 		}
 	}
 	out := []string{line}
+	if close {
+		me := r.ModelError
+		out = append(out, fmt.Sprintf("a close call: the runner-up is within %s, closer than the model tells apart (on held-out %s scenarios its pick was within %s of the measured best in %d of %d, not always the best); on a GPU node, c3lab advise --tune measures the top candidates",
+			report.WholePercent(me.RankTolerance), me.Device, report.WholePercent(me.RankTolerance), me.RankWithin, me.RankCases))
+	}
 	if b := r.Find("baseline"); b >= 0 && b != best && r.Predictions[b].ok() {
 		out = append(out, fmt.Sprintf("the default (baseline) is predicted at T_c3 %s, U %s: the advice is %s faster",
 			report.Duration(r.Predictions[b].TC3), report.Uplift(r.Predictions[b].Uplift), leadPercent(adv, r.Predictions[b])))

@@ -81,6 +81,15 @@ type unmeasured interface {
 	Unmeasured(st scenarios.Strategy) string
 }
 
+// ModelError is the backend's error on held-out GPU runs like sc's
+// (backends.ModelErrorReporter), nil when it has none.
+func (m BackendModel) ModelError(sc scenarios.Scenario) *backends.ModelError {
+	if r, ok := m.Backend.(backends.ModelErrorReporter); ok {
+		return r.ModelError(sc, 0)
+	}
+	return nil
+}
+
 // Capabilities are the backend's: what the candidates may use.
 func (m BackendModel) Capabilities() backends.Capabilities { return m.Backend.Capabilities() }
 
@@ -235,6 +244,11 @@ type Ranked struct {
 	Model string `json:"model"`
 	// Predictions are every candidate's, best first.
 	Predictions []Prediction `json:"predictions"`
+	// ModelError is the model's error on held-out GPU runs like this
+	// scenario's, and how often its pick was within a tolerance of the
+	// measured best (the simulator on a calibrated profile); nil when the
+	// model has none.
+	ModelError *backends.ModelError `json:"model_error,omitempty"`
 }
 
 // Best is the index of the advised prediction: the first, unless it is
@@ -264,5 +278,14 @@ func RankCandidates(ctx context.Context, m Model, sc scenarios.Scenario, cands [
 	if len(preds) != len(cands) {
 		return Ranked{}, fmt.Errorf("predicting %s: the model returned %d predictions for %d candidates", sc.Name, len(preds), len(cands))
 	}
-	return Ranked{Model: m.Name(), Predictions: Rank(preds)}, nil
+	out := Ranked{Model: m.Name(), Predictions: Rank(preds)}
+	if me, ok := m.(modelErrorer); ok {
+		out.ModelError = me.ModelError(sc)
+	}
+	return out, nil
+}
+
+// modelErrorer is a model that knows its error on held-out GPU runs.
+type modelErrorer interface {
+	ModelError(sc scenarios.Scenario) *backends.ModelError
 }

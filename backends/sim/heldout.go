@@ -32,6 +32,19 @@ type HeldOutError struct {
 	// ideal speedup, lowest band first: F's error grows as S_ideal nears
 	// 1, where F divides by S_ideal - 1.
 	ByIdealSpeedup []SpeedupBandErrors `yaml:"by_ideal_speedup,omitempty" json:"by_ideal_speedup,omitempty"`
+	// Ranking is how often the simulator's best strategy for a held-out
+	// scenario was within Tolerance of the measured best T_c3; nil when
+	// no held-out scenario had two strategies.
+	Ranking *RankingScore `yaml:"ranking,omitempty" json:"ranking,omitempty"`
+}
+
+// RankingScore is the ranking check's count: of Cases scenarios (one
+// sweep's runs of a scenario under two strategies or more), Within had
+// the simulator's best within Tolerance (0.03: 3 %) of the measured best.
+type RankingScore struct {
+	Cases     int     `yaml:"cases" json:"cases"`
+	Within    int     `yaml:"within" json:"within"`
+	Tolerance float64 `yaml:"tolerance" json:"tolerance"`
 }
 
 // ErrorFigures are the absolute errors of a set of runs: T_c3's relative
@@ -119,6 +132,9 @@ func (h HeldOutError) check() error {
 			return err
 		}
 	}
+	if r := h.Ranking; r != nil && (r.Cases < 1 || r.Within < 0 || r.Within > r.Cases || !(r.Tolerance > 0 && r.Tolerance < 1)) {
+		return fmt.Errorf("ranking: %d within of %d cases at %v; want 0 <= within <= cases, cases >= 1, 0 < tolerance < 1", r.Within, r.Cases, r.Tolerance)
+	}
 	for _, g := range h.GPUs {
 		if g < 1 {
 			return fmt.Errorf("gpus: %d; a run uses 1 GPU or more", g)
@@ -143,6 +159,9 @@ func (h HeldOutError) modelError(sc scenarios.Scenario, sIdeal float64) backends
 		if b.holds(sIdeal) && b.Figures.FRuns >= MinScopeRuns {
 			out.FScope, out.FRuns, out.FMedian, out.FP90 = b.Name(), b.Figures.FRuns, b.Figures.FMedian, b.Figures.FP90
 		}
+	}
+	if r := h.Ranking; r != nil {
+		out.RankCases, out.RankWithin, out.RankTolerance = r.Cases, r.Within, r.Tolerance
 	}
 	if g := max(sc.GPUs, 1); len(h.GPUs) > 0 && !slices.Contains(h.GPUs, g) {
 		out.Unvalidated = fmt.Sprintf("no held-out run used %d GPUs (they used %s)", g, joinInts(h.GPUs))

@@ -471,9 +471,12 @@ func TestCommittedH200Fidelity(t *testing.T) {
 		if c.profile.Name == pf.Profile.Name && c.figures == "backends/sim/testdata/fidelity-h200-fit.json" {
 			// What the lab shows beside the simulator's figures is what
 			// the profile scores now.
-			if got := HeldOutError(now); !reflect.DeepEqual(got, pf.Fit.HeldOutError) {
-				t.Errorf("the profile's held_out_error is not what it scores now: recorded %+v, scored %+v; run c3lab validate --profile backends/sim/profiles/h200-fit.yaml --record",
-					pf.Fit.HeldOutError, got)
+			switch got := HeldOutError(now); {
+			case pf.Fit.HeldOutError == nil || got == nil:
+				t.Errorf("held-out error recorded %v, scored %v; run c3lab validate --profile backends/sim/profiles/h200-fit.yaml --record", pf.Fit.HeldOutError != nil, got != nil)
+			case !reflect.DeepEqual(got, pf.Fit.HeldOutError):
+				t.Errorf("the profile's held_out_error is not what it scores now (all runs: recorded %+v, scored %+v); run c3lab validate --profile backends/sim/profiles/h200-fit.yaml --record",
+					pf.Fit.HeldOutError.All, got.All)
 			}
 		}
 	}
@@ -654,7 +657,7 @@ func TestHeldOutError(t *testing.T) {
 		e(SetHeldOut, "a", "all-gather", lo, 2, -0.04, -30),
 		e(SetHeldOut, "b", "h2d", hi, 1, 0.01, nan),
 		e(SetHeldOut, "b", "h2d", hi, 1, -0.001, 2),
-	}}
+	}, Ranking: []Ranking{{Set: SetInSample, Cases: 9, Within: 1}, {Set: SetHeldOut, Cases: 4, Within: 3}}}
 	h := HeldOutError(rep)
 	if h == nil {
 		t.Fatal("no held-out error from held-out runs")
@@ -669,6 +672,7 @@ func TestHeldOutError(t *testing.T) {
 			{From: 1, To: 1.2, Figures: sim.ErrorFigures{Runs: 2, TC3Median: 0.03, TC3P90: 0.04, FRuns: 2, FMedian: 20, FP90: 30}},
 			{From: 1.5, Figures: sim.ErrorFigures{Runs: 2, TC3Median: 0.0055, TC3P90: 0.01, FRuns: 1, FMedian: 2, FP90: 2}},
 		},
+		Ranking: &sim.RankingScore{Cases: 4, Within: 3, Tolerance: RankingTolerance},
 	}
 	if !reflect.DeepEqual(h, want) {
 		t.Errorf("held-out error\n%+v\nwant\n%+v", h, want)

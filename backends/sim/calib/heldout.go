@@ -50,6 +50,11 @@ func HeldOutError(rep Report) *sim.HeldOutError {
 			out.ByIdealSpeedup = append(out.ByIdealSpeedup, b)
 		}
 	}
+	for _, r := range rep.Ranking {
+		if r.Set == SetHeldOut && r.Cases > 0 {
+			out.Ranking = &sim.RankingScore{Cases: r.Cases, Within: r.Within, Tolerance: RankingTolerance}
+		}
+	}
 	return out
 }
 
