@@ -415,6 +415,26 @@ func (d *Driver) Launch(f Function, grid, block uint32, s Stream, args ...uint64
 	return d.check("cuLaunchKernel", C.c3_launch_u64(d.t, f.p, C.uint(grid), C.uint(block), 0, s.p, &a[0], C.int(len(args))))
 }
 
+// LaunchCluster launches a 1-D kernel as Launch does, in thread-block
+// clusters of cluster CTAs (grid a multiple of it), each CTA with shmem
+// bytes of dynamic shared memory: what a probe of the block scheduler
+// needs to launch a kernel the way NCCL's are launched on Hopper.
+func (d *Driver) LaunchCluster(f Function, grid, block, cluster, shmem uint32, s Stream, args ...uint64) error {
+	switch {
+	case len(args) > 16:
+		return fmt.Errorf("cluster launch: %d kernel arguments, at most 16", len(args))
+	case cluster < 1 || grid%cluster != 0:
+		return fmt.Errorf("cluster launch: a grid of %d CTAs in clusters of %d; want a whole number of clusters", grid, cluster)
+	case C.c3_cuda_has_cluster_launch(d.t) == 0:
+		return fmt.Errorf("cluster launch: this driver has no cuLaunchKernelEx (CUDA 12.0+)")
+	}
+	var a [16]C.ulonglong
+	for i, v := range args {
+		a[i] = C.ulonglong(v)
+	}
+	return d.check("cuLaunchKernelEx", C.c3_launch_cluster_u64(d.t, f.p, C.uint(grid), C.uint(block), C.uint(cluster), C.uint(shmem), s.p, &a[0], C.int(len(args))))
+}
+
 // HasGreenContexts reports whether the driver offers green contexts (12.4+).
 func (d *Driver) HasGreenContexts() bool { return C.c3_cuda_has_green(d.t) != 0 }
 

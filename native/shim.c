@@ -43,6 +43,28 @@ CUresult c3_launch_u64(const c3_cuda *t, CUfunction f, unsigned gx, unsigned bx,
 	return t->cuLaunchKernel(f, gx, 1, 1, bx, 1, 1, shmem, s, params, NULL);
 }
 
+int c3_cuda_has_cluster_launch(const c3_cuda *t) { return t->cuLaunchKernelEx && t->cuFuncSetAttribute; }
+
+CUresult c3_launch_cluster_u64(const c3_cuda *t, CUfunction f, unsigned gx, unsigned bx, unsigned cluster, unsigned shmem,
+                               CUstream s, const unsigned long long *args, int nargs) {
+	void *params[16];
+	if (nargs > 16 || cluster < 1 || gx % cluster) return 1; // CUDA_ERROR_INVALID_VALUE
+	if (!c3_cuda_has_cluster_launch(t)) return 801; // CUDA_ERROR_NOT_SUPPORTED
+	for (int i = 0; i < nargs; i++) params[i] = (void *)&args[i];
+	if (shmem > 48 * 1024) {
+		CUresult r = t->cuFuncSetAttribute(f, 8 /* MAX_DYNAMIC_SHARED_SIZE_BYTES */, (int)shmem);
+		if (r) return r;
+	}
+	CUlaunchAttribute a;
+	memset(&a, 0, sizeof a);
+	a.id = 4; // CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION
+	a.value.clusterDim.x = cluster;
+	a.value.clusterDim.y = 1;
+	a.value.clusterDim.z = 1;
+	CUlaunchConfig c = {gx, 1, 1, bx, 1, 1, shmem, s, &a, 1};
+	return t->cuLaunchKernelEx(&c, f, params, NULL);
+}
+
 // cuBLASLt attribute numbers (ABI-NOTES 2.2).
 enum {
 	DESC_TRANSA = 3,

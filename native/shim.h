@@ -48,6 +48,26 @@ _Static_assert(offsetof(CUmemcpyAttributes, srcAccessOrder) == 0, "CUmemcpyAttri
 _Static_assert(offsetof(CUmemcpyAttributes, srcLocHint) == 4, "CUmemcpyAttributes.srcLocHint at 4 (ABI-NOTES 1.5)");
 _Static_assert(offsetof(CUmemcpyAttributes, dstLocHint) == 12, "CUmemcpyAttributes.dstLocHint at 12 (ABI-NOTES 1.5)");
 _Static_assert(offsetof(CUmemcpyAttributes, flags) == 20, "CUmemcpyAttributes.flags at 20 (ABI-NOTES 1.5)");
+// Cluster launches (ABI-NOTES 1.9): cuLaunchKernelEx's config and its
+// one attribute c3lab sets, the cluster's dimensions.
+typedef struct {
+	int id;
+	int pad;
+	union {
+		struct { unsigned x, y, z; } clusterDim;
+		char bytes[64];
+	} value;
+} CUlaunchAttribute;
+typedef struct {
+	unsigned gridDimX, gridDimY, gridDimZ, blockDimX, blockDimY, blockDimZ, sharedMemBytes;
+	CUstream hStream;
+	CUlaunchAttribute *attrs;
+	unsigned numAttrs;
+} CUlaunchConfig;
+_Static_assert(sizeof(CUlaunchAttribute) == 72 && offsetof(CUlaunchAttribute, value) == 8, "CUlaunchAttribute is 72 bytes, value at 8 (ABI-NOTES 1.9)");
+_Static_assert(sizeof(CUlaunchConfig) == 56 && offsetof(CUlaunchConfig, hStream) == 32 && offsetof(CUlaunchConfig, attrs) == 40 &&
+                   offsetof(CUlaunchConfig, numAttrs) == 48,
+               "CUlaunchConfig is 56 bytes: hStream at 32, attrs at 40, numAttrs at 48 (ABI-NOTES 1.9)");
 // CUdevResource: 144 bytes from 12.4 through 13.0; the SM count is the first
 // field of the union at offset 96.
 typedef struct {
@@ -150,6 +170,12 @@ CUresult c3_copy_on_copy_engine(const c3_cuda *t, CUdeviceptr dst, CUdeviceptr s
 int c3_cuda_has_batch_copy(const c3_cuda *t);
 CUresult c3_launch_u64(const c3_cuda *t, CUfunction f, unsigned gx, unsigned bx, unsigned shmem,
                        CUstream s, const unsigned long long *args, int nargs);
+// c3_launch_cluster_u64 is c3_launch_u64 in thread-block clusters of
+// cluster CTAs (cuLaunchKernelEx), with shmem bytes of dynamic shared
+// memory per CTA (above 48 KiB, the function's limit is raised first).
+CUresult c3_launch_cluster_u64(const c3_cuda *t, CUfunction f, unsigned gx, unsigned bx, unsigned cluster, unsigned shmem,
+                               CUstream s, const unsigned long long *args, int nargs);
+int c3_cuda_has_cluster_launch(const c3_cuda *t);
 static inline unsigned c3_res_sm_count(const CUdevResource *r) { return r->u.sm.smCount; }
 
 // ---- cuBLASLt helpers ----

@@ -62,6 +62,8 @@ int c3_cuda_open(c3_cuda *t, char *err, size_t errlen) {
 	SYM(t, cuLaunchKernel, "cuLaunchKernel");
 	SYM(t, cuGetErrorName, "cuGetErrorName");
 	SYM(t, cuGetErrorString, "cuGetErrorString");
+	OPT(t, cuLaunchKernelEx, "cuLaunchKernelEx");
+	OPT(t, cuFuncSetAttribute, "cuFuncSetAttribute");
 	OPT(t, cuDeviceGetDevResource, "cuDeviceGetDevResource");
 	OPT(t, cuDevSmResourceSplitByCount, "cuDevSmResourceSplitByCount");
 	OPT(t, cuDevResourceGenerateDesc, "cuDevResourceGenerateDesc");

@@ -58,6 +58,9 @@ typedef struct {
 	CUresult (*cuModuleGetFunction)(CUfunction *, CUmodule, const char *);
 	CUresult (*cuModuleUnload)(CUmodule);
 	CUresult (*cuLaunchKernel)(CUfunction, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned, CUstream, void **, void **);
+	// Cluster launches (12.0+; optional: the cluster probe only).
+	CUresult (*cuLaunchKernelEx)(const CUlaunchConfig *, CUfunction, void **, void **);
+	CUresult (*cuFuncSetAttribute)(CUfunction, int, int);
 	CUresult (*cuGetErrorName)(CUresult, const char **);
 	CUresult (*cuGetErrorString)(CUresult, const char **);
 	// Green contexts (12.4+; optional: NULL when the driver lacks them).
@@ -191,6 +194,8 @@ static inline CUresult c3_cuModuleLoadData(const c3_cuda *t, CUmodule * a0, cons
 static inline CUresult c3_cuModuleGetFunction(const c3_cuda *t, CUfunction * a0, CUmodule a1, const char * a2) { return t->cuModuleGetFunction(a0, a1, a2); }
 static inline CUresult c3_cuModuleUnload(const c3_cuda *t, CUmodule a0) { return t->cuModuleUnload(a0); }
 static inline CUresult c3_cuLaunchKernel(const c3_cuda *t, CUfunction a0, unsigned a1, unsigned a2, unsigned a3, unsigned a4, unsigned a5, unsigned a6, unsigned a7, CUstream a8, void ** a9, void ** a10) { return t->cuLaunchKernel(a0, a1, a2, a3, a4, a5, a6, a7, a8, a9, a10); }
+static inline CUresult c3_cuLaunchKernelEx(const c3_cuda *t, const CUlaunchConfig * a0, CUfunction a1, void ** a2, void ** a3) { return t->cuLaunchKernelEx(a0, a1, a2, a3); }
+static inline CUresult c3_cuFuncSetAttribute(const c3_cuda *t, CUfunction a0, int a1, int a2) { return t->cuFuncSetAttribute(a0, a1, a2); }
 static inline CUresult c3_cuGetErrorName(const c3_cuda *t, CUresult a0, const char ** a1) { return t->cuGetErrorName(a0, a1); }
 static inline CUresult c3_cuGetErrorString(const c3_cuda *t, CUresult a0, const char ** a1) { return t->cuGetErrorString(a0, a1); }
 static inline CUresult c3_cuDeviceGetDevResource(const c3_cuda *t, CUdevice a0, CUdevResource * a1, int a2) { return t->cuDeviceGetDevResource(a0, a1, a2); }

@@ -406,6 +406,11 @@ func (d *fakeDriver) Launch(_ native.Function, _, _ uint32, s native.Stream, _ .
 	return d.l.call("cuLaunchKernel")
 }
 
+func (d *fakeDriver) LaunchCluster(_ native.Function, _, _, _, _ uint32, s native.Stream, _ ...uint64) error {
+	d.l.use("cuLaunchKernelEx", key("stream", s))
+	return d.l.call("cuLaunchKernelEx")
+}
+
 func (d *fakeDriver) WaitValue32(s native.Stream, _ native.DevPtr, _ uint32, _ int) error {
 	d.l.use("cuStreamWaitValue32", key("stream", s))
 	return d.l.call("cuStreamWaitValue32")

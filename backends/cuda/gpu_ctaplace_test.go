@@ -23,6 +23,29 @@ type placeCase struct {
 	Bytes   int64
 	CTAs    int
 	Late    time.Duration // host sleep before the late copy is enqueued
+	// Cluster, when above 0, launches the copy in thread-block clusters of
+	// that many CTAs, each asking for Smem bytes of dynamic shared memory
+	// (CopyKernelTracedCluster): how NCCL's kernels are launched on Hopper.
+	Cluster, Smem int
+}
+
+// clusterCopier is the GPU layer's traced copy kernel launched in
+// clusters (nativeGPU).
+type clusterCopier interface {
+	CopyKernelTracedCluster(s streamID, segs []copySeg, ctas, cluster, shmem int, trace bufRef) error
+}
+
+// launchTraced launches the case's traced copy on s: in clusters when the
+// case asks for them.
+func launchTraced(g gpu, tc tracedCopier, s streamID, segs []copySeg, c placeCase, trace bufRef) error {
+	if c.Cluster == 0 {
+		return tc.CopyKernelTraced(s, segs, c.CTAs, trace)
+	}
+	cc, ok := g.(clusterCopier)
+	if !ok {
+		return fmt.Errorf("this backend's GPU layer has no clustered copy kernel")
+	}
+	return cc.CopyKernelTracedCluster(s, segs, c.CTAs, c.Cluster, c.Smem, trace)
 }
 
 // placeRep is one repetition: when the GEMM ended and where and when each
@@ -69,21 +92,21 @@ func TestGPUCopyCTAPlacement(t *testing.T) {
 	h2d, d2h := scenarios.HostToDevice, scenarios.DeviceToHost
 	cases := []placeCase{
 		// the decomposed reloads' chunks (llama3-8b-act-reload-h2d-gemm-decomp4-1gpu at 8 and 4 chunks)
-		{512, 28672, 4096, scenarios.BF16, h2d, 4 << 20, 32, 60 * us},
-		{1024, 28672, 4096, scenarios.BF16, h2d, 8 << 20, 32, 100 * us},
-		{512, 28672, 4096, scenarios.BF16, h2d, 4 << 20, 8, 60 * us},
-		{512, 28672, 4096, scenarios.BF16, h2d, 4 << 20, 64, 60 * us},
-		{512, 28672, 4096, scenarios.BF16, h2d, 16 << 20, 32, 60 * us},
-		{512, 28672, 4096, scenarios.BF16, d2h, 4 << 20, 32, 60 * us},
+		{512, 28672, 4096, scenarios.BF16, h2d, 4 << 20, 32, 60 * us, 0, 0},
+		{1024, 28672, 4096, scenarios.BF16, h2d, 8 << 20, 32, 100 * us, 0, 0},
+		{512, 28672, 4096, scenarios.BF16, h2d, 4 << 20, 8, 60 * us, 0, 0},
+		{512, 28672, 4096, scenarios.BF16, h2d, 4 << 20, 64, 60 * us, 0, 0},
+		{512, 28672, 4096, scenarios.BF16, h2d, 16 << 20, 32, 60 * us, 0, 0},
+		{512, 28672, 4096, scenarios.BF16, d2h, 4 << 20, 32, 60 * us, 0, 0},
 		// a persistent GEMM of the same kernel as the 1024-row chunk
-		{4096, 4096, 4096, scenarios.BF16, h2d, 8 << 20, 32, 100 * us},
-		{4096, 4096, 4096, scenarios.BF16, h2d, 128 << 20, 32, 100 * us},
+		{4096, 4096, 4096, scenarios.BF16, h2d, 8 << 20, 32, 100 * us, 0, 0},
+		{4096, 4096, 4096, scenarios.BF16, h2d, 128 << 20, 32, 100 * us, 0, 0},
 		// the decode GEMM, 112 CTAs: 20 SMs free
-		{64, 28672, 8192, scenarios.BF16, h2d, 16 << 20, 16, 40 * us},
-		{64, 28672, 8192, scenarios.BF16, h2d, 16 << 20, 32, 40 * us},
-		{64, 28672, 8192, scenarios.BF16, h2d, 16 << 20, 64, 40 * us},
+		{64, 28672, 8192, scenarios.BF16, h2d, 16 << 20, 16, 40 * us, 0, 0},
+		{64, 28672, 8192, scenarios.BF16, h2d, 16 << 20, 32, 40 * us, 0, 0},
+		{64, 28672, 8192, scenarios.BF16, h2d, 16 << 20, 64, 40 * us, 0, 0},
 		// a long GEMM: the copy's CTAs against its tail only
-		{8192, 8192, 8192, scenarios.BF16, h2d, 16 << 20, 32, 300 * us},
+		{8192, 8192, 8192, scenarios.BF16, h2d, 16 << 20, 32, 300 * us, 0, 0},
 	}
 	if v := os.Getenv("C3LAB_CTAPLACE_CASES"); v != "" {
 		var err error
@@ -114,7 +137,11 @@ func (b *Backend) copyCTAPlacement(c placeCase, reps int) (placeRow, error) {
 		Compute: scenarios.ComputeOp{Kind: scenarios.GEMM, M: c.M, N: c.N, K: c.K, DType: c.DType},
 		Comm:    scenarios.CommOp{Collective: c.Copy, Bytes: scenarios.ByteSize(c.Bytes)}}
 	st := scenarios.Strategy{CommCTAs: c.CTAs}
-	row := placeRow{Case: fmt.Sprintf("%s %s %s ctas %d", sc.Compute, c.Copy, scenarios.ByteSize(c.Bytes), c.CTAs),
+	name := fmt.Sprintf("%s %s %s ctas %d", sc.Compute, c.Copy, scenarios.ByteSize(c.Bytes), c.CTAs)
+	if c.Cluster > 0 {
+		name += fmt.Sprintf(" cluster %d smem %d", c.Cluster, c.Smem)
+	}
+	row := placeRow{Case: name,
 		GEMM: sc.Compute.String(), Copy: sc.Comm.String(), CTAs: c.CTAs, Late: c.Late.Nanoseconds()}
 	if _, err := b.Run(context.Background(), backends.Experiment{Scenario: sc, Strategy: st, Reps: 1}, nil); err != nil {
 		return row, err
@@ -199,7 +226,7 @@ func (b *Backend) placeRep(g procGPU, tc tracedCopier, p *prepared, pl plan, hb,
 		}
 	}
 	if copyNow {
-		if err := tc.CopyKernelTraced(ms, hostCopySegs(p, 0), c.CTAs, bufRef{tb, 0}); err != nil {
+		if err := launchTraced(b.g, tc, ms, hostCopySegs(p, 0), c, bufRef{tb, 0}); err != nil {
 			return rep, err
 		}
 	}
@@ -207,7 +234,7 @@ func (b *Backend) placeRep(g procGPU, tc tracedCopier, p *prepared, pl plan, hb,
 	if mode == 3 {
 		// The copy stream is not gated: what is enqueued now runs now.
 		time.Sleep(c.Late)
-		if err := tc.CopyKernelTraced(ms, hostCopySegs(p, 0), c.CTAs, bufRef{tb, 0}); err != nil {
+		if err := launchTraced(b.g, tc, ms, hostCopySegs(p, 0), c, bufRef{tb, 0}); err != nil {
 			return rep, err
 		}
 	}
@@ -249,8 +276,8 @@ func parsePlaceCases(v string) ([]placeCase, error) {
 		if len(f) == 0 {
 			continue
 		}
-		if len(f) != 6 {
-			return nil, fmt.Errorf("case %q: want MxNxK dtype copy bytes ctas late", item)
+		if len(f) < 6 || len(f) > 8 {
+			return nil, fmt.Errorf("case %q: want MxNxK dtype copy bytes ctas late [cluster=N] [smem=BYTES]", item)
 		}
 		var c placeCase
 		if _, err := fmt.Sscanf(f[0], "%dx%dx%d", &c.M, &c.N, &c.K); err != nil {
@@ -268,6 +295,26 @@ func parsePlaceCases(v string) ([]placeCase, error) {
 		if c.Late, err = time.ParseDuration(f[5]); err != nil {
 			return nil, fmt.Errorf("case %q: %v", item, err)
 		}
+		for _, kv := range f[6:] {
+			k, v, _ := strings.Cut(kv, "=")
+			switch k {
+			case "cluster":
+				if c.Cluster, err = strconv.Atoi(v); err != nil || c.Cluster < 1 || c.CTAs%c.Cluster != 0 {
+					return nil, fmt.Errorf("case %q: cluster %q: want a whole number, at least 1, that divides the CTAs", item, v)
+				}
+			case "smem":
+				sb, err := scenarios.ParseByteSize(v)
+				if err != nil || sb > 227<<10 {
+					return nil, fmt.Errorf("case %q: smem %q: want a size up to 227KiB", item, v)
+				}
+				c.Smem = int(sb)
+			default:
+				return nil, fmt.Errorf("case %q: %q: want cluster=N or smem=BYTES", item, kv)
+			}
+		}
+		if c.Smem > 0 && c.Cluster == 0 {
+			c.Cluster = 1
+		}
 		out = append(out, c)
 	}
 	if len(out) == 0 {
@@ -278,12 +325,13 @@ func parsePlaceCases(v string) ([]placeCase, error) {
 
 // The case list parses as written and refuses what it cannot read.
 func TestParsePlaceCases(t *testing.T) {
-	got, err := parsePlaceCases("256x16384x6144 bf16 h2d 192MiB 16 40us; 64x28672x8192 bf16 d2h 16MiB 8 1ms")
+	got, err := parsePlaceCases("256x16384x6144 bf16 h2d 192MiB 16 40us; 64x28672x8192 bf16 d2h 16MiB 8 1ms; 64x28672x8192 bf16 h2d 16MiB 16 1ms cluster=4 smem=100KiB")
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := []placeCase{{256, 16384, 6144, scenarios.BF16, scenarios.HostToDevice, 192 << 20, 16, 40 * time.Microsecond},
-		{64, 28672, 8192, scenarios.BF16, scenarios.DeviceToHost, 16 << 20, 8, time.Millisecond}}
+	want := []placeCase{{256, 16384, 6144, scenarios.BF16, scenarios.HostToDevice, 192 << 20, 16, 40 * time.Microsecond, 0, 0},
+		{64, 28672, 8192, scenarios.BF16, scenarios.DeviceToHost, 16 << 20, 8, time.Millisecond, 0, 0},
+		{64, 28672, 8192, scenarios.BF16, scenarios.HostToDevice, 16 << 20, 16, time.Millisecond, 4, 100 << 10}}
 	if len(got) != len(want) {
 		t.Fatalf("got %+v, want %+v", got, want)
 	}
@@ -293,7 +341,8 @@ func TestParsePlaceCases(t *testing.T) {
 		}
 	}
 	for _, bad := range []string{"", "256x16384 bf16 h2d 192MiB 16 40us", "256x16384x6144 bf16 h2d lots 16 40us",
-		"256x16384x6144 bf16 h2d 192MiB 0 40us", "256x16384x6144 bf16 h2d 192MiB 16 soon", "256x16384x6144 bf16 h2d 192MiB 16"} {
+		"256x16384x6144 bf16 h2d 192MiB 0 40us", "256x16384x6144 bf16 h2d 192MiB 16 soon", "256x16384x6144 bf16 h2d 192MiB 16",
+		"256x16384x6144 bf16 h2d 192MiB 16 40us cluster=3", "256x16384x6144 bf16 h2d 192MiB 16 40us smem=1GiB", "256x16384x6144 bf16 h2d 192MiB 16 40us tiles=2"} {
 		if _, err := parsePlaceCases(bad); err == nil {
 			t.Errorf("%q: no error", bad)
 		}

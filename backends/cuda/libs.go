@@ -75,6 +75,7 @@ type driverAPI interface {
 	Function(m native.Module, name string) (native.Function, error)
 	UnloadModule(m native.Module) error
 	Launch(f native.Function, grid, block uint32, s native.Stream, args ...uint64) error
+	LaunchCluster(f native.Function, grid, block, cluster, shmem uint32, s native.Stream, args ...uint64) error
 	WaitValue32(s native.Stream, addr native.DevPtr, v uint32, flags int) error
 	WriteValue32(s native.Stream, addr native.DevPtr, v uint32) error
 	Copy(dst, src native.DevPtr, bytes int64, s native.Stream) error

@@ -833,6 +833,30 @@ func (g *nativeGPU) CopyKernelTraced(s streamID, segs []copySeg, ctas int, trace
 	return g.l.drv.Launch(g.devs[st.dev].traced, uint32(ctas), native.CopyThreads, st.s, append(args[:], uint64(tb.p)+uint64(trace.off))...)
 }
 
+// CopyKernelTracedCluster is CopyKernelTraced launched in thread-block
+// clusters of cluster CTAs, each CTA asking for shmem bytes of dynamic
+// shared memory it does not use (enough of it keeps one CTA to an SM, as
+// NCCL's kernels are): how the block scheduler places a clustered kernel.
+func (g *nativeGPU) CopyKernelTracedCluster(s streamID, segs []copySeg, ctas, cluster, shmem int, trace bufRef) error {
+	args, err := g.copyArgs(segs, ctas)
+	if err != nil {
+		return err
+	}
+	tb := g.bufs[trace.b]
+	if need := int64(ctas) * native.CopyTraceWords * 8; trace.off < 0 || trace.off+need > tb.bytes {
+		return fmt.Errorf("copy kernel trace: %d bytes at %d of a %d-byte buffer", need, trace.off, tb.bytes)
+	}
+	if cluster < 1 || shmem < 0 {
+		return fmt.Errorf("copy kernel: clusters of %d CTAs, %d bytes of shared memory", cluster, shmem)
+	}
+	st := g.streams[s]
+	if err := g.current(st.dev); err != nil {
+		return err
+	}
+	return g.l.drv.LaunchCluster(g.devs[st.dev].traced, uint32(ctas), native.CopyThreads, uint32(cluster), uint32(shmem), st.s,
+		append(args[:], uint64(tb.p)+uint64(trace.off))...)
+}
+
 // copyArgs checks a copy kernel's segments and returns its arguments:
 // destination, source and 16-byte words of each segment, then the CTA
 // that starts the second segment.
