@@ -116,12 +116,15 @@ type job struct {
 	tailed   bool
 	// tailFreed is what the tail freed, per pool, until the kernel ends.
 	tailFreed []poolTake
-	// cluster is the CTAs of the thread-block clusters the kernel is
-	// launched in (0 or 1: none; NCCL's kernels 4 by default on Hopper,
-	// cuBLAS's nvjet GEMMs 2 or more). A cluster needs its SMs together in
-	// one GPC: it can start on the SMs a GEMM's last round frees only when
-	// they come in groups at least as large (pool.scattered).
-	cluster int
+	// skipsTails keeps the kernel off the SMs a GEMM's last round frees
+	// while the GEMM runs (pool.tailFree): NCCL's SM kernels. An empirical
+	// rule, not the block scheduler's: on one H200 a kernel launched in
+	// clusters of 4 as NCCL's are started in those SMs as a lone CTA does
+	// (backends/cuda/results/2026-12-04-h200x1-s24), yet the two-GPU
+	// sweeps' collectives gain far less from a GEMM's last round than
+	// starting there would give them (model.md, "A collective in a GEMM's
+	// last round"). Why is not measured; the rule stands for it.
+	skipsTails bool
 	// setup is a fixed time a kernel's CTAs spend before they make
 	// progress (an SM collective's handshake, a GEMM's prologue); they
 	// hold their SMs meanwhile. It runs from the kernel's first dispatch
@@ -282,24 +285,16 @@ type pool struct {
 	// gemmCarveout is how many of the free SMs are still configured as a
 	// GEMM's kernel left them (carveoutUse).
 	gemmCarveout int
-	// scattered[g] is how many of the free SMs a GEMM's last round freed
-	// while the GEMM still runs (engine.tail), in groups of g: the GEMM's
-	// own clusters, here and there across the GPCs. A kernel launched in
-	// larger clusters cannot use them (job.cluster).
-	scattered [maxCluster + 1]int
+	// tailFree is how many of the free SMs a GEMM's last round freed
+	// while the GEMM still runs (engine.tail), which a kernel that skips
+	// tails (job.skipsTails) does not take.
+	tailFree int
 	// copyHeld is how many SMs c3lab's copy kernel's CTAs hold; shared of
 	// them a stream op's CTAs hold too; orphaned is the SMs a stream op
 	// took as shared whose copy CTAs have ended since, so that they free
 	// when its CTAs end (Profile.StreamFillsCopySMs).
 	copyHeld, shared, orphaned int
 }
-
-// maxCluster bounds the thread-block cluster sizes the engine tracks.
-const maxCluster = 16
-
-// clusterOf is a kernel's cluster size as the engine tracks it: 1 for
-// none, at most maxCluster.
-func clusterOf(n int) int { return min(max(n, 1), maxCluster) }
 
 // segment is an interval during which every rate was constant; the
 // simulator turns segments into telemetry samples.
@@ -449,8 +444,8 @@ func (e *engine) dispatch() {
 		spread := !j.started && e.now-j.launch < 1e-6
 		for _, pi := range j.domain {
 			avail := e.pools[pi].free
-			for g := 1; g < clusterOf(j.cluster); g++ {
-				avail -= e.pools[pi].scattered[g]
+			if j.skipsTails {
+				avail -= e.pools[pi].tailFree
 			}
 			if perSM > 1 {
 				left := want - c.n
@@ -999,7 +994,7 @@ func (e *engine) tail(j *job) {
 			}
 			d := min(c.n, surplus)
 			for _, t := range e.freeSMs(c, d) {
-				e.pools[t.pool].scattered[clusterOf(j.cluster)] += t.n
+				e.pools[t.pool].tailFree += t.n
 				j.tailFreed = append(j.tailFreed, t)
 			}
 			surplus -= d
@@ -1206,10 +1201,9 @@ func (e *engine) advance(dt float64, flows []flow) {
 				c.job.done, c.job.draining = false, true
 				c.job.drainUntil = e.now + wait
 			}
-			// Its end frees whole GPCs: what its tail scattered is whole again.
+			// Its end ends its tail: the SMs it freed are anyone's.
 			for _, t := range c.job.tailFreed {
-				sc := &e.pools[t.pool].scattered[clusterOf(c.job.cluster)]
-				*sc = max(0, *sc-t.n)
+				e.pools[t.pool].tailFree = max(0, e.pools[t.pool].tailFree-t.n)
 			}
 			c.job.tailFreed = nil
 		}

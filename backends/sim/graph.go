@@ -290,8 +290,8 @@ func (gp *graphPlan) explain(p Profile) []backends.OpExplanation {
 // boundDetail is the pair's detail, in a graph's words where they differ.
 func (gp *graphPlan) boundDetail(p Profile, j *job, r backends.Resource) string {
 	switch {
-	case r == backends.ResWaitSMs && j.cluster > 1:
-		return "CTAs queued: no free SM in its domain, all held by kernels that came first or outrank it, or freed by a GEMM's last round in groups smaller than its clusters (the block scheduler serves priority, then arrival, and never evicts; SMs free up as CTAs end)"
+	case r == backends.ResWaitSMs && j.skipsTails:
+		return "CTAs queued: no free SM in its domain, all held by kernels that came first or outrank it, or freed by a GEMM's last round, which the sweeps' collectives gain little from (the block scheduler serves priority, then arrival, and never evicts; SMs free up as CTAs end)"
 	case r == backends.ResWaitSMs:
 		return "CTAs queued: no free SM in its domain, all held by kernels that came first or outrank it (the block scheduler serves priority, then arrival, and never evicts; SMs free up as CTAs end)"
 	case r == backends.ResLaunch && j.op == backends.OpCompute:

@@ -218,10 +218,6 @@ type gemmTiling struct {
 	// K step) iterations of a full tile), Mem its bytes at one SM's HBM
 	// bandwidth, Epilogue the time outside the main loop.
 	Main, Mem, Epilogue float64
-	// Cluster is the CTAs of the kernel's thread-block clusters, from its
-	// name; 2 when the name is absent or unreadable (cuBLAS's nvjet
-	// kernels on an H200 run in clusters of 2 or more).
-	Cluster int
 }
 
 // Tile is one tile's time: its main loop, bound by the tensor cores or
@@ -247,10 +243,6 @@ func tileGEMM(p Profile, c scenarios.ComputeOp, l GEMMLaunch, sms int, tensorSca
 		}
 	}
 	t.Launch = l
-	t.Cluster = 2 // cuBLAS's nvjet GEMMs on an H200: clusters of 2 or more
-	if kt, named := ParseKernelName(l.Kernel); named {
-		t.Cluster = kt.ClusterM * kt.ClusterN
-	}
 	g := gemmModel(p, c, l, sms)
 	tiles := l.Tiles()
 	units := ceilDiv(l.GridCTAs, l.CTAsPerSM)
@@ -284,7 +276,6 @@ func tiledGEMMJob(p Profile, c scenarios.ComputeOp, st scenarios.Strategy, l GEM
 		scale = (1 - p.RestPartitionGEMMLoss) * restClusterScale(p, l)
 	}
 	t, g := tileGEMM(p, c, l, smsAvail, scale)
-	j.cluster = t.Cluster
 	tiles := float64(t.Launch.Tiles())
 	var slots, perSlot float64 // work units and tiles per unit
 	if t.Launch.Persistent {
@@ -432,11 +423,11 @@ func commJobs(p Profile, sc scenarios.Scenario, st scenarios.Strategy, dom []int
 		ctaRate: rate / perCTA, privRes: backends.ResCTA, perSM: perSM,
 		stall: stall,
 		hbm:   hbm, link: perCTA / p.LinkEfficiencySM[coll],
-		// It slows beside compute kernels' CTAs (Profile.CommComputeStall).
+		// It slows beside compute kernels' CTAs (Profile.CommComputeStall),
+		// and does not start on the SMs a GEMM's last round frees (an
+		// empirical rule: job.skipsTails).
 		computeStall: true,
-		// NCCL launches it in clusters of 4 CTAs on Hopper (its
-		// cgaClusterSize default; c3lab leaves it).
-		cluster: ncclCluster,
+		skipsTails:   true,
 	}
 	return []*job{j}
 }
@@ -781,10 +772,6 @@ func hostCopyJob(p Profile, sc scenarios.Scenario, st scenarios.Strategy, dom []
 	j.hbm, j.toHost, j.fromHost = perCTA, j.toHost*perCTA, j.fromHost*perCTA
 	return j
 }
-
-// ncclCluster is the thread-block cluster NCCL launches its kernels in on
-// Hopper: its cgaClusterSize default, which c3lab does not set.
-const ncclCluster = 4
 
 // inKernel is the part of a kernel's whole fixed cost (fitted or measured
 // as the intercept of its times, launch included) it spends holding its

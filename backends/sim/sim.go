@@ -289,8 +289,8 @@ func boundDetail(p Profile, j *job, r backends.Resource, pl *plan) string {
 	}
 	switch r {
 	case backends.ResWaitSMs:
-		if j.cluster > 1 {
-			return fmt.Sprintf("CTAs queued: no free SM in its domain, all held by %s, or freed by a GEMM's last round in groups smaller than its clusters (the block scheduler serves priority, then launch order, and never evicts)", other)
+		if j.skipsTails {
+			return fmt.Sprintf("CTAs queued: no free SM in its domain, all held by %s, or freed by a GEMM's last round, which the sweeps' collectives gain little from (the block scheduler serves priority, then launch order, and never evicts)", other)
 		}
 		return fmt.Sprintf("CTAs queued: no free SM in its domain, all held by %s (the block scheduler serves priority, then launch order, and never evicts)", other)
 	case backends.ResTensor:
