@@ -84,6 +84,11 @@ func TestE2ETmuxOneGPU(t *testing.T) {
 	if strings.Contains(x.screen, "NVLink") || strings.Contains(x.screen, "-ag-") {
 		t.Errorf("a one-GPU lab shows NVLink or a collective:\n%s", x.screen)
 	}
+	// The simulator's figures carry its error on held-out H200 runs of
+	// the same kind (h2d and d2h copies on one GPU).
+	x.waitFor("the simulator's held-out error beside its figures", 60*time.Second, func(s string) bool {
+		return strings.Contains(s, "model err") && strings.Contains(s, "held-out NVIDIA H200")
+	})
 	labDMA(t, x, exitFile)
 }
 
