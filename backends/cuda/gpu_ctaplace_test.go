@@ -27,6 +27,9 @@ type placeCase struct {
 	// that many CTAs, each asking for Smem bytes of dynamic shared memory
 	// (CopyKernelTracedCluster): how NCCL's kernels are launched on Hopper.
 	Cluster, Smem int
+	// Local copies between two device buffers of Bytes (HBM to HBM, as a
+	// collective's local traffic) instead of the host copy Copy names.
+	Local bool
 }
 
 // clusterCopier is the GPU layer's traced copy kernel launched in
@@ -92,21 +95,21 @@ func TestGPUCopyCTAPlacement(t *testing.T) {
 	h2d, d2h := scenarios.HostToDevice, scenarios.DeviceToHost
 	cases := []placeCase{
 		// the decomposed reloads' chunks (llama3-8b-act-reload-h2d-gemm-decomp4-1gpu at 8 and 4 chunks)
-		{512, 28672, 4096, scenarios.BF16, h2d, 4 << 20, 32, 60 * us, 0, 0},
-		{1024, 28672, 4096, scenarios.BF16, h2d, 8 << 20, 32, 100 * us, 0, 0},
-		{512, 28672, 4096, scenarios.BF16, h2d, 4 << 20, 8, 60 * us, 0, 0},
-		{512, 28672, 4096, scenarios.BF16, h2d, 4 << 20, 64, 60 * us, 0, 0},
-		{512, 28672, 4096, scenarios.BF16, h2d, 16 << 20, 32, 60 * us, 0, 0},
-		{512, 28672, 4096, scenarios.BF16, d2h, 4 << 20, 32, 60 * us, 0, 0},
+		{512, 28672, 4096, scenarios.BF16, h2d, 4 << 20, 32, 60 * us, 0, 0, false},
+		{1024, 28672, 4096, scenarios.BF16, h2d, 8 << 20, 32, 100 * us, 0, 0, false},
+		{512, 28672, 4096, scenarios.BF16, h2d, 4 << 20, 8, 60 * us, 0, 0, false},
+		{512, 28672, 4096, scenarios.BF16, h2d, 4 << 20, 64, 60 * us, 0, 0, false},
+		{512, 28672, 4096, scenarios.BF16, h2d, 16 << 20, 32, 60 * us, 0, 0, false},
+		{512, 28672, 4096, scenarios.BF16, d2h, 4 << 20, 32, 60 * us, 0, 0, false},
 		// a persistent GEMM of the same kernel as the 1024-row chunk
-		{4096, 4096, 4096, scenarios.BF16, h2d, 8 << 20, 32, 100 * us, 0, 0},
-		{4096, 4096, 4096, scenarios.BF16, h2d, 128 << 20, 32, 100 * us, 0, 0},
+		{4096, 4096, 4096, scenarios.BF16, h2d, 8 << 20, 32, 100 * us, 0, 0, false},
+		{4096, 4096, 4096, scenarios.BF16, h2d, 128 << 20, 32, 100 * us, 0, 0, false},
 		// the decode GEMM, 112 CTAs: 20 SMs free
-		{64, 28672, 8192, scenarios.BF16, h2d, 16 << 20, 16, 40 * us, 0, 0},
-		{64, 28672, 8192, scenarios.BF16, h2d, 16 << 20, 32, 40 * us, 0, 0},
-		{64, 28672, 8192, scenarios.BF16, h2d, 16 << 20, 64, 40 * us, 0, 0},
+		{64, 28672, 8192, scenarios.BF16, h2d, 16 << 20, 16, 40 * us, 0, 0, false},
+		{64, 28672, 8192, scenarios.BF16, h2d, 16 << 20, 32, 40 * us, 0, 0, false},
+		{64, 28672, 8192, scenarios.BF16, h2d, 16 << 20, 64, 40 * us, 0, 0, false},
 		// a long GEMM: the copy's CTAs against its tail only
-		{8192, 8192, 8192, scenarios.BF16, h2d, 16 << 20, 32, 300 * us, 0, 0},
+		{8192, 8192, 8192, scenarios.BF16, h2d, 16 << 20, 32, 300 * us, 0, 0, false},
 	}
 	if v := os.Getenv("C3LAB_CTAPLACE_CASES"); v != "" {
 		var err error
@@ -141,6 +144,9 @@ func (b *Backend) copyCTAPlacement(c placeCase, reps int) (placeRow, error) {
 	if c.Cluster > 0 {
 		name += fmt.Sprintf(" cluster %d smem %d", c.Cluster, c.Smem)
 	}
+	if c.Local {
+		name += " local"
+	}
 	row := placeRow{Case: name,
 		GEMM: sc.Compute.String(), Copy: sc.Comm.String(), CTAs: c.CTAs, Late: c.Late.Nanoseconds()}
 	if _, err := b.Run(context.Background(), backends.Experiment{Scenario: sc, Strategy: st, Reps: 1}, nil); err != nil {
@@ -173,11 +179,24 @@ func (b *Backend) copyCTAPlacement(c placeCase, reps int) (placeRow, error) {
 		if ev, err = g.Event(0); err != nil {
 			return
 		}
+		segs := hostCopySegs(p, 0)
+		if c.Local {
+			var src, dst bufID
+			if src, err = g.Alloc(0, c.Bytes); err != nil {
+				return
+			}
+			defer g.Free(src)
+			if dst, err = g.Alloc(0, c.Bytes); err != nil {
+				return
+			}
+			defer g.Free(dst)
+			segs = []copySeg{{dst: bufRef{dst, 0}, src: bufRef{src, 0}, bytes: c.Bytes}}
+		}
 		modes := []string{"gemm-alone", "copy-alone", "race", "late"}
 		for i := 0; i <= reps; i++ {
 			for m, mode := range modes {
 				var rep placeRep
-				if rep, err = b.placeRep(g, tc, p, pl, hb, tb, ev, m, c); err != nil {
+				if rep, err = b.placeRep(g, tc, p, pl, hb, tb, ev, m, c, segs); err != nil {
 					err = fmt.Errorf("%s: %w", mode, err)
 					return
 				}
@@ -193,7 +212,7 @@ func (b *Backend) copyCTAPlacement(c placeCase, reps int) (placeRow, error) {
 
 // placeRep runs one repetition of mode 0 (GEMM alone), 1 (copy alone), 2
 // (race) or 3 (late) and reads back the stamps and the copy's CTA record.
-func (b *Backend) placeRep(g procGPU, tc tracedCopier, p *prepared, pl plan, hb, tb bufID, ev eventID, mode int, c placeCase) (placeRep, error) {
+func (b *Backend) placeRep(g procGPU, tc tracedCopier, p *prepared, pl plan, hb, tb bufID, ev eventID, mode int, c placeCase, segs []copySeg) (placeRep, error) {
 	var rep placeRep
 	cs, ms := pl.computeStreams[0], pl.commStreams[0]
 	b.gateVal++
@@ -226,7 +245,7 @@ func (b *Backend) placeRep(g procGPU, tc tracedCopier, p *prepared, pl plan, hb,
 		}
 	}
 	if copyNow {
-		if err := launchTraced(b.g, tc, ms, hostCopySegs(p, 0), c, bufRef{tb, 0}); err != nil {
+		if err := launchTraced(b.g, tc, ms, segs, c, bufRef{tb, 0}); err != nil {
 			return rep, err
 		}
 	}
@@ -234,7 +253,7 @@ func (b *Backend) placeRep(g procGPU, tc tracedCopier, p *prepared, pl plan, hb,
 	if mode == 3 {
 		// The copy stream is not gated: what is enqueued now runs now.
 		time.Sleep(c.Late)
-		if err := launchTraced(b.g, tc, ms, hostCopySegs(p, 0), c, bufRef{tb, 0}); err != nil {
+		if err := launchTraced(b.g, tc, ms, segs, c, bufRef{tb, 0}); err != nil {
 			return rep, err
 		}
 	}
@@ -276,8 +295,8 @@ func parsePlaceCases(v string) ([]placeCase, error) {
 		if len(f) == 0 {
 			continue
 		}
-		if len(f) < 6 || len(f) > 8 {
-			return nil, fmt.Errorf("case %q: want MxNxK dtype copy bytes ctas late [cluster=N] [smem=BYTES]", item)
+		if len(f) < 6 || len(f) > 9 {
+			return nil, fmt.Errorf("case %q: want MxNxK dtype copy bytes ctas late [cluster=N] [smem=BYTES] [local]", item)
 		}
 		var c placeCase
 		if _, err := fmt.Sscanf(f[0], "%dx%dx%d", &c.M, &c.N, &c.K); err != nil {
@@ -302,6 +321,8 @@ func parsePlaceCases(v string) ([]placeCase, error) {
 				if c.Cluster, err = strconv.Atoi(v); err != nil || c.Cluster < 1 || c.CTAs%c.Cluster != 0 {
 					return nil, fmt.Errorf("case %q: cluster %q: want a whole number, at least 1, that divides the CTAs", item, v)
 				}
+			case "local":
+				c.Local = true
 			case "smem":
 				sb, err := scenarios.ParseByteSize(v)
 				if err != nil || sb > 227<<10 {
@@ -309,7 +330,7 @@ func parsePlaceCases(v string) ([]placeCase, error) {
 				}
 				c.Smem = int(sb)
 			default:
-				return nil, fmt.Errorf("case %q: %q: want cluster=N or smem=BYTES", item, kv)
+				return nil, fmt.Errorf("case %q: %q: want cluster=N, smem=BYTES or local", item, kv)
 			}
 		}
 		if c.Smem > 0 && c.Cluster == 0 {
@@ -325,13 +346,13 @@ func parsePlaceCases(v string) ([]placeCase, error) {
 
 // The case list parses as written and refuses what it cannot read.
 func TestParsePlaceCases(t *testing.T) {
-	got, err := parsePlaceCases("256x16384x6144 bf16 h2d 192MiB 16 40us; 64x28672x8192 bf16 d2h 16MiB 8 1ms; 64x28672x8192 bf16 h2d 16MiB 16 1ms cluster=4 smem=100KiB")
+	got, err := parsePlaceCases("256x16384x6144 bf16 h2d 192MiB 16 40us; 64x28672x8192 bf16 d2h 16MiB 8 1ms; 64x28672x8192 bf16 h2d 16MiB 16 1ms cluster=4 smem=100KiB local")
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := []placeCase{{256, 16384, 6144, scenarios.BF16, scenarios.HostToDevice, 192 << 20, 16, 40 * time.Microsecond, 0, 0},
-		{64, 28672, 8192, scenarios.BF16, scenarios.DeviceToHost, 16 << 20, 8, time.Millisecond, 0, 0},
-		{64, 28672, 8192, scenarios.BF16, scenarios.HostToDevice, 16 << 20, 16, time.Millisecond, 4, 100 << 10}}
+	want := []placeCase{{256, 16384, 6144, scenarios.BF16, scenarios.HostToDevice, 192 << 20, 16, 40 * time.Microsecond, 0, 0, false},
+		{64, 28672, 8192, scenarios.BF16, scenarios.DeviceToHost, 16 << 20, 8, time.Millisecond, 0, 0, false},
+		{64, 28672, 8192, scenarios.BF16, scenarios.HostToDevice, 16 << 20, 16, time.Millisecond, 4, 100 << 10, true}}
 	if len(got) != len(want) {
 		t.Fatalf("got %+v, want %+v", got, want)
 	}
