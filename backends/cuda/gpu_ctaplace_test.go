@@ -80,8 +80,8 @@ type tracedCopier interface {
 // TestGPUCopyCTAPlacement records where the block scheduler puts c3lab's
 // copy kernel's CTAs and how long each ran: alone on an idle GPU, ready at
 // the same moment as a GEMM (race: the moment a decomposed reload's copy
-// chunk i+1 and GEMM chunk i both become ready), and enqueued while the
-// GEMM runs (late). cuBLASLt's GEMM kernels hold 168 registers x 384
+// chunk i+1 and GEMM chunk i both become ready), enqueued while the
+// GEMM runs (late), and behind the GEMM on its stream (after). cuBLASLt's GEMM kernels hold 168 registers x 384
 // threads on each SM they use, so a 512-thread copy CTA cannot share an SM
 // with one: the SM ids and start times show whether the copy's CTAs wait
 // for the GEMM's, take SMs it leaves, or pack several to an SM.
@@ -192,7 +192,7 @@ func (b *Backend) copyCTAPlacement(c placeCase, reps int) (placeRow, error) {
 			defer g.Free(dst)
 			segs = []copySeg{{dst: bufRef{dst, 0}, src: bufRef{src, 0}, bytes: c.Bytes}}
 		}
-		modes := []string{"gemm-alone", "copy-alone", "race", "late"}
+		modes := []string{"gemm-alone", "copy-alone", "race", "late", "after"}
 		for i := 0; i <= reps; i++ {
 			for m, mode := range modes {
 				var rep placeRep
@@ -211,7 +211,8 @@ func (b *Backend) copyCTAPlacement(c placeCase, reps int) (placeRow, error) {
 }
 
 // placeRep runs one repetition of mode 0 (GEMM alone), 1 (copy alone), 2
-// (race) or 3 (late) and reads back the stamps and the copy's CTA record.
+// (race), 3 (late) or 4 (after: the copy on the GEMM's stream, starting
+// as it ends) and reads back the stamps and the copy's CTA record.
 func (b *Backend) placeRep(g procGPU, tc tracedCopier, p *prepared, pl plan, hb, tb bufID, ev eventID, mode int, c placeCase, segs []copySeg) (placeRep, error) {
 	var rep placeRep
 	cs, ms := pl.computeStreams[0], pl.commStreams[0]
@@ -246,6 +247,13 @@ func (b *Backend) placeRep(g procGPU, tc tracedCopier, p *prepared, pl plan, hb,
 	}
 	if copyNow {
 		if err := launchTraced(b.g, tc, ms, segs, c, bufRef{tb, 0}); err != nil {
+			return rep, err
+		}
+	}
+	if mode == 4 {
+		// On the GEMM's own stream: the copy starts as the GEMM ends,
+		// every SM free, its output perhaps still in L2.
+		if err := launchTraced(b.g, tc, cs, segs, c, bufRef{tb, 0}); err != nil {
 			return rep, err
 		}
 	}

@@ -100,9 +100,10 @@ func TestHostCopyDuplexByCTAs(t *testing.T) {
 // CTA's does: behind an nvjet GEMM of clusters of 2, one H200 let 7 of 48
 // small nvjet GEMMs of clusters of 2 end inside it
 // (results/2026-12-03-h200x1-s15, tail-runs.txt), and c3lab's copy
-// kernel in clusters of 4, one CTA to an SM, started a round before the
-// end of three such GEMMs (results/2026-12-04-h200x1-s24, call 1). Small
-// GEMMs of clusters of 2 and of 4 both end inside the big one.
+// kernel in clusters of 4 and 8, one CTA to an SM, started a round before
+// the end of two such GEMMs and filled the SMs their rounds free
+// (results/2026-12-04-h200x1-s24, call 5). Small GEMMs of clusters of 2
+// and of 4 both end inside the big one.
 func TestTailSMsWhateverTheClusters(t *testing.T) {
 	for _, kernel := range []string{"nvjet_sm90_tst_64x8_64x16_1x2_h_bz_TNT", "nvjet_sm90_tst_64x8_64x16_2x2_h_bz_TNT"} {
 		t.Run(kernel, func(t *testing.T) {
