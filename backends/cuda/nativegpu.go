@@ -818,26 +818,24 @@ func (g *nativeGPU) CopyKernel(s streamID, segs []copySeg, ctas int) error {
 // native.CopyTraceWords 8-byte words at trace + 24i (the SM it ran on, its
 // start and end in %globaltimer ns). For probes of the block scheduler.
 func (g *nativeGPU) CopyKernelTraced(s streamID, segs []copySeg, ctas int, trace bufRef) error {
-	args, err := g.copyArgs(segs, ctas)
-	if err != nil {
-		return err
-	}
-	tb := g.bufs[trace.b]
-	if need := int64(ctas) * native.CopyTraceWords * 8; trace.off < 0 || trace.off+need > tb.bytes {
-		return fmt.Errorf("copy kernel trace: %d bytes at %d of a %d-byte buffer", need, trace.off, tb.bytes)
-	}
-	st := g.streams[s]
-	if err := g.current(st.dev); err != nil {
-		return err
-	}
-	return g.l.drv.Launch(g.devs[st.dev].traced, uint32(ctas), native.CopyThreads, st.s, append(args[:], uint64(tb.p)+uint64(trace.off))...)
+	return g.copyKernelTraced(s, segs, ctas, 0, 0, trace)
 }
 
 // CopyKernelTracedCluster is CopyKernelTraced launched in thread-block
 // clusters of cluster CTAs, each CTA asking for shmem bytes of dynamic
-// shared memory it does not use (enough of it keeps one CTA to an SM, as
-// NCCL's kernels are): how the block scheduler places a clustered kernel.
+// shared memory it does not use: more than half an SM's (114 KiB on an
+// H200) keeps one CTA to an SM. How the block scheduler places a
+// clustered kernel.
 func (g *nativeGPU) CopyKernelTracedCluster(s streamID, segs []copySeg, ctas, cluster, shmem int, trace bufRef) error {
+	if cluster < 1 || shmem < 0 {
+		return fmt.Errorf("copy kernel: clusters of %d CTAs, %d bytes of shared memory", cluster, shmem)
+	}
+	return g.copyKernelTraced(s, segs, ctas, cluster, shmem, trace)
+}
+
+// copyKernelTraced launches the traced copy kernel: plainly for cluster
+// 0, else in clusters with shmem bytes of dynamic shared memory a CTA.
+func (g *nativeGPU) copyKernelTraced(s streamID, segs []copySeg, ctas, cluster, shmem int, trace bufRef) error {
 	args, err := g.copyArgs(segs, ctas)
 	if err != nil {
 		return err
@@ -846,15 +844,15 @@ func (g *nativeGPU) CopyKernelTracedCluster(s streamID, segs []copySeg, ctas, cl
 	if need := int64(ctas) * native.CopyTraceWords * 8; trace.off < 0 || trace.off+need > tb.bytes {
 		return fmt.Errorf("copy kernel trace: %d bytes at %d of a %d-byte buffer", need, trace.off, tb.bytes)
 	}
-	if cluster < 1 || shmem < 0 {
-		return fmt.Errorf("copy kernel: clusters of %d CTAs, %d bytes of shared memory", cluster, shmem)
-	}
 	st := g.streams[s]
 	if err := g.current(st.dev); err != nil {
 		return err
 	}
-	return g.l.drv.LaunchCluster(g.devs[st.dev].traced, uint32(ctas), native.CopyThreads, uint32(cluster), uint32(shmem), st.s,
-		append(args[:], uint64(tb.p)+uint64(trace.off))...)
+	all := append(args[:], uint64(tb.p)+uint64(trace.off))
+	if cluster == 0 {
+		return g.l.drv.Launch(g.devs[st.dev].traced, uint32(ctas), native.CopyThreads, st.s, all...)
+	}
+	return g.l.drv.LaunchCluster(g.devs[st.dev].traced, uint32(ctas), native.CopyThreads, uint32(cluster), uint32(shmem), st.s, all...)
 }
 
 // copyArgs checks a copy kernel's segments and returns its arguments:
