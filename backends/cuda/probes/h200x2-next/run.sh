@@ -12,7 +12,8 @@
 #   pc-*: all-to-alls of 16-320 MiB under CTA caps of 8 and 16 after a
 #         short GEMM: the per-CTA rate against message size.
 #   pr-*: a 112 MiB reduce-scatter launched after GEMMs of three shapes:
-#         how much of it overlaps their tails under plain C3.
+#         how much of it overlaps their tails under plain C3; then ncu's
+#         launch statistics of its NCCL kernel behind the first of them.
 # Every sweep runs twice; NCCL_NVLS_ENABLE stays 0 (no NVLink multicast).
 set -u
 export XDG_CACHE_HOME=/tmp/xdgcache NCCL_NVLS_ENABLE=0
@@ -32,6 +33,14 @@ for pass in 1 2; do
   sweep pc- baseline,ctas-8,ctas-16 $pass
   sweep pr- baseline,ctas-8,ctas-16,comm-first+prio $pass
 done
+# NCCL's reduce-scatter kernel as it runs behind a GEMM with a partial
+# last round (pr-rs112-g4096x8192x3584): ncu's launch statistics (threads,
+# registers, shared memory, CTAs per SM) and its start against the GEMM's,
+# for backends/sim/model.md, "A collective in a GEMM's last round".
+echo "ncu $(date -u +%H:%M:%S)" >> $OUT/stamps.txt
+timeout -s INT 120 ncu --clock-control none --kernel-name regex:'ncclDevKernel|nvjet' --launch-count 8 \
+  --section LaunchStats --section Occupancy --csv \
+  $B run --backend cuda --scenario $P/pr-rs112-g4096x8192x3584.yaml --reps 2 --precision off > $OUT/ncu-rs112.csv 2> $OUT/ncu-rs112.err
 echo "end $(date -u +%H:%M:%S)" >> $OUT/stamps.txt
 nvidia-smi --query-gpu=index,name,driver_version,serial,clocks.sm,clocks.max.sm,power.draw,temperature.gpu --format=csv > $OUT/smi-after.csv 2>&1
 cd $OUT && tar czf all.tgz * && ls | wc -l
