@@ -55,6 +55,10 @@ type ModelErrorReporter interface {
 	ModelError(sc scenarios.Scenario, idealSpeedup float64) *ModelError
 }
 
+// ScopeAll is a ModelError's scope when every held-out run gives its
+// figures.
+const ScopeAll = "all"
+
 // ModelError is a model backend's error on real runs it was not fitted
 // to (issue 17's held-out validation), picked for one run: T_c3's error
 // from the held-out runs of the same collective, F's from those of the
@@ -67,13 +71,13 @@ type ModelError struct {
 	// Device is the device the held-out runs were measured on.
 	Device string `json:"device"`
 	// Scope is whose runs give the T_c3 figures: a collective's name, or
-	// "all" (every held-out run).
+	// ScopeAll (every held-out run).
 	Scope     string  `json:"scope"`
 	Runs      int     `json:"runs"`
 	TC3Median float64 `json:"t_c3_median"`
 	TC3P90    float64 `json:"t_c3_p90"`
 	// FScope is whose runs give the F figures: a band of measured ideal
-	// speedup ("S_ideal 1.0 to 1.2"), or "all".
+	// speedup ("S_ideal 1.0 to 1.2"), or ScopeAll.
 	FScope  string  `json:"f_scope"`
 	FRuns   int     `json:"f_runs"`
 	FMedian float64 `json:"f_median"`

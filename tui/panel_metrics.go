@@ -218,6 +218,7 @@ func metricsLines(st Styles, r *profiler.Result, trail []trailPoint, w int) []st
 
 	if metricsTwoColumns(w) {
 		half := w / 2
+		c3Two := withNote(half - 10)
 		row := func(l1, v1, l2, v2 string) string {
 			return fit(lab(l1, 9)+v1, half) + lab(l2, 10) + v2
 		}
@@ -225,7 +226,7 @@ func metricsLines(st Styles, r *profiler.Result, trail []trailPoint, w int) []st
 		return []string{
 			row("T_comp", val(tComp)+modesMark(st, r, "T_comp", half-10-ansiWidth(tComp)), "ideal", val(sIdeal)),
 			row("T_comm", val(tComm)+modesMark(st, r, "T_comm", half-10-ansiWidth(tComm)), "realized", val(sReal)),
-			row("T_c3", withNote(half-10)+modesMark(st, r, "T_c3", half-10-ansiWidth(withNote(half-10))), "class", val(string(r.Class))),
+			row("T_c3", c3Two+modesMark(st, r, "T_c3", half-10-ansiWidth(c3Two)), "class", val(string(r.Class))),
 			lab("% of ideal", 11) + styledBar(st, fracStyle, gaugeFrac, gw) + " " + fracStyle.Render(fracText),
 			lab("% of bound", 11) + styledBar(st, boundStyle, boundFrac, max(w-11-ansiWidth(boundText)-1, 4)) + " " + boundStyle.Render(boundText),
 			lab("slowdown", 9) + val(compSlow) + st.Dim.Render(" compute · ") + val(commSlow) + st.Dim.Render(" comm"),
@@ -233,10 +234,11 @@ func metricsLines(st Styles, r *profiler.Result, trail []trailPoint, w int) []st
 			trailLine(st, trail, 9, w),
 		}
 	}
+	c3One := withNote(w - 12)
 	return []string{
 		lab("T_comp", 12) + val(tComp) + modesMark(st, r, "T_comp", w-12-ansiWidth(tComp)),
 		lab("T_comm", 12) + val(tComm) + modesMark(st, r, "T_comm", w-12-ansiWidth(tComm)),
-		lab("T_c3", 12) + withNote(w-12) + modesMark(st, r, "T_c3", w-12-ansiWidth(withNote(w-12))),
+		lab("T_c3", 12) + c3One + modesMark(st, r, "T_c3", w-12-ansiWidth(c3One)),
 		lab("ideal", 12) + val(sIdeal),
 		lab("realized", 12) + val(sReal),
 		lab("% of ideal", 12) + fracStyle.Render(fracText),

@@ -77,9 +77,9 @@ func (b SpeedupBandErrors) Name() string {
 	return "S_ideal " + f(b.From) + " to " + f(b.To)
 }
 
-// holds reports whether s, a defined ideal speedup (above 1, finite),
+// Holds reports whether s, a defined ideal speedup (above 1, finite),
 // is in the band.
-func (b SpeedupBandErrors) holds(s float64) bool {
+func (b SpeedupBandErrors) Holds(s float64) bool {
 	return s > 1 && !math.IsInf(s, 0) && s >= b.From && (b.To == 0 || s < b.To)
 }
 
@@ -87,9 +87,6 @@ func (b SpeedupBandErrors) holds(s float64) bool {
 // for its own figures to stand for a run; with fewer, all held-out runs'
 // figures do.
 const MinScopeRuns = 10
-
-// ScopeAll is a ModelError's scope when every held-out run gives it.
-const ScopeAll = "all"
 
 // check is the figures' sanity: counts of zero or more, errors finite
 // and not negative, p90 not below the median, bands in order.
@@ -148,15 +145,15 @@ func (h HeldOutError) check() error {
 // F's of its band's, each all runs' where fewer than MinScopeRuns are
 // alike. A graph of several collectives takes all runs' T_c3 figures.
 func (h HeldOutError) modelError(sc scenarios.Scenario, sIdeal float64) backends.ModelError {
-	out := backends.ModelError{Scope: ScopeAll, Runs: h.All.Runs, TC3Median: h.All.TC3Median, TC3P90: h.All.TC3P90,
-		FScope: ScopeAll, FRuns: h.All.FRuns, FMedian: h.All.FMedian, FP90: h.All.FP90}
+	out := backends.ModelError{Scope: backends.ScopeAll, Runs: h.All.Runs, TC3Median: h.All.TC3Median, TC3P90: h.All.TC3P90,
+		FScope: backends.ScopeAll, FRuns: h.All.FRuns, FMedian: h.All.FMedian, FP90: h.All.FP90}
 	if c := runCollective(sc); c != "" {
 		if f, ok := h.ByCollective[c]; ok && f.Runs >= MinScopeRuns {
 			out.Scope, out.Runs, out.TC3Median, out.TC3P90 = c, f.Runs, f.TC3Median, f.TC3P90
 		}
 	}
 	for _, b := range h.ByIdealSpeedup {
-		if b.holds(sIdeal) && b.Figures.FRuns >= MinScopeRuns {
+		if b.Holds(sIdeal) && b.Figures.FRuns >= MinScopeRuns {
 			out.FScope, out.FRuns, out.FMedian, out.FP90 = b.Name(), b.Figures.FRuns, b.Figures.FMedian, b.Figures.FP90
 		}
 	}

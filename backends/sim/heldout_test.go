@@ -43,13 +43,13 @@ func TestModelErrorPicksItsScope(t *testing.T) {
 	}{
 		{"its collective, its band", pair(scenarios.AllGather, 2), 1.1, "all-gather", "S_ideal 1.0 to 1.2", 0.01, 11, ""},
 		{"the top band has no upper edge", pair(scenarios.AllGather, 2), 7, "all-gather", "S_ideal 1.5 and up", 0.01, 3, ""},
-		{"too few of its collective", pair(scenarios.HostSwap, 1), 1.1, ScopeAll, "S_ideal 1.0 to 1.2", 0.02, 11, ""},
-		{"a collective none held out", pair(scenarios.AllToAll, 2), 1.6, ScopeAll, "S_ideal 1.5 and up", 0.02, 3, ""},
-		{"too few of its band", pair(scenarios.AllGather, 2), 1.3, "all-gather", ScopeAll, 0.01, 4, ""},
-		{"undefined ideal speedup", pair(scenarios.AllGather, 2), 1, "all-gather", ScopeAll, 0.01, 4, ""},
+		{"too few of its collective", pair(scenarios.HostSwap, 1), 1.1, backends.ScopeAll, "S_ideal 1.0 to 1.2", 0.02, 11, ""},
+		{"a collective none held out", pair(scenarios.AllToAll, 2), 1.6, backends.ScopeAll, "S_ideal 1.5 and up", 0.02, 3, ""},
+		{"too few of its band", pair(scenarios.AllGather, 2), 1.3, "all-gather", backends.ScopeAll, 0.01, 4, ""},
+		{"undefined ideal speedup", pair(scenarios.AllGather, 2), 1, "all-gather", backends.ScopeAll, 0.01, 4, ""},
 		{"eight GPUs", pair(scenarios.AllGather, 8), 1.1, "all-gather", "S_ideal 1.0 to 1.2", 0.01, 11, "no held-out run used 8 GPUs (they used 1, 2)"},
 		{"a graph of one collective", graph(scenarios.OpKind(scenarios.AllGather), scenarios.OpKind(scenarios.AllGather)), 1.6, "all-gather", "S_ideal 1.5 and up", 0.01, 3, ""},
-		{"a graph of two", graph(scenarios.OpKind(scenarios.AllGather), scenarios.OpKind(scenarios.ReduceScatter)), 1.6, ScopeAll, "S_ideal 1.5 and up", 0.02, 3, ""},
+		{"a graph of two", graph(scenarios.OpKind(scenarios.AllGather), scenarios.OpKind(scenarios.ReduceScatter)), 1.6, backends.ScopeAll, "S_ideal 1.5 and up", 0.02, 3, ""},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			b := NewFromFile(ProfileFile{Profile: H200(), Fit: &FitRecord{HeldOutError: h}, label: "test.yaml"})

@@ -15,15 +15,11 @@ import (
 // at p90) on the 122 held-out runs with S_ideal 1.5 and up (c3lab
 // validate)".
 func ModelErrorNote(me backends.ModelError) string {
-	kind := me.Device
-	if me.Scope != "" && me.Scope != "all" {
-		kind += " " + me.Scope
-	}
 	s := fmt.Sprintf("the simulator (%s) was off by %s in T_c3 at the median and %s at p90 on %d %s runs it was not fitted to",
-		me.Profile, Percent(me.TC3Median), Percent(me.TC3P90), me.Runs, kind)
+		me.Profile, Percent(me.TC3Median), Percent(me.TC3P90), me.Runs, runKind(me))
 	if me.FRuns > 0 {
 		s += fmt.Sprintf(", and by %s points in F (%s at p90) on the %d held-out runs", numfmt.Fixed(me.FMedian, 1), numfmt.Fixed(me.FP90, 1), me.FRuns)
-		if me.FScope != "" && me.FScope != "all" {
+		if scoped(me.FScope) {
 			s += " with " + me.FScope
 		}
 	}
@@ -53,14 +49,10 @@ func ModelErrorF(me backends.ModelError) string {
 // on 52 held-out NVIDIA H200 all-gather runs, F's on 44 with S_ideal 1.2
 // to 1.5 (h200-fit)".
 func ModelErrorScope(me backends.ModelError) string {
-	kind := me.Device
-	if me.Scope != "" && me.Scope != "all" {
-		kind += " " + me.Scope
-	}
-	s := fmt.Sprintf("T_c3's on %d held-out %s runs", me.Runs, kind)
+	s := fmt.Sprintf("T_c3's on %d held-out %s runs", me.Runs, runKind(me))
 	switch {
 	case me.FRuns == 0:
-	case me.FScope == "" || me.FScope == "all":
+	case !scoped(me.FScope):
 		s += fmt.Sprintf(", F's on %d", me.FRuns)
 	default:
 		s += fmt.Sprintf(", F's on %d with %s", me.FRuns, me.FScope)
@@ -71,3 +63,17 @@ func ModelErrorScope(me backends.ModelError) string {
 	}
 	return s
 }
+
+// runKind is the kind of held-out run T_c3's figures come from: the
+// device, and the collective when they are its runs ("NVIDIA H200
+// reduce-scatter").
+func runKind(me backends.ModelError) string {
+	if scoped(me.Scope) {
+		return me.Device + " " + me.Scope
+	}
+	return me.Device
+}
+
+// scoped reports whether a ModelError scope names a subset of the
+// held-out runs rather than all of them.
+func scoped(scope string) bool { return scope != "" && scope != backends.ScopeAll }

@@ -83,11 +83,8 @@ func workloadOf(r Run) string {
 // at least five times the other, where 1 % of T_c3 is 5 points of F or
 // more), 1.2 to 1.5, and 1.5 or more; empty when it is undefined.
 func IdealBand(sIdeal float64) string {
-	if !(sIdeal > 1) || math.IsInf(sIdeal, 0) {
-		return ""
-	}
 	for _, b := range idealBands() {
-		if sIdeal >= b.From && (b.To == 0 || sIdeal < b.To) {
+		if b.Holds(sIdeal) {
 			return b.Name()
 		}
 	}
