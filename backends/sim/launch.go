@@ -50,6 +50,12 @@ type GEMMLaunch struct {
 	SplitK int `json:"split_k"`
 	// Kernel is the kernel's name as the profiler reports it, when known.
 	Kernel string `json:"kernel,omitempty"`
+	// SharedBytes is the shared memory one CTA of the main kernel holds
+	// (ncu's launch__shared_mem_per_block, the driver's reserved 1 KiB
+	// included), when measured; 0 when not known. It decides the
+	// shared-memory carveout the kernel leaves its SMs at
+	// (Profile.HostCopyInheritedAbove).
+	SharedBytes int `json:"shared_bytes,omitempty"`
 	// Source says where the entry comes from: LaunchMeasured (a kernel
 	// profiler's launch statistics on the device), LaunchModel (the
 	// simulator's tile rule, written into the table until a measurement
@@ -89,6 +95,10 @@ type launchFile struct {
 // maxLaunchDim bounds a table's dimensions and counts, so that a corrupt
 // file cannot overflow the tile arithmetic.
 const maxLaunchDim = 1 << 24
+
+// maxSharedBytes bounds a launch's shared memory per CTA: 256 KiB, above
+// any SM's (an H200's CTA may hold 227 KiB, 228 with the driver's 1 KiB).
+const maxSharedBytes = 256 << 10
 
 // ParseGEMMLaunches reads a launch table (the JSON of
 // gemm_launches_h200.json) and checks every entry: positive shapes and
@@ -147,6 +157,9 @@ func (l GEMMLaunch) validate() error {
 	}
 	if l.Persistent && l.GridCTAs > l.SMTarget*l.CTAsPerSM {
 		return fmt.Errorf("persistent with %d CTAs, more than the %d resident slots of %d SMs", l.GridCTAs, l.SMTarget*l.CTAsPerSM, l.SMTarget)
+	}
+	if l.SharedBytes < 0 || l.SharedBytes > maxSharedBytes {
+		return fmt.Errorf("shared_bytes is %d; want 0 (not known) to %d", l.SharedBytes, maxSharedBytes)
 	}
 	if l.Source != LaunchMeasured && l.Source != LaunchModel {
 		return fmt.Errorf("source %q; want %q or %q", l.Source, LaunchMeasured, LaunchModel)
@@ -319,10 +332,11 @@ type ncuLaunches struct {
 
 // ncuKernel is one kernel's launch statistics.
 type ncuKernel struct {
-	Kernel    string `json:"kernel"`
-	Grid      int    `json:"grid"`
-	Block     int    `json:"block"`
-	CTAsPerSM int    `json:"ctas_per_sm"`
+	Kernel      string `json:"kernel"`
+	Grid        int    `json:"grid"`
+	Block       int    `json:"block"`
+	CTAsPerSM   int    `json:"ctas_per_sm"`
+	SharedBytes int    `json:"shared_bytes"`
 }
 
 // launchesFromNCU turns the measurement file into launch table entries
@@ -344,7 +358,8 @@ func launchesFromNCU(data []byte) ([]GEMMLaunch, error) {
 		l := GEMMLaunch{
 			M: s.M, N: s.N, K: s.K, DType: s.DType, SMTarget: s.SMTarget,
 			GridCTAs: s.Main.Grid, ThreadsPerCTA: s.Main.Block, CTAsPerSM: s.Main.CTAsPerSM,
-			Persistent: s.Persistent, SplitK: 1, Kernel: s.Main.Kernel, Source: LaunchMeasured,
+			Persistent: s.Persistent, SplitK: 1, Kernel: s.Main.Kernel, SharedBytes: s.Main.SharedBytes,
+			Source: LaunchMeasured,
 		}
 		if l.SMTarget == 0 {
 			l.SMTarget = f.SMs

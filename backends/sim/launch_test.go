@@ -134,6 +134,8 @@ func TestParseGEMMLaunchesRefuses(t *testing.T) {
 		{"too many threads", wrap(strings.Replace(good, `"threads_per_cta":384`, `"threads_per_cta":2048`, 1)), "1024"},
 		{"persistent grid too large", wrap(strings.Replace(good, `"grid_ctas":132`, `"grid_ctas":512`, 1)), "resident slots"},
 		{"rule in a file", wrap(strings.Replace(good, `"measured"`, `"rule"`, 1)), "source"},
+		{"negative shared memory", wrap(strings.Replace(good, `"split_k":1`, `"split_k":1,"shared_bytes":-1`, 1)), "shared_bytes"},
+		{"shared memory no SM has", wrap(strings.Replace(good, `"split_k":1`, `"split_k":1,"shared_bytes":300000`, 1)), "shared_bytes"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			_, err := ParseGEMMLaunches([]byte(tc.data))
@@ -265,7 +267,7 @@ func TestMergeLaunches(t *testing.T) {
 func TestLaunchesFromNCU(t *testing.T) {
 	data := []byte(`{"sms":132,"shapes":[
  {"m":16,"n":18432,"k":16384,"dtype":"bf16","sm_target":0,"persistent":true,
-  "main":{"kernel":"nvjet_sm90_tst_16x192_64x8_1x2_h_bz_splitK_TNN","grid":132,"block":384,"ctas_per_sm":1},
+  "main":{"kernel":"nvjet_sm90_tst_16x192_64x8_1x2_h_bz_splitK_TNN","grid":132,"block":384,"ctas_per_sm":1,"shared_bytes":222532},
   "reduce":{"kernel":"splitKreduce","grid":576,"block":512,"ctas_per_sm":4}},
  {"m":2,"n":49152,"k":12288,"dtype":"fp16","sm_target":100,"persistent":false,
   "main":{"kernel":"void cutlass::Kernel2<cutlass_80_tensorop_f16_s16816gemm_f16_64x256_64x4_tn_align2>(T1::Params)","grid":384,"block":128,"ctas_per_sm":1}}]}`)
@@ -275,14 +277,15 @@ func TestLaunchesFromNCU(t *testing.T) {
 	}
 	want := []GEMMLaunch{
 		{M: 16, N: 18432, K: 16384, DType: scenarios.BF16, SMTarget: 132, GridCTAs: 132, ThreadsPerCTA: 384, CTAsPerSM: 1, Persistent: true,
-			TileM: 16, TileN: 192, SplitK: 2, Kernel: "nvjet_sm90_tst_16x192_64x8_1x2_h_bz_splitK_TNN", Source: LaunchMeasured},
+			TileM: 16, TileN: 192, SplitK: 2, Kernel: "nvjet_sm90_tst_16x192_64x8_1x2_h_bz_splitK_TNN", SharedBytes: 222532, Source: LaunchMeasured},
 		{M: 2, N: 49152, K: 12288, DType: scenarios.FP16, SMTarget: 100, GridCTAs: 384, ThreadsPerCTA: 128, CTAsPerSM: 1,
 			TileM: 64, TileN: 256, SplitK: 1, Kernel: "void cutlass::Kernel2<cutlass_80_tensorop_f16_s16816gemm_f16_64x256_64x4_tn_align2>(T1::Params)", Source: LaunchMeasured},
 	}
 	if !slices.Equal(l, want) {
 		t.Errorf("got %+v\nwant %+v", l, want)
 	}
-	for _, bad := range []string{`[`, `{"sms":0,"shapes":[]}`, `{"sms":132,"shapes":[{"m":0}]}`} {
+	for _, bad := range []string{`[`, `{"sms":0,"shapes":[]}`, `{"sms":132,"shapes":[{"m":0}]}`,
+		`{"sms":132,"shapes":[{"m":1,"n":1,"k":1,"dtype":"bf16","persistent":true,"main":{"kernel":"k","grid":1,"block":1,"ctas_per_sm":1,"shared_bytes":300000}}]}`} {
 		if _, err := launchesFromNCU([]byte(bad)); err == nil {
 			t.Errorf("%s: no error", bad)
 		}

@@ -180,7 +180,7 @@ func computeJob(p Profile, c scenarios.ComputeOp, st scenarios.Strategy, dom []i
 		}
 		j.l2Sensitive = g.traffic > g.ideal
 		j.hbmIdeal = g.ideal / tiles * perUnit
-		j.carveout = carveoutGEMM
+		j.carveout = gemmCarveout(p, l)
 		return j, flopsPerUnit, nil
 	case scenarios.Stream:
 		// An elementwise kernel of many short CTAs (streamWaves waves on the
@@ -312,8 +312,20 @@ func tiledGEMMJob(p Profile, c scenarios.ComputeOp, st scenarios.Strategy, l GEM
 	}
 	j.l2Sensitive = g.traffic > g.ideal
 	j.hbmIdeal = g.ideal / slots
-	j.carveout = carveoutGEMM
+	j.carveout = gemmCarveout(p, l)
 	return j, c.FLOPs() / slots, nil
+}
+
+// gemmCarveout is what launch l's kernel leaves its SMs configured for:
+// the GEMM carveout that slows the copy kernel's CTAs behind it, when its
+// CTA's shared memory is above Profile.HostCopyInheritedAbove or not
+// known; otherwise a configuration with room for the copy's loads in
+// flight, as any other kernel's (carveoutReset).
+func gemmCarveout(p Profile, l GEMMLaunch) carveoutUse {
+	if p.HostCopyInheritedAbove > 0 && l.SharedBytes > 0 && l.SharedBytes <= p.HostCopyInheritedAbove {
+		return carveoutReset
+	}
+	return carveoutGEMM
 }
 
 // restClusterScale is the tensor-rate scale of launch l's clusters on the
@@ -745,10 +757,13 @@ func hostCopyJob(p Profile, sc scenarios.Scenario, st scenarios.Strategy, dom []
 	// It uses no shared memory: behind a GEMM its CTAs run under the
 	// GEMM's carveout, which leaves little L1 for loads in flight. That
 	// slows its reads from host memory (Profile.HostCopyInheritedCTABandwidth,
-	// measured for h2d); a d2h copy, which reads HBM, ran at its isolated
-	// speed behind the same GEMMs, and a swap is not measured.
+	// measured for h2d), and a swap's as a whole: 8 CTAs raced with a
+	// 2048x8192x8192 GEMM moved 128 MiB each way at 30 GB/s in all, about
+	// what an 8-CTA h2d copy raced there moved one way (31;
+	// results/2026-12-04-h200x1-s25, call 3). A d2h copy, which reads HBM,
+	// ran at its isolated speed behind the same GEMMs.
 	j.carveout = carveoutKeep
-	if toHost == 0 {
+	if fromHost > 0 {
 		j.inheritedRate = p.HostCopyInheritedCTABandwidth / perCTA
 	}
 	// The kernel's own caps: each direction, and both together.

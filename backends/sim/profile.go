@@ -383,7 +383,10 @@ type Profile struct {
 	// host copy by default (backends/cuda.DefaultHostCopyCTAs), and
 	// HostCopyCTABandwidth what one of them moves over PCIe through
 	// device-mapped host memory. Measured: 4 CTAs already reach the
-	// kernel's whole bandwidth, so at least 12.8 GB/s each (the value used).
+	// kernel's whole bandwidth, so at least 12.8 GB/s each; 8 CTAs packed
+	// on 3 SMs behind a GEMM that left them enough L1 moved 49 GB/s, so one
+	// SM's reads reach at least 16.3 (results/2026-12-04-h200x1-s25, call
+	// 4; the value used: 16.4).
 	HostCopyCTAs         int
 	HostCopyCTABandwidth float64
 	// HostCopyCTAsPerSM is how many of c3lab's copy kernel's CTAs one SM
@@ -416,6 +419,19 @@ type Profile struct {
 	// holds per group of CTAs that started together mostly on such SMs.
 	// 0 keeps HostCopyCTABandwidth everywhere.
 	HostCopyInheritedCTABandwidth float64
+	// HostCopyInheritedAbove is the shared memory per CTA
+	// (GEMMLaunch.SharedBytes) above which a GEMM's kernel leaves its SMs
+	// configured so that the copy kernel's CTAs move only
+	// HostCopyInheritedCTABandwidth: the kernels that need the largest
+	// carveout. On one H200 an 8-CTA h2d copy of 128 MiB, ready with each
+	// of eleven GEMMs, started on 3 SMs of the GEMM's last round and took
+	// 3.77-4.03 ms behind the nine whose kernels hold 201,916-222,532 B
+	// (228 KiB carveout), 2.71-2.75 ms behind the two (nvjet 320x128_64x3,
+	// 189,660 B: 196 KiB carveout) whose kernels leave more L1, and 2.62
+	// ms alone (results/2026-12-04-h200x1-s25, call 4). A launch whose
+	// shared memory is not known (the tile rule's) counts as above, as
+	// most measured kernels are. 0: every GEMM's.
+	HostCopyInheritedAbove int
 	// HostCopyKernelBandwidth caps the copy kernel in each direction and
 	// HostCopyKernelDuplexBandwidth both together: its loads and stores
 	// over PCIe reach less than the copy engines. Measured: 51.2 GB/s to
@@ -923,9 +939,10 @@ func H200() Profile {
 		PCIeLinkBandwidth:             f.PCIeLinkBandwidth,
 		HostCopySetup:                 15e-6,
 		HostCopyCTAs:                  32,
-		HostCopyCTABandwidth:          12.8e9,
+		HostCopyCTABandwidth:          16.4e9,
 		HostCopyCTAsPerSM:             3,
 		HostCopyInheritedCTABandwidth: 4.5e9,
+		HostCopyInheritedAbove:        196 << 10,
 		HostCopyKernelBandwidth:       51.8e9,
 		HostCopyKernelDuplexBandwidth: 63.9e9,
 		HostCopyKernelDuplexByCTAs:    []CTACountBandwidth{{4, 48.2e9}, {16, 60.2e9}, {32, 63.9e9}, {64, 73.8e9}},

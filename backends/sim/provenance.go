@@ -160,6 +160,7 @@ func H200Provenance() map[string]Provenance {
 		"HostCopyCTAs":                  {Source: SourceMeasured, Range: r(1, 4096)},
 		"HostCopyCTAsPerSM":             {Source: SourceMeasured, Range: r(0, 32), Note: "copy CTAs an SM holds once the copy waits for SMs; SM ids of every CTA on one H200 (results/2026-12-04-h200x1-s22)"},
 		"HostCopyCTABandwidth":          {Source: SourceMeasured, Range: r(1e8, 1e12)},
+		"HostCopyInheritedAbove":        {Source: SourceMeasured, Range: r(0, 256<<10), Note: "GEMM kernels' shared memory per CTA above which the copy kernel's CTAs behind them slow down: the largest carveout (results/2026-12-04-h200x1-s25, call 4)"},
 		"HostCopyInheritedCTABandwidth": {Source: SourceMeasured, Range: r(0, 1e12), Note: "the copy kernel's CTAs behind a GEMM, under its shared-memory carveout (results/2026-12-02-h200x1-s11)"},
 		"HostCopyKernelBandwidth":       {Source: SourceMeasured, Range: r(1e8, 1e12)},
 		"HostCopyKernelDuplexBandwidth": {Source: SourceMeasured, Range: r(1e8, 1e12)},
