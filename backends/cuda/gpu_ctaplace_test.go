@@ -22,7 +22,7 @@ type placeCase struct {
 	Copy    scenarios.Collective
 	Bytes   int64
 	CTAs    int
-	Late    time.Duration // host sleep before the late copy is enqueued
+	Late    time.Duration // host wait (spinFor) before the late copy is enqueued
 	// Cluster, when above 0, launches the copy in thread-block clusters of
 	// that many CTAs, each asking for Smem bytes of dynamic shared memory
 	// (CopyKernelTracedCluster): how NCCL's kernels are launched on Hopper.
@@ -260,7 +260,7 @@ func (b *Backend) placeRep(g procGPU, tc tracedCopier, p *prepared, pl plan, hb,
 	g.OpenGate(v)
 	if mode == 3 {
 		// The copy stream is not gated: what is enqueued now runs now.
-		time.Sleep(c.Late)
+		spinFor(c.Late)
 		if err := launchTraced(b.g, tc, ms, segs, c, bufRef{tb, 0}); err != nil {
 			return rep, err
 		}
@@ -292,6 +292,15 @@ func (b *Backend) placeRep(g procGPU, tc tracedCopier, p *prepared, pl plan, hb,
 		rep.CTAs = append(rep.CTAs, [3]int64{w(0), start - t0, end - t0})
 	}
 	return rep, nil
+}
+
+// spinFor waits d on the host by polling the clock: time.Sleep on the
+// GPU nodes' virtual machines overslept a 100 µs wait to 0.8-1.3 ms
+// (results/2026-12-04-h200x1-s25, call 3: every "late" copy started after
+// the GEMM it was meant to land inside).
+func spinFor(d time.Duration) {
+	for end := time.Now().Add(d); time.Now().Before(end); {
+	}
 }
 
 // parsePlaceCases reads cases separated by ';', each "MxNxK dtype copy
