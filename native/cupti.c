@@ -14,6 +14,9 @@
 
 #define KIND_MEMCPY 1        // CUPTI_ACTIVITY_KIND_MEMCPY
 #define KIND_MEMCPY_P2P 22   // CUPTI_ACTIVITY_KIND_MEMCPY2: peer-to-peer copies
+#define KIND_KERNEL 3        // CUPTI_ACTIVITY_KIND_KERNEL (serialized; c3lab enables the next)
+#define KIND_CONCURRENT_KERNEL 10
+#define QUEUE_KERNELS (1 << 13)
 #define CUPTI_SUCCESS 0
 #define CUPTI_MAX_RECORDS 2  // CUPTI_ERROR_MAX_LIMIT_REACHED: end of buffer
 #define BUFFER_BYTES (1 << 20)
@@ -33,6 +36,9 @@ static struct {
 	pthread_mutex_t mu;
 	c3_copy_record queue[QUEUE_RECORDS];
 	int head, count;
+	c3_kernel_record kernels[QUEUE_KERNELS];
+	int khead, kcount;
+	int copies_on, kernels_on;
 	uint64_t dropped;
 } cupti = {.mu = PTHREAD_MUTEX_INITIALIZER};
 
@@ -69,9 +75,83 @@ _Static_assert(offsetof(memcpy_prefix, correlationId) == 44, "memcpy record: cor
 
 #define FIELD(r, f) ((r) + offsetof(memcpy_prefix, f))
 
+// The prefix every CUpti_ActivityKernel version from 4 (CUDA 9) through
+// the CUDA 13 ones shares (ABI-NOTES 5.1): kind, cache and shared-memory
+// configuration bytes, registers per thread, two partitioned-cache enums,
+// start, end, completed, device, context and stream ids, grid and block
+// dimensions, static and dynamic shared memory, local memory per thread
+// and in all, correlation id, grid id and the name's pointer. Read byte
+// by byte at these offsets, as the memcpy records are.
+typedef struct {
+	uint32_t kind;
+	uint8_t cacheConfig, sharedMemoryConfig;
+	uint16_t registersPerThread;
+	uint32_t partitionedRequested, partitionedExecuted;
+	uint64_t start, end, completed;
+	uint32_t deviceId, contextId, streamId;
+	int32_t grid[3], block[3];
+	int32_t staticSharedMemory, dynamicSharedMemory;
+	uint32_t localMemoryPerThread, localMemoryTotal, correlationId;
+	int64_t gridId;
+	const char *name;
+} kernel_prefix;
+_Static_assert(offsetof(kernel_prefix, registersPerThread) == 6, "kernel record: registersPerThread at 6 (ABI-NOTES 5.1)");
+_Static_assert(offsetof(kernel_prefix, start) == 16, "kernel record: start at 16 (ABI-NOTES 5.1)");
+_Static_assert(offsetof(kernel_prefix, end) == 24, "kernel record: end at 24 (ABI-NOTES 5.1)");
+_Static_assert(offsetof(kernel_prefix, deviceId) == 40, "kernel record: deviceId at 40 (ABI-NOTES 5.1)");
+_Static_assert(offsetof(kernel_prefix, streamId) == 48, "kernel record: streamId at 48 (ABI-NOTES 5.1)");
+_Static_assert(offsetof(kernel_prefix, grid) == 52, "kernel record: gridX at 52 (ABI-NOTES 5.1)");
+_Static_assert(offsetof(kernel_prefix, block) == 64, "kernel record: blockX at 64 (ABI-NOTES 5.1)");
+_Static_assert(offsetof(kernel_prefix, staticSharedMemory) == 76, "kernel record: staticSharedMemory at 76 (ABI-NOTES 5.1)");
+_Static_assert(offsetof(kernel_prefix, dynamicSharedMemory) == 80, "kernel record: dynamicSharedMemory at 80 (ABI-NOTES 5.1)");
+_Static_assert(offsetof(kernel_prefix, gridId) == 96, "kernel record: gridId at 96 (ABI-NOTES 5.1)");
+_Static_assert(offsetof(kernel_prefix, name) == 104, "kernel record: name at 104 (ABI-NOTES 5.1)");
+
+#define KFIELD(r, f) ((r) + offsetof(kernel_prefix, f))
+
+int c3_cupti_parse_kernel(const uint8_t *r, c3_kernel_record *k) {
+	uint32_t kind;
+	memcpy(&kind, KFIELD(r, kind), 4);
+	if (kind != KIND_CONCURRENT_KERNEL && kind != KIND_KERNEL) return -1;
+	memset(k, 0, sizeof *k);
+	memcpy(&k->registers, KFIELD(r, registersPerThread), 2);
+	memcpy(&k->start, KFIELD(r, start), 8);
+	memcpy(&k->end, KFIELD(r, end), 8);
+	memcpy(&k->device, KFIELD(r, deviceId), 4);
+	memcpy(&k->stream, KFIELD(r, streamId), 4);
+	memcpy(k->grid, KFIELD(r, grid), 12);
+	memcpy(k->block, KFIELD(r, block), 12);
+	memcpy(&k->static_shared, KFIELD(r, staticSharedMemory), 4);
+	memcpy(&k->dynamic_shared, KFIELD(r, dynamicSharedMemory), 4);
+	const char *name = NULL;
+	memcpy(&name, KFIELD(r, name), sizeof name);
+	if (name) {
+		strncpy(k->name, name, C3_KERNEL_NAME_BYTES - 1);
+		k->name[C3_KERNEL_NAME_BYTES - 1] = 0;
+	}
+	return 0;
+}
+
+static void take_kernel(const uint8_t *r) {
+	c3_kernel_record k;
+	if (c3_cupti_parse_kernel(r, &k) != 0) return;
+	pthread_mutex_lock(&cupti.mu);
+	if (cupti.kcount == QUEUE_KERNELS) {
+		cupti.dropped++;
+	} else {
+		cupti.kernels[(cupti.khead + cupti.kcount) % QUEUE_KERNELS] = k;
+		cupti.kcount++;
+	}
+	pthread_mutex_unlock(&cupti.mu);
+}
+
 static void take_record(const uint8_t *r) {
 	uint32_t kind;
 	memcpy(&kind, FIELD(r, kind), 4);
+	if (kind == KIND_CONCURRENT_KERNEL || kind == KIND_KERNEL) {
+		take_kernel(r);
+		return;
+	}
 	if (kind != KIND_MEMCPY && kind != KIND_MEMCPY_P2P) return;
 	c3_copy_record c;
 	c.copy_kind = *FIELD(r, copyKind);
@@ -111,6 +191,8 @@ static void unload(void) {
 	cupti.flush_all = NULL;
 	cupti.next_record = NULL;
 	cupti.timestamp = NULL;
+	cupti.copies_on = 0;
+	cupti.kernels_on = 0;
 }
 
 // load opens libcupti and loads its symbols; on failure SYM has closed it.
@@ -125,22 +207,37 @@ static int load(char *err, size_t errlen) {
 	return 0;
 }
 
+// enable_copies turns on both memcpy kinds, or neither.
+static int enable_copies(void) {
+	int rc = cupti.enable(KIND_MEMCPY);
+	if (rc == CUPTI_SUCCESS) {
+		rc = cupti.enable(KIND_MEMCPY_P2P);
+		if (rc != CUPTI_SUCCESS) cupti.disable(KIND_MEMCPY);
+	}
+	if (rc == CUPTI_SUCCESS) cupti.copies_on = 1;
+	return rc;
+}
+
+// A start after a stop (the library stays loaded for the process) turns
+// the memcpy records on again; the first loads the library.
 int c3_cupti_start(char *err, size_t errlen) {
-	if (cupti.handle) return 0;
+	if (cupti.handle) {
+		int rc = cupti.copies_on ? CUPTI_SUCCESS : enable_copies();
+		if (rc != CUPTI_SUCCESS) {
+			snprintf(err, errlen, "CUPTI error %d enabling memory-copy records again", rc);
+			return -1;
+		}
+		return 0;
+	}
 	unload(); // no pointer of an earlier, failed start survives
 	if (load(err, errlen) != 0) {
 		unload();
 		return -1;
 	}
 	int rc = cupti.register_callbacks(on_requested, on_completed);
-	if (rc == CUPTI_SUCCESS) {
-		rc = cupti.enable(KIND_MEMCPY);
-		if (rc == CUPTI_SUCCESS) {
-			rc = cupti.enable(KIND_MEMCPY_P2P);
-			// Nothing may keep recording into a library about to close.
-			if (rc != CUPTI_SUCCESS) cupti.disable(KIND_MEMCPY);
-		}
-	}
+	// Nothing may keep recording into a library about to close: enable_copies
+	// leaves neither kind on when it fails.
+	if (rc == CUPTI_SUCCESS) rc = enable_copies();
 	if (rc != CUPTI_SUCCESS) {
 		snprintf(err, errlen, "CUPTI error %d enabling memory-copy records", rc);
 		unload();
@@ -180,6 +277,31 @@ int c3_cupti_take(c3_copy_record *out, int max) {
 	return n;
 }
 
+int c3_cupti_enable_kernels(char *err, size_t errlen) {
+	if (!cupti.handle) {
+		snprintf(err, errlen, "CUPTI is not started");
+		return -1;
+	}
+	if (cupti.kernels_on) return 0;
+	int rc = cupti.enable(KIND_CONCURRENT_KERNEL);
+	if (rc != CUPTI_SUCCESS) {
+		snprintf(err, errlen, "CUPTI error %d enabling kernel records", rc);
+		return -1;
+	}
+	cupti.kernels_on = 1;
+	return 0;
+}
+
+int c3_cupti_take_kernels(c3_kernel_record *out, int max) {
+	pthread_mutex_lock(&cupti.mu);
+	int n = cupti.kcount < max ? cupti.kcount : max;
+	for (int i = 0; i < n; i++) out[i] = cupti.kernels[(cupti.khead + i) % QUEUE_KERNELS];
+	cupti.khead = (cupti.khead + n) % QUEUE_KERNELS;
+	cupti.kcount -= n;
+	pthread_mutex_unlock(&cupti.mu);
+	return n;
+}
+
 uint64_t c3_cupti_dropped(void) {
 	pthread_mutex_lock(&cupti.mu);
 	uint64_t d = cupti.dropped;
@@ -195,8 +317,12 @@ uint64_t c3_cupti_now(void) {
 
 void c3_cupti_stop(void) {
 	if (!cupti.handle) return;
-	cupti.disable(KIND_MEMCPY);
-	cupti.disable(KIND_MEMCPY_P2P);
+	if (cupti.copies_on) {
+		cupti.disable(KIND_MEMCPY);
+		cupti.disable(KIND_MEMCPY_P2P);
+	}
+	if (cupti.kernels_on) cupti.disable(KIND_CONCURRENT_KERNEL);
+	cupti.copies_on = cupti.kernels_on = 0;
 	cupti.flush_all(1);
 }
 

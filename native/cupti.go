@@ -2,9 +2,12 @@ package native
 
 /*
 #cgo LDFLAGS: -ldl -lpthread
+#include <stdlib.h>
 #include "cupti.h"
 */
 import "C"
+
+import "fmt"
 
 // CopyRecord is one memory copy as CUPTI's activity API reported it.
 type CopyRecord struct {
@@ -17,7 +20,30 @@ type CopyRecord struct {
 	Kind uint8
 }
 
-// CUPTI collects memory-copy records from CUPTI's activity API
+// KernelRecord is one kernel execution as CUPTI's activity API reported it
+// (CONCURRENT_KERNEL records, which do not serialize kernels).
+type KernelRecord struct {
+	// Start and End are on CUPTI's clock (CUPTI.Now), in ns: when the
+	// kernel's first CTA started and its last one ended.
+	Start, End uint64
+	// Device is the CUDA device ordinal; Stream is CUPTI's stream id.
+	Device, Stream uint32
+	// Grid and Block are the launch's dimensions.
+	Grid, Block [3]int32
+	// StaticShared and DynamicShared are its shared memory per CTA, in bytes.
+	StaticShared, DynamicShared int32
+	// Registers is per thread.
+	Registers uint16
+	// Name is the kernel's (mangled) name, cut to 159 bytes.
+	Name string
+}
+
+// CTAs is the launch's grid size.
+func (k KernelRecord) CTAs() int64 {
+	return int64(k.Grid[0]) * int64(k.Grid[1]) * int64(k.Grid[2])
+}
+
+// CUPTI collects memory-copy and kernel records from CUPTI's activity API
 // (libcupti.so.13, or .12). CUPTI's buffer callbacks are process-wide, so
 // there is one collector per process: StartCUPTI returns it.
 type CUPTI struct{}
@@ -63,6 +89,58 @@ func (*CUPTI) Take() []CopyRecord {
 			return out
 		}
 	}
+}
+
+// EnableKernels turns on kernel records (CONCURRENT_KERNEL) as well: every
+// kernel's start and end as the GPU ran it, where c3lab's own spans start
+// when a stream reaches the op. Calling it again does nothing.
+func (*CUPTI) EnableKernels() error {
+	var buf [256]C.char
+	if C.c3_cupti_enable_kernels(&buf[0], C.size_t(len(buf))) != 0 {
+		return fmt.Errorf("CUPTI kernel records: %s", C.GoString(&buf[0]))
+	}
+	return nil
+}
+
+// TakeKernels returns every kernel record queued since the last call; call
+// Take first, which makes CUPTI deliver what it has.
+func (*CUPTI) TakeKernels() []KernelRecord {
+	var out []KernelRecord
+	buf := make([]C.c3_kernel_record, 256)
+	for {
+		n := int(C.c3_cupti_take_kernels(&buf[0], C.int(len(buf))))
+		for _, r := range buf[:n] {
+			out = append(out, kernelRecord(&r))
+		}
+		if n < len(buf) {
+			return out
+		}
+	}
+}
+
+func kernelRecord(r *C.c3_kernel_record) KernelRecord {
+	k := KernelRecord{Start: uint64(r.start), End: uint64(r.end), Device: uint32(r.device), Stream: uint32(r.stream),
+		StaticShared: int32(r.static_shared), DynamicShared: int32(r.dynamic_shared), Registers: uint16(r.registers),
+		Name: C.GoString(&r.name[0])}
+	for i := range 3 {
+		k.Grid[i], k.Block[i] = int32(r.grid[i]), int32(r.block[i])
+	}
+	return k
+}
+
+// parseKernelRecord reads one CUpti_ActivityKernel record (its bytes as
+// CUPTI lays them out) with the collector's parser; for tests.
+func parseKernelRecord(record []byte) (KernelRecord, bool) {
+	if len(record) < 112 {
+		return KernelRecord{}, false
+	}
+	p := C.CBytes(record)
+	defer C.free(p)
+	var r C.c3_kernel_record
+	if C.c3_cupti_parse_kernel((*C.uint8_t)(p), &r) != 0 {
+		return KernelRecord{}, false
+	}
+	return kernelRecord(&r), true
 }
 
 // Dropped counts records lost because the collector's queue was full.

@@ -39,7 +39,7 @@ type Backend struct {
 	gateStalls int
 	// tracer, when set (Options.CUPTI), reports every memory copy as the
 	// GPU saw it; each repetition's copies become timeline spans.
-	tracer copyTracer
+	tracer gpuTracer
 	// measured holds, per GPU, the bandwidths measured at Open (or read
 	// from the cache); they replace the device table's in Devices.
 	// measureErr is why a measurement failed (the device table's numbers
@@ -64,13 +64,16 @@ type Backend struct {
 	structuredRest bool
 }
 
-// copyTracer reports memory copies as the GPUs saw them: CUPTI's activity
-// records (native.CUPTI).
-type copyTracer interface {
+// gpuTracer reports memory copies and kernels as the GPUs ran them:
+// CUPTI's activity records (native.CUPTI).
+type gpuTracer interface {
 	// Now is the tracer's clock, in ns.
 	Now() uint64
-	// Take returns every copy recorded since the last call.
+	// Take returns every copy recorded since the last call, and has the
+	// tracer deliver the kernels recorded since then to TakeKernels.
 	Take() []native.CopyRecord
+	// TakeKernels returns every kernel delivered since the last call.
+	TakeKernels() []native.KernelRecord
 	Stop()
 }
 
@@ -93,11 +96,13 @@ type Options struct {
 	// GateStallNanos is how long enqueuing a gated repetition may take
 	// before the watchdog opens the gate. 0 means DefaultGateStall.
 	GateStallNanos int64
-	// CUPTI turns on CUPTI's memory-copy records (libcupti, opt-in): every
-	// copy of a repetition, c3lab's and NCCL's alike, becomes a timeline
-	// span on a track per CUDA stream ("cupti-sN"). It shows what NVML
-	// cannot, such as NCCL's own use of the copy engines, and costs a
-	// forced CUPTI flush per repetition.
+	// CUPTI turns on CUPTI's memory-copy and kernel records (libcupti,
+	// opt-in): every copy and kernel of a repetition, c3lab's, cuBLAS's and
+	// NCCL's alike, becomes a timeline span on a track per CUDA stream
+	// ("cupti-sN") from when the GPU started it to when it ended, where
+	// c3lab's own spans start when a stream reaches the op. It shows what
+	// NVML cannot, such as NCCL's own use of the copy engines or a kernel
+	// waiting for SMs, and costs a forced CUPTI flush per repetition.
 	CUPTI bool
 	// Settle is how long a measurement runs its load untimed before
 	// timing (Capabilities.Settle; profiler.Options.Settle): an H200 runs
@@ -202,8 +207,13 @@ func open(opts Options, load func() (*libs, error)) (*Backend, error) {
 		b.ncclCE = l.nccl.HasWindows() && version >= 22800
 		if opts.CUPTI {
 			c, cerr := native.StartCUPTI()
+			if cerr == nil {
+				if cerr = c.EnableKernels(); cerr != nil {
+					c.Stop()
+				}
+			}
 			if cerr != nil {
-				err = fmt.Errorf("CUPTI copy records were asked for (C3LAB_CUPTI=1): %w", cerr)
+				err = fmt.Errorf("CUPTI copy and kernel records were asked for (C3LAB_CUPTI=1): %w", cerr)
 				g.Close()
 				return
 			}

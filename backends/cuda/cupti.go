@@ -2,6 +2,8 @@ package cuda
 
 import (
 	"fmt"
+	"strconv"
+	"strings"
 
 	"github.com/c3lab/c3lab/backends"
 	"github.com/c3lab/c3lab/native"
@@ -31,6 +33,73 @@ func cuptiSpans(recs []native.CopyRecord, t0 uint64, devices int) []backends.Spa
 		})
 	}
 	return out
+}
+
+// cuptiTimeline is the repetition's CUPTI spans, copies then kernels, with
+// t0 the tracer's clock when its GPUs were released.
+func (b *Backend) cuptiTimeline(t0 uint64, devices int) []backends.Span {
+	spans := cuptiSpans(b.tracer.Take(), t0, devices)
+	return append(spans, cuptiKernelSpans(b.tracer.TakeKernels(), t0, devices)...)
+}
+
+// cuptiKernelSpans turns one repetition's CUPTI kernel records into spans
+// on the CUDA streams' tracks ("cupti-sN"), relative to t0 as cuptiSpans
+// does, named by the kernel with its grid. c3lab's own bookkeeping kernels
+// (the start gate's spin, the time stamps) are left out. A kernel of
+// NCCL's or one of c3lab's copy and reduction kernels counts as the
+// communication op's, any other (cuBLAS's GEMMs, c3lab's stream op) as the
+// compute op's.
+func cuptiKernelSpans(recs []native.KernelRecord, t0 uint64, devices int) []backends.Span {
+	var out []backends.Span
+	for _, r := range recs {
+		if int(r.Device) >= devices || r.End <= r.Start || r.End < t0 || bookkeeping(r.Name) {
+			continue
+		}
+		start := int64(0)
+		if r.Start > t0 {
+			start = int64(r.Start - t0)
+		}
+		op := backends.OpCompute
+		if commKernel(r.Name) {
+			op = backends.OpComm
+		}
+		out = append(out, backends.Span{
+			Op: op, Name: fmt.Sprintf("%s (%d CTAs)", shortKernelName(r.Name), r.CTAs()),
+			Device: int(r.Device), Track: fmt.Sprintf("cupti-s%d", r.Stream), Kind: "kernel",
+			Start: start, End: int64(r.End - t0),
+		})
+	}
+	return out
+}
+
+// bookkeeping says a kernel is c3lab's own instrumentation, no op's work.
+func bookkeeping(name string) bool { return name == "c3_spin" || name == "c3_stamp" }
+
+// commKernel says a kernel moves a collective's or host copy's data:
+// NCCL's (ncclDevKernel_..., mangled or not) and c3lab's copy and
+// reduction kernels.
+func commKernel(name string) bool {
+	return strings.Contains(name, "ncclDevKernel") || strings.Contains(name, "ncclKernel") ||
+		strings.HasPrefix(name, "c3_copy") || strings.HasPrefix(name, "c3_reduce")
+}
+
+// shortKernelName keeps a timeline label readable: a mangled C++ name's
+// plain identifier (_Z24ncclDevKernel_AllGather... -> ncclDevKernel_AllGather...),
+// cut to 64 bytes.
+func shortKernelName(name string) string {
+	if rest, ok := strings.CutPrefix(name, "_Z"); ok {
+		i := 0
+		for i < len(rest) && rest[i] >= '0' && rest[i] <= '9' {
+			i++
+		}
+		if n, err := strconv.Atoi(rest[:i]); err == nil && n > 0 && i+n <= len(rest) {
+			name = rest[i : i+n]
+		}
+	}
+	if len(name) > 64 {
+		name = name[:64]
+	}
+	return name
 }
 
 // copyKindName names a CUpti_ActivityMemcpyKind.

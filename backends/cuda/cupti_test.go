@@ -41,6 +41,50 @@ func TestCUPTISpans(t *testing.T) {
 	}
 }
 
+// Kernel records become spans as copies do, relative to t0 and cut there;
+// c3lab's bookkeeping kernels, other devices and empty records are left
+// out; NCCL's and c3lab's copy and reduction kernels are the comm op's,
+// the rest the compute op's; a mangled name shows its identifier.
+func TestCUPTIKernelSpans(t *testing.T) {
+	k := func(dev, stream uint32, start, end uint64, name string, ctas int32) native.KernelRecord {
+		return native.KernelRecord{Device: dev, Stream: stream, Start: start, End: end, Name: name, Grid: [3]int32{ctas, 1, 1}}
+	}
+	recs := []native.KernelRecord{
+		k(0, 13, 1005, 2005, "nvjet_sm90_tst_256x128_64x4_1x2_h_bz_coopA_TNT", 132),
+		k(1, 14, 900, 1900, "_Z34ncclDevKernel_AllGather_RING_LL128P24ncclDevKernelArgsStorageILm4096EE", 16),
+		k(0, 15, 1100, 1300, "c3_copy", 32),
+		k(0, 15, 1100, 1200, "c3_reduce_pipe_bf16", 8),
+		k(0, 13, 1000, 1010, "c3_stamp", 1),
+		k(0, 13, 500, 1500, "c3_spin", 1),
+		k(2, 13, 1000, 2000, "nvjet_other_device", 132),
+		k(0, 13, 1500, 1500, "empty", 1),
+		k(0, 13, 10, 900, "earlier", 1),
+	}
+	var got []string
+	for _, s := range cuptiKernelSpans(recs, 1000, 2) {
+		if s.Kind != "kernel" {
+			t.Errorf("span %+v is not a kernel", s)
+		}
+		got = append(got, fmt.Sprintf("%d:%s %s %d-%d %s", s.Device, s.Track, s.Op, s.Start, s.End, s.Name))
+	}
+	want := "0:cupti-s13 compute 5-1005 nvjet_sm90_tst_256x128_64x4_1x2_h_bz_coopA_TNT (132 CTAs); " +
+		"1:cupti-s14 comm 0-900 ncclDevKernel_AllGather_RING_LL128 (16 CTAs); " +
+		"0:cupti-s15 comm 100-300 c3_copy (32 CTAs); 0:cupti-s15 comm 100-200 c3_reduce_pipe_bf16 (8 CTAs)"
+	if g := strings.Join(got, "; "); g != want {
+		t.Errorf("got  %q\nwant %q", g, want)
+	}
+	for _, tc := range []struct{ in, want string }{
+		{"_Z3foov", "foo"},
+		{"_Z999x", "_Z999x"},
+		{"_Zbad", "_Zbad"},
+		{strings.Repeat("k", 80), strings.Repeat("k", 64)},
+	} {
+		if got := shortKernelName(tc.in); got != tc.want {
+			t.Errorf("shortKernelName(%q) = %q, want %q", tc.in, got, tc.want)
+		}
+	}
+}
+
 // fakeTracer stands in for CUPTI. The backend takes records twice per
 // repetition: before releasing the GPUs (stale records, to drop) and after
 // the repetition; the fake answers the first with a stale copy and the
@@ -61,6 +105,18 @@ func (f *fakeTracer) Take() []native.CopyRecord {
 	return []native.CopyRecord{{Device: 1, Stream: 9, Start: f.clock + 50, End: f.clock + 150, Bytes: 2 << 20, Kind: 10}}
 }
 
+// TakeKernels answers like Take: a stale GEMM before the repetition, and
+// after it a GEMM (150-250 ns) and the start gate's spin, which is left out.
+func (f *fakeTracer) TakeKernels() []native.KernelRecord {
+	if f.takes%2 == 1 {
+		return []native.KernelRecord{{Stream: 1, Start: 1, End: 2, Name: "stale"}}
+	}
+	return []native.KernelRecord{
+		{Device: 0, Stream: 4, Start: f.clock + 150, End: f.clock + 250, Grid: [3]int32{2, 66, 1}, Name: "nvjet_sm90_tst_256x128_64x4_1x2_h_bz_coopA_TNT"},
+		{Device: 0, Stream: 4, Start: f.clock - 500, End: f.clock + 10, Grid: [3]int32{1, 1, 1}, Name: "c3_spin"},
+	}
+}
+
 func (f *fakeTracer) Stop() { f.stopped = true }
 
 // With a tracer, each repetition's copies become spans; copies recorded
@@ -77,7 +133,8 @@ func TestRepsCarryCUPTISpans(t *testing.T) {
 			if _, err := b.Run(context.Background(), ex, &sink); err != nil {
 				t.Fatal(err)
 			}
-			want := "rep0 1:cupti-s9 50-150 memcpy PtoP 2MiB; rep1 1:cupti-s9 50-150 memcpy PtoP 2MiB"
+			want := "rep0 1:cupti-s9 50-150 memcpy PtoP 2MiB; rep0 0:cupti-s4 150-250 nvjet_sm90_tst_256x128_64x4_1x2_h_bz_coopA_TNT (132 CTAs); " +
+				"rep1 1:cupti-s9 50-150 memcpy PtoP 2MiB; rep1 0:cupti-s4 150-250 nvjet_sm90_tst_256x128_64x4_1x2_h_bz_coopA_TNT (132 CTAs)"
 			if g := collectedCUPTISpans(sink); g != want {
 				t.Errorf("got  %q\nwant %q", g, want)
 			}

@@ -48,7 +48,7 @@ type Report struct {
 
 // cuptiStatus says whether CUPTI, which only C3LAB_CUPTI=1 needs, loads.
 func cuptiStatus() LibraryStatus {
-	s := LibraryStatus{Name: "libcupti.so", NeededFor: "copy records on the timeline (optional, C3LAB_CUPTI=1)", Optional: true}
+	s := LibraryStatus{Name: "libcupti.so", NeededFor: "copy and kernel records on the timeline (optional, C3LAB_CUPTI=1)", Optional: true}
 	v, err := native.ProbeCUPTI()
 	var ml *native.MissingLibraryError
 	switch {

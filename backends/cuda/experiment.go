@@ -800,7 +800,7 @@ func (b *Backend) rep(ctx context.Context, p *prepared, pl plan, ex backends.Exp
 		}
 	}
 	if b.tracer != nil {
-		spans = append(spans, cuptiSpans(b.tracer.Take(), gate.t0, p.gpus)...)
+		spans = append(spans, b.cuptiTimeline(gate.t0, p.gpus)...)
 	}
 	rep.Wall = max(rep.Compute, rep.Comm)
 	rep.Ops = make([]int64, 2)
@@ -887,7 +887,8 @@ type repGate struct {
 func (b *Backend) startRep(ctx context.Context, gated bool) *repGate {
 	rg := &repGate{b: b, gated: gated, ctx: ctx}
 	if b.tracer != nil {
-		b.tracer.Take() // drop copies of earlier work (verification, say)
+		b.tracer.Take() // drop copies and kernels of earlier work (verification, say)
+		b.tracer.TakeKernels()
 		if !gated {
 			rg.t0 = b.tracer.Now()
 		}

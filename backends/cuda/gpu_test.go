@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/c3lab/c3lab/backends"
+	"github.com/c3lab/c3lab/native"
 	"github.com/c3lab/c3lab/profiler"
 	"github.com/c3lab/c3lab/scenarios"
 )
@@ -450,6 +451,77 @@ func TestGPUCopyEngineSizes(t *testing.T) {
 		out = append(out, sizes...)
 	}
 	writeReport(t, "C3LAB_CE_SIZES_OUT", "c3lab copy-engine sizes", map[string]any{"devices": b.Devices(), "doctor": Probe(), "sizes": out, "crossover_bytes_per_rank": crossover})
+}
+
+// kernelTap passes a tracer's records through and keeps the kernels'.
+type kernelTap struct {
+	gpuTracer
+	kernels []native.KernelRecord
+}
+
+func (k *kernelTap) TakeKernels() []native.KernelRecord {
+	r := k.gpuTracer.TakeKernels()
+	k.kernels = append(k.kernels, r...)
+	return r
+}
+
+// CUPTI's kernel records (C3LAB_CUPTI=1) read as ABI-NOTES 5.1 lays them
+// out: the 8192^3 bf16 GEMM's kernel has the launch ncu measured (132
+// CTAs of 384 threads, 168 registers, 188,636 B of dynamic shared memory:
+// gemm_launches_h200.json and results/2026-12-04-h200x1-s25, call 4) and
+// the copy kernel its 512 threads; each becomes one span per repetition on
+// its stream's CUPTI track, inside the op's own event-timed span.
+func TestGPUCUPTIKernels(t *testing.T) {
+	b := openGPUWith(t, Options{CUPTI: true})
+	sc := nodeScenario(b, 16<<20)
+	tap := &kernelTap{gpuTracer: b.tracer}
+	b.do(func() { b.tracer = tap })
+	var sink backends.Collector
+	if _, err := b.Run(context.Background(), backends.Experiment{Scenario: sc, Mode: backends.ModeConcurrent, Reps: 3}, &sink); err != nil {
+		t.Fatal(err)
+	}
+	var gemm, copies int
+	for _, k := range tap.kernels {
+		t.Logf("kernel %.60s: grid %v block %v, %d registers, %d + %d B shared, %d ns", k.Name, k.Grid, k.Block, k.Registers, k.StaticShared, k.DynamicShared, k.End-k.Start)
+		switch {
+		case strings.HasPrefix(k.Name, "nvjet"):
+			gemm++
+			if k.CTAs() != 132 || k.Block != [3]int32{384, 1, 1} || k.Registers != 168 || k.DynamicShared != 188636 {
+				t.Errorf("the GEMM's record %+v; want 132 CTAs of 384 threads, 168 registers, 188636 B dynamic shared memory", k)
+			}
+		case k.Name == "c3_copy":
+			copies++
+			if k.Block != [3]int32{512, 1, 1} || k.CTAs() < 1 {
+				t.Errorf("the copy kernel's record %+v; want blocks of 512 threads", k)
+			}
+		}
+	}
+	if gemm == 0 {
+		t.Error("CUPTI reported no GEMM kernel")
+	}
+	// Per repetition: the CUPTI GEMM span lies inside the compute op's span.
+	type pair struct{ op, cupti [2]int64 }
+	reps := map[int]*pair{}
+	for _, s := range sink.SpanList {
+		p := reps[s.Rep]
+		if p == nil {
+			p = &pair{}
+			reps[s.Rep] = p
+		}
+		switch {
+		case s.Track == "compute" && s.Op == backends.OpCompute:
+			p.op = [2]int64{s.Start, s.End}
+		case strings.HasPrefix(s.Track, "cupti") && s.Kind == "kernel" && strings.HasPrefix(s.Name, "nvjet"):
+			p.cupti = [2]int64{s.Start, s.End}
+		}
+	}
+	for r, p := range reps {
+		t.Logf("rep %d: compute op %d-%d ns, its kernel (CUPTI) %d-%d ns", r, p.op[0], p.op[1], p.cupti[0], p.cupti[1])
+		if p.cupti[1] == 0 || p.cupti[0] < p.op[0]-5000 || p.cupti[1] > p.op[1]+5000 {
+			t.Errorf("rep %d: the GEMM's CUPTI span %v is not inside its op's %v (5 µs slack)", r, p.cupti, p.op)
+		}
+	}
+	t.Logf("%d GEMM and %d copy kernel records", gemm, copies)
 }
 
 // CUPTI's copy records (C3LAB_CUPTI=1) show every copy of a repetition:

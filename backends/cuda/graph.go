@@ -844,7 +844,7 @@ func (b *Backend) graphRep(ctx context.Context, gp *graphPrep, pl graphPlan, ord
 		}
 	}
 	if b.tracer != nil {
-		spans = append(spans, cuptiSpans(b.tracer.Take(), gate.t0, gp.gpus)...)
+		spans = append(spans, b.cuptiTimeline(gate.t0, gp.gpus)...)
 	}
 	// Launch gaps, from the times: per op, on its GPU with the most.
 	for op := range gp.g.Ops {

@@ -301,7 +301,8 @@ func TestGraphHostCopyEngines(t *testing.T) {
 	}
 }
 
-// With CUPTI on, a graph's repetitions carry the copies CUPTI saw.
+// With CUPTI on, a graph's repetitions carry the copies and kernels CUPTI
+// saw.
 func TestGraphCUPTISpans(t *testing.T) {
 	f := newFakeGPU(2)
 	b := fakeBackend(t, f, Options{})
@@ -312,7 +313,8 @@ func TestGraphCUPTISpans(t *testing.T) {
 	if _, err := b.Run(context.Background(), ex, &sink); err != nil {
 		t.Fatal(err)
 	}
-	want := "rep0 1:cupti-s9 50-150 memcpy PtoP 2MiB; rep1 1:cupti-s9 50-150 memcpy PtoP 2MiB"
+	want := "rep0 1:cupti-s9 50-150 memcpy PtoP 2MiB; rep0 0:cupti-s4 150-250 nvjet_sm90_tst_256x128_64x4_1x2_h_bz_coopA_TNT (132 CTAs); " +
+		"rep1 1:cupti-s9 50-150 memcpy PtoP 2MiB; rep1 0:cupti-s4 150-250 nvjet_sm90_tst_256x128_64x4_1x2_h_bz_coopA_TNT (132 CTAs)"
 	if g := collectedCUPTISpans(sink); g != want {
 		t.Errorf("got  %q\nwant %q", g, want)
 	}

@@ -119,7 +119,7 @@ func simProfileName(s *sim.Backend) string { return strings.ToUpper(s.Profile().
 
 // cudaOptions reads the cuda backend's switches from the environment:
 // C3LAB_CUDA_GATE=0 turns the start gate off (cuda.Options.Ungated), and
-// C3LAB_CUPTI=1 adds CUPTI's copy records to the timelines
+// C3LAB_CUPTI=1 adds CUPTI's copy and kernel records to the timelines
 // (cuda.Options.CUPTI).
 //
 // Under a launcher that starts several ranks on a node, each rank's
