@@ -210,6 +210,9 @@ type job struct {
 	// kernel writes or reads, and the job then launches at launch -
 	// hostGap or at once.
 	hostGap float64
+	// gapChecked says the launch gap was looked at again as the kernel
+	// came to launch (engine.lateLaunchGaps).
+	gapChecked bool
 
 	// Results.
 	started  bool
@@ -413,6 +416,7 @@ func (e *engine) allDone() bool {
 // then launch order; each takes what its partition and SM target allow.
 // A running CTA is never evicted.
 func (e *engine) dispatch() {
+	e.lateLaunchGaps()
 	var ready []*job
 	for _, j := range e.live {
 		if !j.copy && !j.done && j.pending > 0 && j.launch <= e.now+1e-15 {
@@ -1458,6 +1462,41 @@ func (e *engine) hostReadWeight(j *job) float64 {
 // from the host (job.hostRead) x its CTAs over Profile.HostCopyCTAs.
 func (e *engine) readWeight(k *job) float64 {
 	return k.hostRead * float64(k.ctas) / float64(max(e.p.HostCopyCTAs, 1))
+}
+
+// lateLaunchGaps gives a compute kernel that comes to launch while a copy
+// kernel reads host memory the launch gap it would have had released then
+// (HostReadLaunchGap; the write gap is not looked at again, no probe has
+// asked for it): the gap follows the copy at the kernel's launch, not
+// only at its release. A kernel released by its waits (a graph's dependency) reaches
+// the GPU a few µs later than the copy queued behind the copy it waited
+// for, so that copy is moving when it launches. On one H200 (CUPTI
+// kernel records, results/2026-12-04-h200x1-s25, call 6) each GEMM chunk
+// of a reload cut in 8 started 42-75 µs after it was ready, 4-20 µs
+// before the 32-CTA copy chunk that had started beside it ended; the last
+// chunk, with no copy left, 5 µs after.
+func (e *engine) lateLaunchGaps() {
+	for _, j := range e.live {
+		if j.op != backends.OpCompute || j.started || j.done || j.gapChecked || j.hostGap > 0 ||
+			len(j.waits) == 0 || j.launch > e.now+1e-15 {
+			continue
+		}
+		j.gapChecked = true
+		if e.p.HostReadLaunchGap <= 0 {
+			continue
+		}
+		// A copy still in its setup counts: its CTAs hold their SMs, and
+		// the GEMM launches behind them.
+		w := 0.0
+		for _, k := range e.live {
+			if k != j && k.copyKernel && k.started && !k.done {
+				w = math.Max(w, e.firstReadWeight(k))
+			}
+		}
+		if gap := e.p.HostReadLaunchGap * w; gap > 0 {
+			j.hostGap, j.launch = gap, e.now+gap
+		}
+	}
 }
 
 // hostReadLaunchGap is how long compute kernel j waits to launch behind a

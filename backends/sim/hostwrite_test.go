@@ -501,3 +501,59 @@ func TestHostWriteStallFollowsCopyStart(t *testing.T) {
 		t.Errorf("with one steep stall for both orders the GEMMs end at most %.0f %% late, want the test to tell them apart", 100*worstOneStall)
 	}
 }
+
+// A GEMM released by its dependency launches a few µs later, and a copy
+// kernel queued behind the copy it waited for is moving by then: its
+// launch waits behind the copy's reads (Profile.HostReadLaunchGap, looked
+// at again as the kernel comes to launch: engine.lateLaunchGaps). On one
+// H200, CUPTI's kernel records of the blind set's reload cut in 8
+// (backends/cuda/results/2026-12-04-h200x1-s25, call 6,
+// cupti-exports.tgz, reload-d8-1 and -2) put the first GEMM chunk's start
+// 155.9 and 155.4 µs into the run, 4 µs before the copy chunk beside it
+// ended, and the eight chunks' kernels from the first start to the last
+// end at 1831.6 and 1832.1 µs. The model puts the first chunk's start at
+// that copy's end and the eight within 8 % of the measured; without the
+// gap at launch they started with the copy and took 1600 µs (-12.7 %).
+func TestLaunchGapFollowsTheCopyAtLaunch(t *testing.T) {
+	sc, err := scenarios.Load("testdata/blind-h200x1/qwen2-7b-reload-h2d-gemm.yaml", H200().Limits())
+	if err != nil {
+		t.Fatal(err)
+	}
+	run := func(p Profile) (firstGEMM, copyBeside, gemmSpan float64) {
+		t.Helper()
+		o, err := New(p).Simulate(backends.Experiment{Scenario: sc, Strategy: scenarios.Strategy{Decompose: 8}, Mode: backends.ModeConcurrent, Reps: 1})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var gemms, copies []opSpan
+		for _, s := range o.Spans {
+			sp := opSpan{usOf(s.Start), usOf(s.End)}
+			switch {
+			case strings.HasPrefix(s.Name, "gemm"):
+				gemms = append(gemms, sp)
+			case strings.HasPrefix(s.Name, "copy kernel"):
+				copies = append(copies, sp)
+			}
+		}
+		byStart := func(a, b opSpan) int { return cmp.Compare(a.start, b.start) }
+		slices.SortFunc(gemms, byStart)
+		slices.SortFunc(copies, byStart)
+		if len(gemms) != 8 || len(copies) != 8 {
+			t.Fatalf("%d GEMM and %d copy spans; want 8 of each", len(gemms), len(copies))
+		}
+		return gemms[0].start, copies[1].end, gemms[7].end - gemms[0].start
+	}
+	first, beside, span := run(H200())
+	if math.Abs(first-beside) > 5 {
+		t.Errorf("the first GEMM chunk starts at %.1f µs, the copy chunk beside it ends at %.1f; want it to start as that copy ends", first, beside)
+	}
+	const measured = 1832.0
+	if math.Abs(span/measured-1) > 0.08 {
+		t.Errorf("the eight GEMM chunks span %.0f µs; measured %.0f (CUPTI)", span, measured)
+	}
+	off := H200()
+	off.HostReadLaunchGap = 0
+	if first, beside, _ := run(off); first > beside-30 {
+		t.Errorf("without the launch gap the first GEMM chunk starts at %.1f µs, with the copy beside it ending at %.1f; want it well inside the copy", first, beside)
+	}
+}
