@@ -482,60 +482,67 @@ func TestCommittedH200Fidelity(t *testing.T) {
 	}
 }
 
-// The blind one-GPU set (backends/sim/testdata/blind-h200x1): every
-// scenario file there was measured, none of them is in the committed
-// calibration's fit set or held-out list (a calibration that took them in
-// would leave no blind check), and the committed profile scores no worse
-// on them than the figures committed with the measurements
-// (fidelity-blind-h200x1.json, which names the sweeps). .ci/run checks the
-// figures too.
+// The blind one-GPU sets (backends/sim/testdata/blind-h200x1 and -b):
+// every scenario file of a set was measured, none of them is in the
+// committed calibration's fit set or held-out list (a calibration that
+// took them in would leave no blind check), and the committed profile
+// scores no worse on them than the figures committed with the
+// measurements (fidelity-blind-*.json, which name the sweeps). .ci/run
+// checks the figures too.
 func TestBlindH200x1Fidelity(t *testing.T) {
 	const root = "../../../"
 	pf, err := sim.LoadProfileFile(root + "backends/sim/profiles/h200-fit.yaml")
 	if err != nil {
 		t.Fatal(err)
 	}
-	committed, err := ReadReport(root + "backends/sim/testdata/fidelity-blind-h200x1.json")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(committed.Sweeps) == 0 {
-		t.Fatal("the blind figures name no sweep")
-	}
-	var paths []string
-	for _, s := range committed.Sweeps {
-		paths = append(paths, root+s)
-	}
-	runs := mustRuns(t, paths...)
-	measured := map[string]bool{}
-	for _, r := range runs {
-		measured[r.Scenario] = true
-	}
-	files, err := filepath.Glob(root + "backends/sim/testdata/blind-h200x1/*.yaml")
-	if err != nil || len(files) == 0 {
-		t.Fatalf("no blind scenario files (%v)", err)
-	}
-	for _, f := range files {
-		sc, err := scenarios.Load(f, scenarios.Limits{})
-		if err != nil {
-			t.Fatal(err)
-		}
-		if !measured[sc.Name] {
-			t.Errorf("blind scenario %s (%s) has no measured run in %v", sc.Name, filepath.Base(f), committed.Sweeps)
-		}
-		if slices.Contains(pf.Fit.FitSet, sc.Name) || slices.Contains(pf.Fit.HeldOut, sc.Name) {
-			t.Errorf("blind scenario %s is part of the committed calibration; it is no longer blind", sc.Name)
-		}
-	}
-	now, err := Validate(context.Background(), pf.Profile, pf.Fit, runs)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if g, ok := now.Find("all", "all", SetHeldOut); !ok || g.C3.N != now.Runs {
-		t.Errorf("not every blind run is scored as held out: %+v of %d", g.C3, now.Runs)
-	}
-	if bad := Ratchet(now, committed); len(bad) > 0 {
-		t.Errorf("fidelity on the blind set worse than committed:\n%s", strings.Join(bad, "\n"))
+	for _, set := range []struct{ dir, figures string }{
+		{"blind-h200x1", "fidelity-blind-h200x1.json"},
+		{"blind-h200x1-b", "fidelity-blind-h200x1-b.json"},
+	} {
+		t.Run(set.dir, func(t *testing.T) {
+			committed, err := ReadReport(root + "backends/sim/testdata/" + set.figures)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(committed.Sweeps) == 0 {
+				t.Fatal("the blind figures name no sweep")
+			}
+			var paths []string
+			for _, s := range committed.Sweeps {
+				paths = append(paths, root+s)
+			}
+			runs := mustRuns(t, paths...)
+			measured := map[string]bool{}
+			for _, r := range runs {
+				measured[r.Scenario] = true
+			}
+			files, err := filepath.Glob(root + "backends/sim/testdata/" + set.dir + "/*.yaml")
+			if err != nil || len(files) == 0 {
+				t.Fatalf("no blind scenario files (%v)", err)
+			}
+			for _, f := range files {
+				sc, err := scenarios.Load(f, scenarios.Limits{})
+				if err != nil {
+					t.Fatal(err)
+				}
+				if !measured[sc.Name] {
+					t.Errorf("blind scenario %s (%s) has no measured run in %v", sc.Name, filepath.Base(f), committed.Sweeps)
+				}
+				if slices.Contains(pf.Fit.FitSet, sc.Name) || slices.Contains(pf.Fit.HeldOut, sc.Name) {
+					t.Errorf("blind scenario %s is part of the committed calibration; it is no longer blind", sc.Name)
+				}
+			}
+			now, err := Validate(context.Background(), pf.Profile, pf.Fit, runs)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if g, ok := now.Find("all", "all", SetHeldOut); !ok || g.C3.N != now.Runs {
+				t.Errorf("not every blind run is scored as held out: %+v of %d", g.C3, now.Runs)
+			}
+			if bad := Ratchet(now, committed); len(bad) > 0 {
+				t.Errorf("fidelity on the blind set worse than committed:\n%s", strings.Join(bad, "\n"))
+			}
+		})
 	}
 }
 
