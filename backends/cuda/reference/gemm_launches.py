@@ -86,17 +86,28 @@ def main():
         # The last shape's launches may have been cut off.
         groups = groups[:-1]
         shapes = shapes[:-1]
+    # A shape launches its kernel 5 times the first time its GEMM (M, N, K,
+    # type) runs, and 4 times at every later SM target, the backend having
+    # verified that GEMM already. Consecutive shapes that launch identical
+    # kernels share a group, which is split by those counts in list order.
+    seen = set()
+
+    def per_shape(j):
+        g = (shapes[j]["m"], shapes[j]["n"], shapes[j]["k"], shapes[j]["dtype"])
+        per = 4 if g in seen else 5
+        seen.add(g)
+        return per
+
     table, i = [], 0
     for u, count in groups:
-        # A shape launches its kernel 5 times, or 4 when the backend had
-        # verified that plan already (the sm_target variants at the end).
-        per = 5 if count % 5 == 0 else 4 if count % 4 == 0 else 0
-        if per == 0:
-            sys.exit(f"a group of {count} identical launches: neither 5 nor 4 per shape")
-        for _ in range(count // per):
+        while count > 0:
             if i >= len(shapes):
                 sys.exit("more kernel groups than shapes: the order does not match")
+            per = per_shape(i)
+            if count < per:
+                sys.exit(f"a group of identical launches ends {count} launches into shape {i}, which launches {per}")
             table.append({**shapes[i], **u, "launches": per})
+            count -= per
             i += 1
     if partial and len(shapes) - i == 1:
         # The group left out may have held the last two shapes' launches
