@@ -1468,13 +1468,13 @@ func (e *engine) readWeight(k *job) float64 {
 // kernel reads host memory the launch gap it would have had released then
 // (HostReadLaunchGap; the write gap is not looked at again, no probe has
 // asked for it): the gap follows the copy at the kernel's launch, not
-// only at its release. A kernel released by its waits (a graph's dependency) reaches
-// the GPU a few µs later than the copy queued behind the copy it waited
-// for, so that copy is moving when it launches. On one H200 (CUPTI
-// kernel records, results/2026-12-04-h200x1-s25, call 6) each GEMM chunk
-// of a reload cut in 8 started 42-75 µs after it was ready, 4-20 µs
-// before the 32-CTA copy chunk that had started beside it ended; the last
-// chunk, with no copy left, 5 µs after.
+// only at its release. A kernel released by its waits (a graph's
+// dependency) reaches the GPU a few µs later than the copy queued behind
+// the copy it waited for, so that copy is moving when it launches. On
+// one H200 (CUPTI kernel records, results/2026-12-04-h200x1-s25, call 6)
+// each GEMM chunk of a reload cut in 8 started 42-75 µs after it was
+// ready, 4-20 µs before the 32-CTA copy chunk that had started beside it
+// ended; the last chunk, with no copy left, 5 µs after.
 func (e *engine) lateLaunchGaps() {
 	for _, j := range e.live {
 		if j.op != backends.OpCompute || j.started || j.done || j.gapChecked || j.hostGap > 0 ||
