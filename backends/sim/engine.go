@@ -856,9 +856,15 @@ func (e *engine) busyGain(j *job) float64 {
 // largestMoving is the largest share(k) over the jobs other than j that
 // are moving data now (active and past their setup); 0 for none.
 func (e *engine) largestMoving(j *job, share func(*job) float64) float64 {
+	return e.largestOf(j, share, func(k *job) bool { return e.active(k) && !e.settingUp(k) })
+}
+
+// largestOf is the largest share(k) over the live jobs other than j that
+// counts; 0 for none.
+func (e *engine) largestOf(j *job, share func(*job) float64, counts func(*job) bool) float64 {
 	most := 0.0
 	for _, k := range e.live {
-		if k != j && e.active(k) && !e.settingUp(k) {
+		if k != j && counts(k) {
 			most = math.Max(most, share(k))
 		}
 	}
@@ -1487,12 +1493,7 @@ func (e *engine) lateLaunchGaps() {
 		}
 		// A copy still in its setup counts: its CTAs hold their SMs, and
 		// the GEMM launches behind them.
-		w := 0.0
-		for _, k := range e.live {
-			if k != j && k.copyKernel && k.started && !k.done {
-				w = math.Max(w, e.firstReadWeight(k))
-			}
-		}
+		w := e.largestOf(j, e.firstReadWeight, func(k *job) bool { return k.copyKernel && k.started && !k.done })
 		if gap := e.p.HostReadLaunchGap * w; gap > 0 {
 			j.hostGap, j.launch = gap, e.now+gap
 		}
