@@ -23,7 +23,8 @@ import (
 // cuBLASLt picks for the partition and how its clusters fit the rest's
 // GPCs (model.md, "A GEMM in a placement"). So, as for its launch
 // (GEMMLaunches), the simulator takes a measured shape's ratio from the
-// table and models only the shapes the table lacks.
+// table and models only the shapes the table lacks (the model's time
+// there scaled by the table's prior for the place, Profile.PlacementPrior).
 type GEMMPlacement struct {
 	M     int             `json:"m"`
 	N     int             `json:"n"`
@@ -257,6 +258,12 @@ type gemmTables struct {
 	// at, the day's GPU) out of it, so the fitted constants still set
 	// the level.
 	deviation map[gemmKey]float64
+	// prior is, per kind of placement (placementRest, placementCompute,
+	// placementTarget) and SM count the table measured, the median over
+	// its GEMMs of their measured ratio over the model's there
+	// (placementPriors): what a GEMM the table lacks takes in that place
+	// (Profile.PlacementPrior).
+	prior map[string]map[int]float64
 }
 
 // indexGEMMTables indexes p's GEMMPlacements and GEMMWholeTimes.
@@ -264,6 +271,9 @@ func indexGEMMTables(p Profile) *gemmTables {
 	tb := &gemmTables{ratio: make(map[placementKey]float64, len(p.GEMMPlacements))}
 	for _, pl := range p.GEMMPlacements {
 		tb.ratio[placementKey{gemmKey{pl.M, pl.N, pl.K, pl.DType}, pl.Placement}] = pl.Ratio
+	}
+	if p.PlacementPrior {
+		tb.prior = placementPriors(p)
 	}
 	if len(p.GEMMWholeTimes) == 0 {
 		return tb
@@ -285,6 +295,96 @@ func indexGEMMTables(p Profile) *gemmTables {
 		}
 	}
 	return tb
+}
+
+// placementSMCount is the SMs a GEMM has in placement kind/sms on p's
+// device: the rest of a comm partition, the compute partition, or the SM
+// target on the whole device.
+func placementSMCount(p Profile, kind string, sms int) int {
+	if kind == placementRest {
+		return max(p.SMs-sms, 1)
+	}
+	return min(sms, p.SMs)
+}
+
+// modelPlacementRatio is the model's time for GEMM c alone in placement
+// kind/sms over its time alone on the whole device, as gemmRateScale sees
+// both: the launch and the CTAs' prologue, then its tiles on the SMs it
+// has or its traffic at HBM's bandwidth, whichever is longer.
+func modelPlacementRatio(p Profile, c scenarios.ComputeOp, kind string, sms int) float64 {
+	whole, _ := wholeDeviceEstimate(p, c)
+	n := placementSMCount(p, kind, sms)
+	l := p.gemmLaunch(c, n)
+	scale := 1.0
+	if kind == placementRest {
+		scale = (1 - p.RestPartitionGEMMLoss) * restClusterScale(p, l)
+	}
+	t, g := tileGEMM(p, c, l, n, scale)
+	here := aloneTiles(t, n)
+	if p.HBMBandwidth > 0 {
+		here = math.Max(here, g.traffic/p.HBMBandwidth)
+	}
+	return (p.KernelFixedCost + p.GEMMPrologue + here) / whole
+}
+
+// placementPriors is, per placement kind and SM count of p's placement
+// table, the median over the table's GEMMs there of their measured ratio
+// over modelPlacementRatio: how far the model is from the table where it
+// measured, which a GEMM it lacks takes there (Profile.PlacementPrior).
+func placementPriors(p Profile) map[string]map[int]float64 {
+	over := map[string]map[int][]float64{}
+	for _, pl := range p.GEMMPlacements {
+		kind, sms, err := parsePlacement(pl.Placement)
+		if err != nil {
+			continue
+		}
+		c := scenarios.ComputeOp{Kind: scenarios.GEMM, M: pl.M, N: pl.N, K: pl.K, DType: pl.DType}
+		m := modelPlacementRatio(p, c, kind, sms)
+		if !(m > 0) || math.IsInf(m, 0) || !(pl.Ratio > 0) {
+			continue
+		}
+		if over[kind] == nil {
+			over[kind] = map[int][]float64{}
+		}
+		over[kind][sms] = append(over[kind][sms], pl.Ratio/m)
+	}
+	prior := make(map[string]map[int]float64, len(over))
+	for kind, bySMs := range over {
+		prior[kind] = make(map[int]float64, len(bySMs))
+		for sms, xs := range bySMs {
+			prior[kind][sms] = medianInPlace(xs)
+		}
+	}
+	return prior
+}
+
+// priorFor is the placement prior where st puts a GEMM: the table's
+// median for that kind and SM count, or for the nearest SM count of the
+// kind it measured (the smaller on a tie); 1 when it measured none of
+// the kind, for the whole device, or with PlacementPrior off.
+func (tb *gemmTables) priorFor(st scenarios.Strategy) float64 {
+	kind, sms, err := parsePlacement(placementOf(st))
+	if err != nil || tb.prior[kind] == nil {
+		return 1
+	}
+	if k, ok := tb.prior[kind][sms]; ok {
+		return k
+	}
+	best, k := -1, 1.0
+	for n, v := range tb.prior[kind] {
+		d := abs(n - sms)
+		if best < 0 || d < best || (d == best && n < sms) {
+			best, k = d, v
+		}
+	}
+	return k
+}
+
+func abs(x int) int {
+	if x < 0 {
+		return -x
+	}
+	return x
 }
 
 // medianInPlace is the median of xs (NaN for none); xs is reordered.
@@ -370,7 +470,10 @@ func wholeDeviceTime(p Profile, c scenarios.ComputeOp, dev float64) float64 {
 //     alone, and never less than its HBM floor;
 //   - in a placement the table lacks, a timed shape takes its deviation
 //     times the model's time there;
-//   - 1 for a shape neither table has.
+//   - in a placement the table has for other shapes, that time (the
+//     deviation 1 for a shape not timed) times the placement's prior
+//     (Profile.PlacementPrior);
+//   - 1 for a shape neither table has, elsewhere.
 //
 // The launch and the prologue count as fixed costs the ratio applies to
 // as well. On fewer SMs the CTAs' own rate is what the table sets: a
@@ -388,16 +491,20 @@ func gemmRateScale(p Profile, c scenarios.ComputeOp, st scenarios.Strategy, here
 	r, placed := tb.ratio[placementKey{keyOf(c), placementOf(st)}]
 	fixed := p.KernelFixedCost + p.GEMMPrologue
 	have := aloneTiles(here, sms)
+	prior := 1.0
+	if !placed && sms < p.SMs {
+		prior = tb.priorFor(st)
+	}
 	var want float64
 	switch {
 	case placed:
 		want = r*wholeDeviceTime(p, c, dev) - fixed
-	case !timed:
+	case !timed && prior == 1:
 		return 1
-	case sms >= p.SMs:
+	case timed && sms >= p.SMs:
 		want = wholeDeviceTime(p, c, dev) - fixed
 	default:
-		want = dev*(fixed+have) - fixed
+		want = prior*dev*(fixed+have) - fixed
 	}
 	if !(want > 0) || !(have > 0) {
 		return 1

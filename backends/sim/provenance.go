@@ -214,6 +214,7 @@ func H200Provenance() map[string]Provenance {
 		"WaveJitter":      {Source: SourceModel, Range: r(0, 1)},
 
 		"GEMMTiles":          {Source: SourceModel, Note: "the GEMM's time from its tiles (on) or the roofline (off)"},
+		"PlacementPrior":     {Source: SourceModel, Note: "a GEMM the placement table lacks takes the table's median measured-over-modelled ratio in its placement (on) or the model's alone (off)"},
 		"LateCTASetup":       {Source: SourceModel, Note: "CTAs dispatched after a kernel's first spend its setup themselves (on) or start at once (off)"},
 		"StreamFillsCopySMs": {Source: SourceModel, Note: "a stream op's CTAs run beside c3lab's copy kernel's on its SMs (on) or every CTA holds its SM alone (off)"},
 		"MultiGPUComputeScale": {Source: SourceMeasured, Range: r(0, 0.2),
