@@ -482,7 +482,7 @@ func TestCommittedH200Fidelity(t *testing.T) {
 	}
 }
 
-// The blind one-GPU sets (backends/sim/testdata/blind-h200x1 and -b):
+// The blind one-GPU sets (backends/sim/testdata/blind-h200x1, -b and -c):
 // every scenario file of a set was measured, none of them is in the
 // committed calibration's fit set or held-out list (a calibration that
 // took them in would leave no blind check), and the committed profile
@@ -498,6 +498,7 @@ func TestBlindH200x1Fidelity(t *testing.T) {
 	for _, set := range []struct{ dir, figures string }{
 		{"blind-h200x1", "fidelity-blind-h200x1.json"},
 		{"blind-h200x1-b", "fidelity-blind-h200x1-b.json"},
+		{"blind-h200x1-c", "fidelity-blind-h200x1-c.json"},
 	} {
 		t.Run(set.dir, func(t *testing.T) {
 			committed, err := ReadReport(root + "backends/sim/testdata/" + set.figures)
