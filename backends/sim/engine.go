@@ -2,6 +2,7 @@ package sim
 
 import (
 	"math"
+	"slices"
 	"sort"
 
 	"github.com/c3lab/c3lab/backends"
@@ -825,8 +826,8 @@ func (e *engine) privMax(j *job, others float64) float64 {
 		r /= 1 + s
 	}
 	if j.tilesPerCTA > 0 && e.p.HostReadStall+e.p.HostReadStallSteep > 0 {
-		if w := e.hostReadWeight(j); w > 0 {
-			r /= 1 + e.p.hostReadStall(j.tilesPerCTA, w, e.hostReadWeightFirst(j))
+		if w := e.stallingReadWeight(j, e.readWeight); w > 0 {
+			r /= 1 + e.p.hostReadStall(j.tilesPerCTA, w, e.stallingReadWeight(j, e.firstReadWeight))
 		}
 	}
 	if j.maxRate > 0 {
@@ -1446,13 +1447,21 @@ func (e *engine) hostEndWait(j *job) float64 {
 	}
 	if e.p.HostReadEndWait > 0 {
 		wait = math.Max(wait, e.p.HostReadEndWait*e.largestMoving(j, func(k *job) float64 {
-			// Only behind a copy that started before j did: a GEMM
-			// launched first on the rest of the GPU ended without it
-			// (results/2026-12-03-h200x1-s21, call 5).
+			// Only behind a copy that started before j did (one in a
+			// partition of its own that started after takes
+			// HostReadApartWait).
 			if k.start > j.start {
 				return 0
 			}
 			return e.firstReadWeight(k)
+		}))
+	}
+	if e.p.HostReadApartWait > 0 {
+		wait = math.Max(wait, e.p.HostReadApartWait*e.largestMoving(j, func(k *job) float64 {
+			if !e.readsApart(j, k) {
+				return 0
+			}
+			return e.readWeight(k)
 		}))
 	}
 	return wait
@@ -1462,6 +1471,43 @@ func (e *engine) hostEndWait(j *job) float64 {
 // kernels other than j that are reading host memory now; 0 when none is.
 func (e *engine) hostReadWeight(j *job) float64 {
 	return e.largestMoving(j, e.readWeight)
+}
+
+// stallingReadWeight is the largest weight(k) over the copy kernels
+// other than j that are moving data now and slow j's rate with their
+// reads from host memory (Profile.HostReadStall): all but those that
+// readsApart keeps apart.
+func (e *engine) stallingReadWeight(j *job, weight func(*job) float64) float64 {
+	return e.largestMoving(j, func(k *job) float64 {
+		if e.readsApart(j, k) {
+			return 0
+		}
+		return weight(k)
+	})
+}
+
+// readsApart reports whether copy kernel k reads host memory apart from
+// compute kernel j: on SMs of its own partition, having started after j
+// did. Such a copy does not slow j's rate; j ends HostReadApartWait x the
+// copy's read weight late instead, however long it is
+// (Profile.HostReadApartWait). A kernel that starts while such a copy
+// reads takes the read stall and the end wait as beside any copy: on one
+// H200 twelve 4096^3 GEMMs on the rest of the GPU beside a 128 MiB h2d
+// copy kernel of 32 CTAs in 16 or 32 SMs took 417-490 µs each after the
+// first (262 alone there), the first, launched before the copy, 336-349
+// (results/2026-12-03-h200x1-s21, call 5).
+func (e *engine) readsApart(j, k *job) bool {
+	return k.start > j.start && !sharesSMs(j, k)
+}
+
+// sharesSMs reports whether jobs a and b may use an SM pool in common.
+func sharesSMs(a, b *job) bool {
+	for _, x := range a.domain {
+		if slices.Contains(b.domain, x) {
+			return true
+		}
+	}
+	return false
 }
 
 // readWeight is copy kernel k's read weight: the share of its bytes read

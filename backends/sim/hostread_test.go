@@ -1,11 +1,21 @@
 package sim
 
 import (
+	"archive/tar"
+	"cmp"
+	"compress/gzip"
+	"encoding/json"
 	"fmt"
+	"io"
+	"maps"
 	"math"
+	"os"
 	"path/filepath"
+	"slices"
+	"strings"
 	"testing"
 
+	"github.com/c3lab/c3lab/backends"
 	"github.com/c3lab/c3lab/scenarios"
 )
 
@@ -170,4 +180,135 @@ func TestHostReadWaitsFollowCopyStart(t *testing.T) {
 		}
 		t.Logf("%s, %d CTAs, %d SMs: GEMMs %.0f µs, %.0f apart (measured %.0f, %.0f)", tc.launch, tc.ctas, tc.sms, dur, gap, median(mDur), median(mGap))
 	}
+}
+
+// readApartRuns are session 26's runs of twelve GEMMs beside a 256 MiB h2d
+// copy kernel in a 16-SM partition, and the partition probe of the same
+// GEMMs on the same H200 (results/2026-12-04-h200x1-s26, call 2).
+const (
+	readApartDir   = "../cuda/results/2026-12-04-h200x1-s26"
+	readApartRuns  = readApartDir + "/call2/runs.tgz"
+	readApartProbe = readApartDir + "/call2/probe.json.gz"
+)
+
+// TestHostReadApartWait: a GEMM launched before an h2d copy kernel in an
+// SM partition of its own takes its time alone on the rest of the GPU
+// plus Profile.HostReadApartWait x the copy's read weight, not a read
+// stall on its rate. Measured on one H200: twelve GEMMs of 93 µs to 1.8
+// ms on the whole GPU (K from 2048 to 16384, 4 to 20 tiles per CTA) took
+// 38-58 µs more than alone there at 16 copy CTAs and 74-116 µs more at
+// 32, whatever their length (the longest, 2.2 ms there, -13 to +165).
+// With the read stall acting across the partition as on shared SMs (the
+// model before) the added time was 35-285 µs, 47 / 147 µs off (median /
+// p90); now 7 / 24.
+func TestHostReadApartWait(t *testing.T) {
+	probe, err := readPartitionProbe(readApartProbe)
+	if err != nil {
+		t.Fatal(err)
+	}
+	aloneRest := map[gemmKey]float64{}
+	for _, s := range probe.Shapes {
+		aloneRest[gemmKey{s.M, s.N, s.K, s.DType}] = s.OverFull["rest-of-16"].Median
+	}
+	runs := readRunArchive(t, readApartRuns)
+	if len(runs) != 48 {
+		t.Fatalf("%d runs in %s; want 48 (12 GEMMs x 2 CTA counts x 2 passes)", len(runs), readApartRuns)
+	}
+	type cell struct {
+		file string
+		ctas int
+	}
+	measured := map[cell][]float64{}
+	whole := map[string]float64{}
+	for name, r := range runs {
+		var base string
+		var ctas, pass int
+		if _, err := fmt.Sscanf(strings.ReplaceAll(name, "-c", " "), "%s %d-p%d.json", &base, &ctas, &pass); err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		measured[cell{base, ctas}] = append(measured[cell{base, ctas}], r.CompInC3)
+		whole[base] = r.Comp
+	}
+	cells := slices.SortedFunc(maps.Keys(measured), func(a, b cell) int {
+		return cmp.Or(cmp.Compare(a.file, b.file), cmp.Compare(a.ctas, b.ctas))
+	})
+	var errs []float64
+	for _, c := range cells {
+		ms := measured[c]
+		sc, err := scenarios.Load(filepath.Join(readApartDir, "probe", c.file+".yaml"), H200().Limits())
+		if err != nil {
+			t.Fatal(err)
+		}
+		// The wait is what is checked: measured, the GEMM's time beside
+		// the copy over its time alone on the rest (the probe's ratio of
+		// the run's whole-GPU time); simulated, the same over the
+		// simulator's time alone there.
+		wantAdded := median(ms) - whole[c.file]*aloneRest[keyOf(sc.Compute)]
+		gotAdded := simComputeInC3(t, H200(), sc, scenarios.Strategy{Launch: scenarios.ComputeFirst, CommSMs: 16, CommCTAs: c.ctas}) -
+			aloneCompute(t, H200(), sc.Compute, scenarios.Strategy{CommSMs: 16})
+		errs = append(errs, (gotAdded-wantAdded)/1e3)
+		t.Logf("%-26s %d CTAs: %4.0f µs more than alone there beside the copy (measured %4.0f)", c.file, c.ctas, gotAdded/1e3, wantAdded/1e3)
+	}
+	med, p90 := absStats(errs)
+	t.Logf("%d cells: |error| median %.0f µs, p90 %.0f µs", len(errs), med, p90)
+	if med > 15 || p90 > 40 {
+		t.Errorf("the GEMM's time beside a copy apart is %.0f µs off at the median and %.0f at p90; want within 15 and 40 µs", med, p90)
+	}
+}
+
+// apartRun is what TestHostReadApartWait reads of a c3lab run --json.
+type apartRun struct {
+	Comp, CompInC3 float64 // ns
+}
+
+// readRunArchive reads every c3lab run --json file in a gzipped tar,
+// keyed by file name.
+func readRunArchive(t *testing.T, path string) map[string]apartRun {
+	t.Helper()
+	fh, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer fh.Close()
+	zr, err := gzip.NewReader(fh)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := map[string]apartRun{}
+	tr := tar.NewReader(zr)
+	for {
+		h, err := tr.Next()
+		if err == io.EOF {
+			return out
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !strings.HasSuffix(h.Name, ".json") {
+			continue
+		}
+		var r struct {
+			TComp struct {
+				Median float64 `json:"median_ns"`
+			} `json:"t_comp"`
+			TCompInC3 struct {
+				Median float64 `json:"median_ns"`
+			} `json:"t_comp_in_c3"`
+		}
+		if err := json.NewDecoder(tr).Decode(&r); err != nil {
+			t.Fatalf("%s: %v", h.Name, err)
+		}
+		out[filepath.Base(h.Name)] = apartRun{Comp: r.TComp.Median, CompInC3: r.TCompInC3.Median}
+	}
+}
+
+// simComputeInC3 is the compute op's time in a concurrent run of sc under
+// st on the simulator with p, ns.
+func simComputeInC3(t *testing.T, p Profile, sc scenarios.Scenario, st scenarios.Strategy) float64 {
+	t.Helper()
+	o, err := New(p).Simulate(backends.Experiment{Scenario: sc, Strategy: st, Mode: backends.ModeConcurrent, Reps: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return float64(o.Rep.Compute)
 }

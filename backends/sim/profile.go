@@ -607,6 +607,19 @@ type Profile struct {
 	// (results/2026-12-03-h200x1-s20, calls 1 and 4). Measured; 0 turns it
 	// off.
 	HostReadEndWait float64
+	// HostReadApartWait is what a compute kernel waits before it ends
+	// while an h2d copy kernel that started after it reads host memory on
+	// SMs of its own partition: HostReadApartWait x the copy's read
+	// weight, at most until the reads end; such a copy does not slow the
+	// kernel's rate (HostReadStall).
+	// On one H200 twelve GEMMs of 93 µs to 1.8 ms on the rest of a 16-SM
+	// partition beside a 256 MiB h2d copy kernel in it, launched first,
+	// took their time alone there plus 38-58 µs at 16 copy CTAs and 74-116
+	// µs at 32, whatever their length or K: 94 and 87 µs per unit of read
+	// weight at the median (results/2026-12-04-h200x1-s26, call 2). GEMMs
+	// that outlast a shorter copy took their time alone there (call 1).
+	// Measured; 0 turns it off.
+	HostReadApartWait float64
 	// HostReadStallFrom is the read weight above which HostReadStallSteep
 	// adds to the read stall: past about 40 CTAs of an h2d copy every GEMM
 	// all but stops (the same probes).
@@ -976,6 +989,7 @@ func H200() Profile {
 		HostReadStallSteep:      12,
 		HostReadStallTiles:      4,
 		HostReadEndWait:         130e-6,
+		HostReadApartWait:       90e-6,
 		HostCopyKernelReadStall: 0,
 		// Measured (CopyEngineH2DStall's doc) after this profile was
 		// tuned; profiles/h200-measured.yaml adds them, and the fitted

@@ -181,6 +181,8 @@ func H200Provenance() map[string]Provenance {
 			Note: "single bf16 GEMMs beside a 128 MiB h2d copy kernel at 8-64 CTAs, one H200 (results/2026-12-03-h200x1-s20 call 4; checked on -s21 call 1)"},
 		"HostReadEndWait": {Source: SourceMeasured, Range: r(0, 1e-2),
 			Note: "the ends of single GEMMs of 94-345 µs and of decode GEMMs back to back beside a 128 MiB h2d copy kernel at 8-32 CTAs, one H200 (results/2026-12-03-h200x1-s20, calls 1 and 4)"},
+		"HostReadApartWait": {Source: SourceMeasured, Range: r(0, 1e-2),
+			Note: "per unit of read weight, a GEMM on the rest of a partition beside an h2d copy kernel in it (backends/cuda/results/2026-12-04-h200x1-s26, call 2)"},
 		"HostReadStallFrom": {Source: SourceMeasured, Range: r(0, 4),
 			Note: "the read weight past which those GEMMs all but stop (the same probes)"},
 		"HostReadStallSteep": {Source: SourceMeasured, Range: r(0, 100),
