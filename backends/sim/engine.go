@@ -1467,12 +1467,6 @@ func (e *engine) hostEndWait(j *job) float64 {
 	return wait
 }
 
-// hostReadWeight is the largest read weight (readWeight) of c3lab's copy
-// kernels other than j that are reading host memory now; 0 when none is.
-func (e *engine) hostReadWeight(j *job) float64 {
-	return e.largestMoving(j, e.readWeight)
-}
-
 // stallingReadWeight is the largest weight(k) over the copy kernels
 // other than j that are moving data now and slow j's rate with their
 // reads from host memory (Profile.HostReadStall): all but those that
@@ -1557,8 +1551,9 @@ func (e *engine) hostReadLaunchGap(j *job) float64 {
 	return e.p.HostReadLaunchGap * e.hostReadWeightFirst(j)
 }
 
-// hostReadWeightFirst is hostReadWeight over the copy kernels that
-// started as they launched (job.startedAlone): only behind those do a
+// hostReadWeightFirst is the largest read weight (readWeight) of the copy
+// kernels other than j that are moving data now and started as they
+// launched (job.startedAlone; firstReadWeight): only behind those do a
 // kernel's launch and end wait, and does the read stall steepen
 // (Profile.HostReadStallSteep). On one H200 twelve 4096^3 GEMMs beside a
 // 128 MiB h2d copy kernel of 32 CTAs took 420-505 µs each, 95-150 µs
