@@ -9,6 +9,7 @@ cells that moved most.
 Usage, from the repository root:
     python3 backends/cuda/results/2026-12-03-h200x1-s14/compare_machines.py
 """
+import gzip
 import json
 import os
 
@@ -33,7 +34,7 @@ def cells(path):
     scenario renamed or resized since (12-01 ran the swaps at twice
     today's bytes) is not the same cell."""
     out = {}
-    with open(path) as f:
+    with (gzip.open(path, "rt") if path.endswith(".gz") else open(path)) as f:
         for r in json.load(f)["results"]:
             res = r.get("result")
             if not res:
@@ -65,9 +66,9 @@ def compare(a, b, label, keep=lambda k: True, worst=None):
 
 def main():
     new = {
-        "host": os.path.join(HERE, "sweep-host.json"),
+        "host": os.path.join(HERE, "sweep-host.json.gz"),
         "fixed": os.path.join(HERE, "sweep-fixed-1.json"),
-        "graphs": os.path.join(HERE, "sweep-graphs-1gpu.json"),
+        "graphs": os.path.join(HERE, "sweep-graphs-1gpu.json.gz"),
     }
     old = [
         ("host", "2026-12-01-h200x1/sweep-host.json", "12-01"),

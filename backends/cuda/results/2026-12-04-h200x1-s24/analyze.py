@@ -9,11 +9,11 @@ the GEMM ended (median, min..max), how long before its end the first one
 started, the distinct SMs they ran on over all repetitions, and how many
 CTAs shared an SM (median over repetitions of CTAs / distinct SMs).
 
-usage: analyze.py clustertail.json
+usage: analyze.py clustertail.json.gz
 """
-import json, statistics as st, sys
+import gzip, json, statistics as st, sys
 
-d = json.load(open(sys.argv[1]))
+d = json.load(gzip.open(sys.argv[1], "rt") if sys.argv[1].endswith(".gz") else open(sys.argv[1]))
 print("%-62s %-5s %9s %9s %11s %13s %5s %7s" % ("case", "mode", "gemm µs", "beside", "CTAs in GEMM", "first before", "SMs", "per SM"))
 for row in d["rows"]:
     reps = row["reps"]
