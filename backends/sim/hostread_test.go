@@ -12,6 +12,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -183,25 +184,31 @@ func TestHostReadWaitsFollowCopyStart(t *testing.T) {
 }
 
 // readApartDir holds session 26's runs of twelve GEMMs beside a 256 MiB
-// h2d copy kernel in a 16-SM partition (probe/rs-*.yaml): call 2 with the
-// partition probe of the same GEMMs on the same H200, call 3 on another
-// H200 with each GEMM beside a 1 MiB copy there instead (probe/ra-*.yaml,
-// the copy ending in about 25 µs), which times it alone on the rest.
+// h2d copy kernel in an SM partition of its own (probe/rs-*.yaml): call 2
+// in 16 SMs with the partition probe of the same GEMMs on the same H200;
+// calls 3 (16 SMs) and 4 (32 SMs) on two other H200s with each GEMM
+// beside a 1 MiB copy there instead (probe/ra-*.yaml, the copy ending in
+// about 25 µs), which times it alone on the rest.
 const readApartDir = "../cuda/results/2026-12-04-h200x1-s26"
 
 // TestHostReadApartWait: a GEMM launched before an h2d copy kernel in an
 // SM partition of its own takes its time alone on the rest of the GPU
 // plus Profile.HostReadApartWait x the copy's read weight, not a read
-// stall on its rate. Measured on two H200s: twelve GEMMs of 93 µs to 1.8
+// stall on its rate. Measured on three H200s: twelve GEMMs of 93 µs to 1.8
 // ms on the whole GPU (K from 2048 to 16384, 4 to 20 tiles per CTA) took
 // 25-61 µs more than alone there at 16 copy CTAs and 66-116 µs more at
 // 32, whatever their length (on call 2's GPU the longest, 2.2 ms there,
-// -13 to +165). With the read stall acting across the partition as on
-// shared SMs (the model before) the added time was 35-285 µs, 47 / 147 µs
-// off on call 2 and 42 / 148 on call 3 (median / p90); now 6 / 24 and
-// 6 / 18.
+// -13 to +165), and the same with the copy in 32 SMs (call 4: 84 µs per
+// 32 CTAs at the median against 87 and 87). With the read stall acting
+// across the partition as on shared SMs (the model before) the added time
+// was 35-285 µs, 47 / 147, 42 / 148 and 50 / 124 µs off on calls 2, 3
+// and 4 (median / p90); now 6 / 24, 6 / 18 and 7 / 18.
 func TestHostReadApartWait(t *testing.T) {
-	for _, call := range []string{"call2", "call3"} {
+	for _, tc := range []struct {
+		call string
+		sms  int // the copy's partition
+	}{{"call2", 16}, {"call3", 16}, {"call4", 32}} {
+		call := tc.call
 		t.Run(call, func(t *testing.T) {
 			runs := readRunArchive(t, filepath.Join(readApartDir, call, "runs.tgz"))
 			type cell struct {
@@ -228,9 +235,9 @@ func TestHostReadApartWait(t *testing.T) {
 			if len(measured) != 24 {
 				t.Fatalf("%d cells in %s; want 24 (12 GEMMs x 2 CTA counts)", len(measured), call)
 			}
-			// The GEMM's measured time alone on the rest of 16 SMs: the
-			// probe's ratio of the run's whole-GPU time (call 2), or its
-			// time beside the 1 MiB copy (call 3).
+			// The GEMM's measured time alone on the rest: the probe's
+			// ratio of the run's whole-GPU time (call 2), or its time
+			// beside the 1 MiB copy (calls 3 and 4).
 			aloneRest := func(base string, c scenarios.ComputeOp) float64 {
 				if v := aloneRuns[base]; len(v) > 0 {
 					return median(v)
@@ -241,7 +248,7 @@ func TestHostReadApartWait(t *testing.T) {
 				}
 				for _, s := range probe.Shapes {
 					if (gemmKey{s.M, s.N, s.K, s.DType}) == keyOf(c) {
-						return median(whole[base]) * s.OverFull["rest-of-16"].Median
+						return median(whole[base]) * s.OverFull[placementRest+"-"+strconv.Itoa(tc.sms)].Median
 					}
 				}
 				t.Fatalf("%s: no time alone on the rest for %v", call, c)
@@ -261,8 +268,8 @@ func TestHostReadApartWait(t *testing.T) {
 				// simulated, the same over the simulator's time alone
 				// there.
 				wantAdded := median(measured[c]) - aloneRest(c.file, sc.Compute)
-				gotAdded := simComputeInC3(t, H200(), sc, scenarios.Strategy{Launch: scenarios.ComputeFirst, CommSMs: 16, CommCTAs: c.ctas}) -
-					aloneCompute(t, H200(), sc.Compute, scenarios.Strategy{CommSMs: 16})
+				gotAdded := simComputeInC3(t, H200(), sc, scenarios.Strategy{Launch: scenarios.ComputeFirst, CommSMs: tc.sms, CommCTAs: c.ctas}) -
+					aloneCompute(t, H200(), sc.Compute, scenarios.Strategy{CommSMs: tc.sms})
 				errs = append(errs, (gotAdded-wantAdded)/1e3)
 				t.Logf("%-26s %d CTAs: %4.0f µs more than alone there beside the copy (measured %4.0f)", c.file, c.ctas, gotAdded/1e3, wantAdded/1e3)
 			}

@@ -617,8 +617,9 @@ type Profile struct {
 	// took their time alone there plus 38-58 µs at 16 copy CTAs and 74-116
 	// µs at 32, whatever their length or K: 94 and 87 µs per unit of read
 	// weight at the median (results/2026-12-04-h200x1-s26, call 2; on a
-	// second H200, call 3, 86 and 87). GEMMs that outlast a shorter copy
-	// took their time alone there (call 1).
+	// second H200, call 3, 86 and 87; on a third with the copy in 32 SMs,
+	// call 4, 81 and 84). GEMMs that outlast a shorter copy took their
+	// time alone there (call 1).
 	// Measured; 0 turns it off.
 	HostReadApartWait float64
 	// HostReadStallFrom is the read weight above which HostReadStallSteep
