@@ -434,15 +434,7 @@ func TestPlacementPriorLeaveOneShapeOut(t *testing.T) {
 			})
 			full := aloneCompute(t, p, c, scenarios.Strategy{})
 			for _, pl := range byShape[k] {
-				kind, sms, _ := parsePlacement(pl.Placement)
-				st := scenarios.Strategy{GEMMSMTarget: sms}
-				switch kind {
-				case placementRest:
-					st = scenarios.Strategy{CommSMs: sms}
-				case placementCompute:
-					st = scenarios.Strategy{ComputeSMs: sms}
-				}
-				e := aloneCompute(t, p, c, st)/full/pl.Ratio - 1
+				e := aloneCompute(t, p, c, placementStrategy(t, pl.Placement))/full/pl.Ratio - 1
 				errs[withPrior][pl.Placement] = append(errs[withPrior][pl.Placement], e)
 				errs[withPrior]["all"] = append(errs[withPrior]["all"], e)
 			}
