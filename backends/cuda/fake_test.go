@@ -273,15 +273,16 @@ func (f *fakeGPU) waitGateOpen(limit time.Duration) {
 	}
 }
 
+// OpenGate raises the gate to v and logs it in the same critical section:
+// logged after the unlock, a stalled GEMM that sees the gate open could log
+// before the watchdog's goroutine got to its line, and the log would put
+// the opening in a later repetition (TestGateWatchdog failed so in CI).
 func (f *fakeGPU) OpenGate(v uint32) {
 	f.mu.Lock()
-	raised := int32(f.gate-v) < 0
-	if raised {
+	defer f.mu.Unlock()
+	if int32(f.gate-v) < 0 {
 		f.gate = v
-	}
-	f.mu.Unlock()
-	if raised {
-		f.logf("gate-open %d", v)
+		f.log = append(f.log, fmt.Sprintf("gate-open %d", v))
 	}
 }
 
