@@ -11,7 +11,9 @@ package backends
 
 import (
 	"context"
+	"fmt"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/c3lab/c3lab/scenarios"
@@ -323,6 +325,19 @@ type Span struct {
 	Start int64  `json:"start_ns"`
 	End   int64  `json:"end_ns"`
 }
+
+// cuptiTrackPrefix starts the track of every span a backend took from
+// CUPTI's activity records rather than from its own timing.
+const cuptiTrackPrefix = "cupti-"
+
+// CUPTITrack is the track of the spans CUPTI recorded on CUDA stream
+// stream ("cupti-s7").
+func CUPTITrack(stream uint32) string { return fmt.Sprintf("%ss%d", cuptiTrackPrefix, stream) }
+
+// FromCUPTI says the span is one of CUPTI's kernel or copy records: a
+// second view of work the backend's own spans already cover, so a sum of
+// GPU time over a timeline counts either kind, never both.
+func (s Span) FromCUPTI() bool { return strings.HasPrefix(s.Track, cuptiTrackPrefix) }
 
 // Sample is one telemetry value at one time on one device.
 type Sample struct {

@@ -28,7 +28,7 @@ func cuptiSpans(recs []native.CopyRecord, t0 uint64, devices int) []backends.Spa
 		}
 		out = append(out, backends.Span{
 			Op: backends.OpComm, Name: fmt.Sprintf("memcpy %s %s", copyKindName(r.Kind), fmtBytes(r.Bytes)),
-			Device: int(r.Device), Track: fmt.Sprintf("cupti-s%d", r.Stream), Kind: "copy",
+			Device: int(r.Device), Track: backends.CUPTITrack(r.Stream), Kind: "copy",
 			Start: start, End: int64(r.End - t0),
 		})
 	}
@@ -65,7 +65,7 @@ func cuptiKernelSpans(recs []native.KernelRecord, t0 uint64, devices int) []back
 		}
 		out = append(out, backends.Span{
 			Op: op, Name: fmt.Sprintf("%s (%d CTAs)", shortKernelName(r.Name), r.CTAs()),
-			Device: int(r.Device), Track: fmt.Sprintf("cupti-s%d", r.Stream), Kind: "kernel",
+			Device: int(r.Device), Track: backends.CUPTITrack(r.Stream), Kind: "kernel",
 			Start: start, End: int64(r.End - t0),
 		})
 	}

@@ -43,40 +43,78 @@ func trace(t *testing.T) Trace {
 	return tr
 }
 
+// withCUPTI adds a CUPTI record (backends.CUPTITrack) over each of the
+// trace's spans, as a measurement with C3LAB_CUPTI=1 has them.
+func withCUPTI(tr Trace) Trace {
+	for i, s := range slices.Clone(tr.Spans) {
+		s.Track, s.Name = backends.CUPTITrack(uint32(i%3+7)), "kernel of "+s.Name
+		tr.Spans = append(tr.Spans, s)
+	}
+	return tr
+}
+
 func TestPprof(t *testing.T) {
-	tr := trace(t)
-	var buf bytes.Buffer
-	if err := WritePprof(&buf, tr); err != nil {
-		t.Fatal(err)
-	}
-	p, err := profile.Parse(&buf)
-	if err != nil {
-		t.Fatal(err)
-	}
-	// go tool pprof shows DefaultSampleType, or the last sample type when
-	// it is unset (older readers): both must be GPU time.
-	gpu := slices.IndexFunc(p.SampleType, func(v *profile.ValueType) bool { return v.Type == p.DefaultSampleType })
-	for name, i := range map[string]int{"default": gpu, "last": len(p.SampleType) - 1} {
-		if i < 0 || p.SampleType[i].Type != "gpu_time" || p.SampleType[i].Unit != "nanoseconds" {
-			t.Fatalf("%s sample type (index %d, default %q) is not gpu_time in nanoseconds: %s", name, i, p.DefaultSampleType, p.String())
-		}
-	}
-	if len(p.Sample) != len(tr.Spans) {
-		t.Errorf("%d samples for %d spans", len(p.Sample), len(tr.Spans))
-	}
-	var total int64
-	for _, s := range tr.Spans {
-		total += s.End - s.Start
-	}
-	var got int64
-	for _, s := range p.Sample {
-		got += s.Value[gpu]
-		if s.Location[0].Line[0].Function.Name == "" || len(s.Label["device"]) != 1 || len(s.Label["stream"]) != 1 {
-			t.Errorf("sample without a leaf name or labels: %+v", s)
-		}
-	}
-	if got != total {
-		t.Errorf("profile holds %d ns of GPU time, the spans %d", got, total)
+	plain := trace(t)
+	for _, tc := range []struct {
+		name string
+		tr   Trace
+	}{
+		{"backend spans", plain},
+		{"with CUPTI records", withCUPTI(plain)},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var buf bytes.Buffer
+			if err := WritePprof(&buf, tc.tr); err != nil {
+				t.Fatal(err)
+			}
+			p, err := profile.Parse(&buf)
+			if err != nil {
+				t.Fatal(err)
+			}
+			// go tool pprof shows DefaultSampleType, or the last sample type when
+			// it is unset (older readers): both must be GPU time.
+			index := func(typ string) int {
+				i := slices.IndexFunc(p.SampleType, func(v *profile.ValueType) bool { return v.Type == typ })
+				if i < 0 {
+					t.Fatalf("no sample type %q: %s", typ, p.String())
+				}
+				return i
+			}
+			gpu := index(p.DefaultSampleType)
+			for name, i := range map[string]int{"default": gpu, "last": len(p.SampleType) - 1} {
+				if i < 0 || p.SampleType[i].Type != "gpu_time" || p.SampleType[i].Unit != "nanoseconds" {
+					t.Fatalf("%s sample type (index %d, default %q) is not gpu_time in nanoseconds: %s", name, i, p.DefaultSampleType, p.String())
+				}
+			}
+			if len(p.Sample) != len(tc.tr.Spans) {
+				t.Errorf("%d samples for %d spans", len(p.Sample), len(tc.tr.Spans))
+			}
+			// GPU time and the span count are the backend's spans only;
+			// CUPTI's records, which cover the same work, have their own.
+			var want [2]struct{ n, ns int64 }
+			for _, s := range tc.tr.Spans {
+				k := 0
+				if s.FromCUPTI() {
+					k = 1
+				}
+				want[k].n++
+				want[k].ns += s.End - s.Start
+			}
+			var got [2]struct{ n, ns int64 }
+			for _, s := range p.Sample {
+				got[0].n += s.Value[index("spans")]
+				got[0].ns += s.Value[gpu]
+				got[1].n += s.Value[index("cupti_records")]
+				got[1].ns += s.Value[index("cupti_time")]
+				if s.Location[0].Line[0].Function.Name == "" || len(s.Label["device"]) != 1 || len(s.Label["stream"]) != 1 {
+					t.Errorf("sample without a leaf name or labels: %+v", s)
+				}
+			}
+			if got != want {
+				t.Errorf("profile holds spans / GPU time %d / %d ns and CUPTI records / time %d / %d ns; the trace %d / %d and %d / %d",
+					got[0].n, got[0].ns, got[1].n, got[1].ns, want[0].n, want[0].ns, want[1].n, want[1].ns)
+			}
+		})
 	}
 }
 

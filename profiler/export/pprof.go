@@ -7,11 +7,16 @@ import (
 	"github.com/google/pprof/profile"
 )
 
-// Sample types of the pprof profile: each span counts once and adds its
-// GPU time.
+// Sample types of the pprof profile: each of the backend's own spans
+// counts once and adds its GPU time; a span CUPTI recorded
+// (backends.Span.FromCUPTI: the same work seen kernel by kernel) counts in
+// types of its own, so GPU time is never counted twice.
 const (
-	sampleSpans   = 0
-	sampleGPUTime = 1
+	sampleCUPTIRecords = iota
+	sampleCUPTITime
+	sampleSpans
+	sampleGPUTime
+	sampleTypes
 )
 
 // Profile builds a pprof profile of GPU time: one sample per span, valued in
@@ -20,12 +25,16 @@ const (
 // scenario and strategy. GPU time is the default sample type (and the last,
 // which readers that ignore the default show), so `go tool pprof -top`
 // ranks ops by GPU time; `-sample_index=spans` counts spans instead, and
-// `-tagfocus=stream=comm` keeps one stream.
+// `-tagfocus=stream=comm` keeps one stream. CUPTI's kernel and copy
+// records, when the measurement took them, are in cupti_time and
+// cupti_records (`-sample_index=cupti_time` ranks kernels by their time).
 func Profile(t Trace) (*profile.Profile, error) {
 	if len(t.Spans) == 0 {
 		return nil, ErrEmpty
 	}
-	types := make([]*profile.ValueType, 2)
+	types := make([]*profile.ValueType, sampleTypes)
+	types[sampleCUPTIRecords] = &profile.ValueType{Type: "cupti_records", Unit: "count"}
+	types[sampleCUPTITime] = &profile.ValueType{Type: "cupti_time", Unit: "nanoseconds"}
 	types[sampleSpans] = &profile.ValueType{Type: "spans", Unit: "count"}
 	types[sampleGPUTime] = &profile.ValueType{Type: "gpu_time", Unit: "nanoseconds"}
 	p := &profile.Profile{
@@ -56,7 +65,11 @@ func Profile(t Trace) (*profile.Profile, error) {
 		}
 		end = max(end, s.End)
 		value := make([]int64, len(types))
-		value[sampleSpans], value[sampleGPUTime] = 1, s.End-s.Start
+		if s.FromCUPTI() {
+			value[sampleCUPTIRecords], value[sampleCUPTITime] = 1, s.End-s.Start
+		} else {
+			value[sampleSpans], value[sampleGPUTime] = 1, s.End-s.Start
+		}
 		p.Sample = append(p.Sample, &profile.Sample{
 			Location: []*profile.Location{loc(s.Name), loc("stream " + s.Track), loc(t.deviceName(s.Device))},
 			Value:    value,
