@@ -5,7 +5,9 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
+	"maps"
 	"math"
 	"os"
 	"os/exec"
@@ -43,76 +45,126 @@ func trace(t *testing.T) Trace {
 	return tr
 }
 
-// withCUPTI adds a CUPTI record (backends.CUPTITrack) over each of the
-// trace's spans, as a measurement with C3LAB_CUPTI=1 has them.
-func withCUPTI(tr Trace) Trace {
-	for i, s := range slices.Clone(tr.Spans) {
-		s.Track, s.Name = backends.CUPTITrack(uint32(i%3+7)), "kernel of "+s.Name
-		tr.Spans = append(tr.Spans, s)
+// parsePprof writes t's pprof profile and reads it back.
+func parsePprof(t *testing.T, tr Trace) *profile.Profile {
+	t.Helper()
+	var buf bytes.Buffer
+	if err := WritePprof(&buf, tr); err != nil {
+		t.Fatal(err)
 	}
-	return tr
+	p, err := profile.Parse(&buf)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p
 }
 
+// sampleSums sums each sample type of p over its samples.
+func sampleSums(t *testing.T, p *profile.Profile) map[string]int64 {
+	t.Helper()
+	out := map[string]int64{}
+	for i, st := range p.SampleType {
+		for _, s := range p.Sample {
+			out[st.Type] += s.Value[i]
+		}
+	}
+	return out
+}
+
+// TestPprof checks the profile of a simulated measurement: GPU time is the
+// default and the last sample type, every span is a sample with a leaf
+// name and labels, and each op's GPU time is its time in the C3 run.
 func TestPprof(t *testing.T) {
-	plain := trace(t)
+	tr := trace(t)
+	p := parsePprof(t, tr)
+	// go tool pprof shows DefaultSampleType, or the last sample type when
+	// it is unset (older readers): both must be GPU time.
+	gpu := slices.IndexFunc(p.SampleType, func(v *profile.ValueType) bool { return v.Type == p.DefaultSampleType })
+	for name, i := range map[string]int{"default": gpu, "last": len(p.SampleType) - 1} {
+		if i < 0 || p.SampleType[i].Type != "gpu_time" || p.SampleType[i].Unit != "nanoseconds" {
+			t.Fatalf("%s sample type (index %d, default %q) is not gpu_time in nanoseconds: %s", name, i, p.DefaultSampleType, p.String())
+		}
+	}
+	if len(p.Sample) != len(tr.Spans) {
+		t.Errorf("%d samples for %d spans", len(p.Sample), len(tr.Spans))
+	}
+	type devOp struct{ dev, op string }
+	byOp := map[devOp]int64{}
+	for _, s := range p.Sample {
+		byOp[devOp{s.Label["device"][0], s.Label["op"][0]}] += s.Value[gpu]
+		if s.Location[0].Line[0].Function.Name == "" || len(s.Label["device"]) != 1 || len(s.Label["stream"]) != 1 {
+			t.Errorf("sample without a leaf name or labels: %+v", s)
+		}
+	}
+	// The simulator's copy-engine collective shows once per engine; its
+	// GPU time is still the time from its first span's start to its last
+	// span's end, on each device.
+	first, last := map[devOp]int64{}, map[devOp]int64{}
+	for _, s := range tr.Spans {
+		k := devOp{fmt.Sprint(s.Device), string(s.Op)}
+		if v, ok := first[k]; !ok || s.Start < v {
+			first[k] = s.Start
+		}
+		last[k] = max(last[k], s.End)
+	}
+	if len(first) != 2*len(tr.Devices) {
+		t.Fatalf("the trace has %d ops on %d devices; want the pair on each", len(first), len(tr.Devices))
+	}
+	for k, start := range first {
+		if want := last[k] - start; byOp[k] != want {
+			t.Errorf("GPU %s, op %s: %d ns of GPU time, its spans run %d ns", k.dev, k.op, byOp[k], want)
+		}
+	}
+}
+
+// TestPprofCountsEachOpOnce holds the sample types to their definitions on
+// timelines laid out as each backend lays them out (times in ns).
+func TestPprofCountsEachOpOnce(t *testing.T) {
+	span := func(op backends.Op, graphOp string, instance, dev int, track string, start, end int64) backends.Span {
+		return backends.Span{Op: op, GraphOp: graphOp, Instance: instance, Device: dev, Track: track, Name: track + " work", Kind: "kernel", Start: start, End: end}
+	}
+	comp, comm := backends.OpCompute, backends.OpComm
+	cudaDMA := []backends.Span{
+		span(comp, "compute", 0, 0, "compute", 0, 50),
+		span(comm, "comm", 0, 0, "comm", 0, 100),
+		span(comm, "", 0, 0, "ce0", 10, 90),
+		span(comm, "", 0, 0, "ce1", 5, 100),
+		span(comm, "", 0, 0, "reduce", 0, 95),
+	}
+	cupti := []backends.Span{
+		span(comp, "", 0, 0, backends.CUPTITrack(13), 2, 48),
+		span(comm, "", 0, 0, backends.CUPTITrack(14), 10, 60),
+		span(comm, "", 0, 0, backends.CUPTITrack(14), 62, 90),
+	}
 	for _, tc := range []struct {
-		name string
-		tr   Trace
+		name                  string
+		spans                 []backends.Span
+		gpu, spanTime, nSpans int64
+		cupti, nCUPTI         int64
 	}{
-		{"backend spans", plain},
-		{"with CUPTI records", withCUPTI(plain)},
+		{name: "cuda: a copy-engine collective on its stream, its copy streams and its reduction", spans: cudaDMA,
+			gpu: 150, spanTime: 420, nSpans: 5},
+		{name: "cuda with CUPTI's records", spans: append(slices.Clone(cudaDMA), cupti...),
+			gpu: 150, spanTime: 420, nSpans: 5, cupti: 124, nCUPTI: 3},
+		{name: "sim: a copy-engine collective once per engine", spans: []backends.Span{
+			span(comp, "", 0, 0, "compute", 0, 50),
+			span(comm, "", 0, 0, "ce0", 20, 120), span(comm, "", 0, 0, "ce1", 20, 120), span(comm, "", 0, 0, "ce2", 20, 120),
+		}, gpu: 150, spanTime: 350, nSpans: 4},
+		{name: "an all-reduce's two copy phases with a gap", spans: []backends.Span{
+			span(comm, "", 0, 0, "ce0", 0, 10), span(comm, "", 0, 0, "ce0", 20, 30), span(comm, "", 0, 0, "ce1", 25, 35),
+		}, gpu: 25, spanTime: 30, nSpans: 3},
+		{name: "graph instances on two devices", spans: []backends.Span{
+			span(comm, "ag", 0, 0, "tp", 0, 40), span(comm, "ag", 0, 0, "tp ce", 5, 35),
+			span(comm, "ag", 1, 0, "tp", 40, 80), span(comm, "ag", 1, 0, "tp ce", 45, 85),
+			span(comp, "qkv", 0, 0, "compute", 40, 100),
+			span(comm, "ag", 0, 1, "tp", 0, 40), span(comm, "ag", 0, 1, "tp ce", 5, 35),
+		}, gpu: 40 + 45 + 60 + 40, spanTime: 40 + 30 + 40 + 40 + 60 + 40 + 30, nSpans: 7},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			var buf bytes.Buffer
-			if err := WritePprof(&buf, tc.tr); err != nil {
-				t.Fatal(err)
-			}
-			p, err := profile.Parse(&buf)
-			if err != nil {
-				t.Fatal(err)
-			}
-			// go tool pprof shows DefaultSampleType, or the last sample type when
-			// it is unset (older readers): both must be GPU time.
-			index := func(typ string) int {
-				i := slices.IndexFunc(p.SampleType, func(v *profile.ValueType) bool { return v.Type == typ })
-				if i < 0 {
-					t.Fatalf("no sample type %q: %s", typ, p.String())
-				}
-				return i
-			}
-			gpu := index(p.DefaultSampleType)
-			for name, i := range map[string]int{"default": gpu, "last": len(p.SampleType) - 1} {
-				if i < 0 || p.SampleType[i].Type != "gpu_time" || p.SampleType[i].Unit != "nanoseconds" {
-					t.Fatalf("%s sample type (index %d, default %q) is not gpu_time in nanoseconds: %s", name, i, p.DefaultSampleType, p.String())
-				}
-			}
-			if len(p.Sample) != len(tc.tr.Spans) {
-				t.Errorf("%d samples for %d spans", len(p.Sample), len(tc.tr.Spans))
-			}
-			// GPU time and the span count are the backend's spans only;
-			// CUPTI's records, which cover the same work, have their own.
-			var want [2]struct{ n, ns int64 }
-			for _, s := range tc.tr.Spans {
-				k := 0
-				if s.FromCUPTI() {
-					k = 1
-				}
-				want[k].n++
-				want[k].ns += s.End - s.Start
-			}
-			var got [2]struct{ n, ns int64 }
-			for _, s := range p.Sample {
-				got[0].n += s.Value[index("spans")]
-				got[0].ns += s.Value[gpu]
-				got[1].n += s.Value[index("cupti_records")]
-				got[1].ns += s.Value[index("cupti_time")]
-				if s.Location[0].Line[0].Function.Name == "" || len(s.Label["device"]) != 1 || len(s.Label["stream"]) != 1 {
-					t.Errorf("sample without a leaf name or labels: %+v", s)
-				}
-			}
-			if got != want {
-				t.Errorf("profile holds spans / GPU time %d / %d ns and CUPTI records / time %d / %d ns; the trace %d / %d and %d / %d",
-					got[0].n, got[0].ns, got[1].n, got[1].ns, want[0].n, want[0].ns, want[1].n, want[1].ns)
+			got := sampleSums(t, parsePprof(t, Trace{Scenario: "s", Strategy: "dma", Backend: "test", Spans: tc.spans}))
+			want := map[string]int64{"gpu_time": tc.gpu, "span_time": tc.spanTime, "spans": tc.nSpans, "cupti_time": tc.cupti, "cupti_records": tc.nCUPTI}
+			if !maps.Equal(got, want) {
+				t.Errorf("sample sums %v, want %v", got, want)
 			}
 		})
 	}
