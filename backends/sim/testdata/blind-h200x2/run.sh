@@ -1,7 +1,8 @@
 #!/bin/bash
 # Measures the two-GPU blind set on a node lent two H200s (run from the repository root, with
 # c3lab built here and carried in .gpu as .gpu/c3lab or .gpu/c3lab.xz). Arguments: the parts to
-# run (default all of them: pairs async-tp layers op-streams). Each part's sweep stops at
+# run (default all of them: pairs async-tp layers op-streams), and gpu-tests for the cuda
+# backend's two-GPU tests (.gpu/cuda.test or .xz). Each part's sweep stops at
 # C3LAB_BLIND_PART_S seconds (default 270, so two parts fit one 10-minute call); results land
 # under $OUT, packed into blind-h200x2.tgz (a call brings back only a few files).
 set -u
@@ -27,7 +28,21 @@ smi() {
 smi before
 $B version > $res/version.txt 2>&1
 $B doctor --json > $res/doctor.json 2>&1
+# The cuda backend's GPU tests that need two GPUs (none of them ran on the one-GPU nodes of
+# sessions 4 to 27), with .gpu/cuda.test built here: part "gpu-tests".
+two_gpu_tests='^(TestGPUGraphTPPairs|TestGPUPeerLoad|TestGPUPerProcessTwoGPU.*|TestGPUStrategiesTakeEffect|TestGPUCopyEngineCollectives|TestGPUCopyEngineSizes)$'
 for part in ${@:-$PARTS}; do
+  if [ $part = gpu-tests ]; then
+    if [ -f .gpu/cuda.test.xz ] && [ ! -f .gpu/cuda.test ]; then
+      python3 -c "import lzma,sys; open(sys.argv[2],'wb').write(lzma.open(sys.argv[1]).read())" .gpu/cuda.test.xz .gpu/cuda.test
+    fi
+    chmod +x .gpu/cuda.test
+    t0=$SECONDS
+    (cd backends/cuda && timeout ${C3LAB_BLIND_PART_S:-270} ../../.gpu/cuda.test -test.v -test.run "$two_gpu_tests" \
+      -test.timeout $((${C3LAB_BLIND_PART_S:-270} - 10))s > $res/gpu-tests.txt 2>&1)
+    echo "gpu-tests rc=$? took $((SECONDS - t0)) s" >> $res/stamps.txt
+    continue
+  fi
   files=$(part_files $part)
   if [ -z "$files" ]; then
     echo "blind-h200x2: unknown part $part" | tee -a $res/stamps.txt
