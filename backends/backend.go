@@ -95,6 +95,14 @@ type ModelError struct {
 	// one (it uses a GPU count none of them had); the figures are then
 	// those of all held-out runs, for what they are worth.
 	Unvalidated string `json:"unvalidated,omitempty"`
+	// UnmeasuredGEMM, when set, names a GEMM of this run that the model
+	// has no measurement of (no time alone, placement or launch on the
+	// device), as it had of every held-out run's GEMM; GEMMAloneMedian and
+	// GEMMAloneP90 are the model's relative |error| on such a GEMM's time
+	// alone, which the figures above do not hold.
+	UnmeasuredGEMM  string  `json:"unmeasured_gemm,omitempty"`
+	GEMMAloneMedian float64 `json:"gemm_alone_median,omitempty"`
+	GEMMAloneP90    float64 `json:"gemm_alone_p90,omitempty"`
 }
 
 // DeviceInfo describes one device: what the driver reports and what

@@ -49,25 +49,6 @@ func loadBlindTwoGPU(t *testing.T) (pairs, graphs []scenarios.Scenario) {
 	return pairs, graphs
 }
 
-// scenarioGEMMs lists the GEMMs of a scenario, pair or streams.
-func scenarioGEMMs(sc scenarios.Scenario) []scenarios.ComputeOp {
-	if !sc.IsGraph() {
-		if sc.Compute.Kind == scenarios.GEMM {
-			return []scenarios.ComputeOp{sc.Compute}
-		}
-		return nil
-	}
-	var out []scenarios.ComputeOp
-	for _, ss := range sc.Streams {
-		for _, o := range ss.Ops {
-			if c := o.AsCompute(); o.Kind.IsCompute() && c.Kind == scenarios.GEMM {
-				out = append(out, c)
-			}
-		}
-	}
-	return out
-}
-
 // TestBlindTwoGPUIsUnseen holds the two-GPU blind set to what makes it
 // blind: its pairs' GEMMs are in none of the tables the simulator was
 // built from (placements, whole-GPU times, measured launches) nor in any

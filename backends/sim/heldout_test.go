@@ -88,3 +88,80 @@ func TestFittedH200HasHeldOutError(t *testing.T) {
 		t.Errorf("model error on the built-in profile: %+v", me)
 	}
 }
+
+// A run with a GEMM the profile has no measurement of says so, with the
+// model's error on such GEMMs alone; a run of measured GEMMs, of a stream
+// op, or on a profile without GEMM tables does not.
+func TestModelErrorNamesAnUnmeasuredGEMM(t *testing.T) {
+	pf, err := FittedH200()
+	if err != nil {
+		t.Fatal(err)
+	}
+	suite, err := scenarios.Find("llama3-70b-tp-qkv-ag-224m-2gpu")
+	if err != nil {
+		t.Fatal(err)
+	}
+	unseen := scenarios.ComputeOp{Kind: scenarios.GEMM, M: 8192, N: 24576, K: 6144, DType: scenarios.BF16}
+	withGEMM := suite
+	withGEMM.Compute = unseen
+	stream := suite
+	stream.Compute = scenarios.ComputeOp{Kind: scenarios.Stream, Bytes: 1 << 28}
+	graph := scenarios.Scenario{Name: "g", GPUs: 2, Streams: []scenarios.StreamSpec{
+		{Name: "compute", Ops: []scenarios.StreamOp{scenarios.ComputeStreamOp("timed", suite.Compute), scenarios.ComputeStreamOp("new", unseen)}},
+		{Name: "comm", Ops: []scenarios.StreamOp{scenarios.CommStreamOp("ag", suite.Comm)}},
+	}}
+	noTable := pf
+	noTable.Profile = CloneProfile(pf.Profile)
+	noTable.Profile.GEMMWholeTimes, noTable.Profile.GEMMPlacements, noTable.Profile.GEMMLaunches = nil, nil, nil
+	for _, tc := range []struct {
+		name string
+		pf   ProfileFile
+		sc   scenarios.Scenario
+		want string
+	}{
+		{"a suite GEMM", pf, suite, ""},
+		{"a GEMM no table has", pf, withGEMM, unseen.String()},
+		{"a stream op", pf, stream, ""},
+		{"a graph with one of each", pf, graph, unseen.String()},
+		{"a profile without GEMM tables", noTable, withGEMM, ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			me := NewFromFile(tc.pf).ModelError(tc.sc, 1.5)
+			if me == nil {
+				t.Fatal("no model error from the calibrated profile")
+			}
+			if me.UnmeasuredGEMM != tc.want {
+				t.Errorf("unmeasured GEMM %q, want %q", me.UnmeasuredGEMM, tc.want)
+			}
+			wantMed, wantP90 := 0.0, 0.0
+			if tc.want != "" {
+				wantMed, wantP90 = UnmeasuredGEMMMedian, UnmeasuredGEMMP90
+			}
+			if me.GEMMAloneMedian != wantMed || me.GEMMAloneP90 != wantP90 {
+				t.Errorf("alone %v / %v, want %v / %v", me.GEMMAloneMedian, me.GEMMAloneP90, wantMed, wantP90)
+			}
+		})
+	}
+}
+
+// The model-error note says that the model had measurements of every
+// held-out run's GEMM; so must the built-in profile's held-out scenarios.
+func TestHeldOutScenariosHaveMeasuredGEMMs(t *testing.T) {
+	pf, err := FittedH200()
+	if err != nil {
+		t.Fatal(err)
+	}
+	b := NewFromFile(pf)
+	if len(pf.Fit.HeldOut) == 0 {
+		t.Fatal("the built-in profile holds no scenario out")
+	}
+	for _, name := range pf.Fit.HeldOut {
+		sc, err := scenarios.Find(name)
+		if err != nil {
+			t.Fatalf("held-out scenario %s: %v", name, err)
+		}
+		if c, ok := b.unmeasuredGEMM(sc); ok {
+			t.Errorf("held-out scenario %s: the profile has no measurement of its %v", name, c)
+		}
+	}
+}

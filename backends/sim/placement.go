@@ -264,13 +264,27 @@ type gemmTables struct {
 	// (placementPriors): what a GEMM the table lacks takes in that place
 	// (Profile.PlacementPrior).
 	prior map[string]map[int]float64
+	// measured holds every shape the profile has a measurement of: a time
+	// alone (GEMMWholeTimes), a placement (GEMMPlacements) or the launch
+	// cuBLASLt ran (a measured GEMMLaunches entry).
+	measured map[gemmKey]bool
 }
 
 // indexGEMMTables indexes p's GEMMPlacements and GEMMWholeTimes.
 func indexGEMMTables(p Profile) *gemmTables {
-	tb := &gemmTables{ratio: make(map[placementKey]float64, len(p.GEMMPlacements))}
+	tb := &gemmTables{ratio: make(map[placementKey]float64, len(p.GEMMPlacements)), measured: map[gemmKey]bool{}}
 	for _, pl := range p.GEMMPlacements {
-		tb.ratio[placementKey{gemmKey{pl.M, pl.N, pl.K, pl.DType}, pl.Placement}] = pl.Ratio
+		k := gemmKey{pl.M, pl.N, pl.K, pl.DType}
+		tb.ratio[placementKey{k, pl.Placement}] = pl.Ratio
+		tb.measured[k] = true
+	}
+	for _, w := range p.GEMMWholeTimes {
+		tb.measured[gemmKey{w.M, w.N, w.K, w.DType}] = true
+	}
+	for _, l := range p.GEMMLaunches {
+		if l.Source == LaunchMeasured {
+			tb.measured[gemmKey{l.M, l.N, l.K, l.DType}] = true
+		}
 	}
 	if p.PlacementPrior {
 		tb.prior = placementPriors(p)

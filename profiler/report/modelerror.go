@@ -27,7 +27,24 @@ func ModelErrorNote(me backends.ModelError) string {
 	if me.Unvalidated != "" {
 		s += "; not validated for this run: " + me.Unvalidated
 	}
+	if u := unmeasuredGEMM(me); u != "" {
+		s += "; " + u
+	}
 	return s
+}
+
+// unmeasuredGEMM says that the model has no measurement of the run's
+// GEMM, as it had of every held-out run's, and how far off it is on such
+// GEMMs alone: "the model has measured nothing of its gemm
+// 8192x24576x6144 bf16 on an NVIDIA H200 (no time alone, placement or
+// launch), as it had of every held-out run's GEMM: on such GEMMs alone it
+// is 3.2% off at the median, 14.8% at p90"; "" when it has.
+func unmeasuredGEMM(me backends.ModelError) string {
+	if me.UnmeasuredGEMM == "" {
+		return ""
+	}
+	return fmt.Sprintf("the model has measured nothing of its %s on an %s (no time alone, placement or launch), as it had of every held-out run's GEMM: on such GEMMs alone it is %s off at the median, %s at p90",
+		me.UnmeasuredGEMM, me.Device, Percent(me.GEMMAloneMedian), Percent(me.GEMMAloneP90))
 }
 
 // ModelErrorC3 is T_c3's model error in a few words: "model err 4.4%,
@@ -60,6 +77,9 @@ func ModelErrorScope(me backends.ModelError) string {
 	s += " (" + me.Profile + ")"
 	if me.Unvalidated != "" {
 		s += "; " + me.Unvalidated
+	}
+	if me.UnmeasuredGEMM != "" {
+		s += "; its " + me.UnmeasuredGEMM + " never measured (such GEMMs alone: " + Percent(me.GEMMAloneMedian) + " off, p90 " + Percent(me.GEMMAloneP90) + ")"
 	}
 	return s
 }

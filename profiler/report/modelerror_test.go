@@ -19,6 +19,8 @@ func TestModelErrorText(t *testing.T) {
 	noF.FRuns = 0
 	eight := own
 	eight.Unvalidated = "no held-out run used 8 GPUs (they used 1, 2)"
+	newGEMM := own
+	newGEMM.UnmeasuredGEMM, newGEMM.GEMMAloneMedian, newGEMM.GEMMAloneP90 = "gemm 8192x24576x6144 bf16", 0.032, 0.148
 	for _, tc := range []struct {
 		name              string
 		me                backends.ModelError
@@ -40,6 +42,10 @@ func TestModelErrorText(t *testing.T) {
 			"; not validated for this run: no held-out run used 8 GPUs (they used 1, 2)",
 			"model err 4.4%, p90 9.6%", "model err 3 pt, p90 9",
 			"(h200-fit); no held-out run used 8 GPUs (they used 1, 2)"},
+		{"a GEMM never timed", newGEMM,
+			"(c3lab validate); the model has measured nothing of its gemm 8192x24576x6144 bf16 on an NVIDIA H200 (no time alone, placement or launch), as it had of every held-out run's GEMM: on such GEMMs alone it is 3.2% off at the median, 14.8% at p90",
+			"model err 4.4%, p90 9.6%", "model err 3 pt, p90 9",
+			"(h200-fit); its gemm 8192x24576x6144 bf16 never measured (such GEMMs alone: 3.2% off, p90 14.8%)"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			if got := ModelErrorNote(tc.me); !strings.HasSuffix(got, tc.note) {
