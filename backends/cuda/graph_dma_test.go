@@ -415,3 +415,47 @@ func TestGraphDMAVerifiesEachPath(t *testing.T) {
 		t.Errorf("the pipelined path after the add-after one was verified: %v, want a wrong result", err)
 	}
 }
+
+// An all-to-all on the copy engines whose input a GEMM writes
+// (GraphOp.FedBy; the one pure copy a GEMM can feed) moves each rank's own
+// block in the op, after the GEMM: placed before the run, as an unfed
+// op's is, it would hold the GEMM's output of no run (the MoE layer's
+// combine all-to-alls failed their check so). On 2 and 4 GPUs the result
+// passes the check, and every rank's own copy is in the fake's log.
+func TestGraphDMAFedOpCopiesItsOwnShard(t *testing.T) {
+	const m, n, k = 16, 48, 32
+	for _, tc := range []struct {
+		coll scenarios.Collective
+		gpus int
+	}{
+		{scenarios.AllToAll, 2}, {scenarios.AllToAll, 4},
+	} {
+		t.Run(fmt.Sprintf("%s on %d GPUs", tc.coll, tc.gpus), func(t *testing.T) {
+			sc := scenarios.Scenario{Name: "gemm-then-move", GPUs: tc.gpus, Streams: []scenarios.StreamSpec{
+				{Name: "compute", Ops: []scenarios.StreamOp{gemmOp("down", m, n, k)}},
+				{Name: "comm", Ops: []scenarios.StreamOp{commOp("move", tc.coll, m*n*2, "down")}},
+			}}
+			g, err := sc.Graph(dmaStrategy)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if g.Ops[opIndex(t, g, "move")].FedBy < 0 {
+				t.Fatal("the collective does not read the GEMM's output; the case tests nothing")
+			}
+			f := newFakeGPU(tc.gpus)
+			if _, _, err := runGraphOn(t, f, sc, dmaStrategy, backends.ModeConcurrent); err != nil {
+				t.Fatal(err)
+			}
+			own := 0
+			for _, c := range f.copyLog {
+				if f.bufs[c.src.b].dev == f.bufs[c.dst.b].dev && c.src.b != c.dst.b {
+					own++
+				}
+			}
+			// The verification run and two timed repetitions, every GPU.
+			if want := 3 * tc.gpus; own < want {
+				t.Errorf("%d same-GPU copies, want at least %d (each rank's own block, every run)", own, want)
+			}
+		})
+	}
+}
