@@ -61,7 +61,8 @@ func shrunk(sc scenarios.Scenario) scenarios.Scenario {
 
 // Every built-in scenario, and every scenario of the blind sets that
 // waits for a GPU, runs on the fake GPU under the strategies the sweeps
-// use most (where the scenario allows them), shrunk so the fake's
+// use most, NCCL's copy-engine path (pairs) and decomposition into 4
+// (where the scenario allows them), shrunk so the fake's
 // arithmetic is quick: the cuda backend's paths for each op kind, stream
 // layout and strategy run end to end, with their results verified,
 // before a lent node spends time on them.
@@ -95,6 +96,9 @@ func TestEveryScenarioRunsOnTheFakeGPU(t *testing.T) {
 		{CommSMs: 16},
 		{CommCTAs: 8},
 		{CommEngine: scenarios.EngineDMA},
+		{CommEngine: scenarios.EngineNCCLCE},
+		{Decompose: 4},
+		{Decompose: 4, CommEngine: scenarios.EngineDMA},
 	}
 	for _, sc := range all {
 		small := shrunk(sc)
@@ -109,6 +113,9 @@ func TestEveryScenarioRunsOnTheFakeGPU(t *testing.T) {
 				with.Strategy = st
 				if scenarios.Validate(with, lim) != nil {
 					continue // the scenario does not take this strategy
+				}
+				if st.CommEngine == scenarios.EngineNCCLCE && small.IsGraph() {
+					continue // the backend runs NCCL's copy-engine path for pairs only (graphStrategy)
 				}
 				ran++
 				res, err := b.Run(context.Background(), backends.Experiment{Scenario: small, Strategy: st, Mode: backends.ModeConcurrent, Reps: 1}, &backends.Collector{})
