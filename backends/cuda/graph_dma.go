@@ -361,18 +361,7 @@ func (b *Backend) enqueueCECollective(gp *graphPrep, pl graphPlan, k int, ss []s
 		return b.enqueuePipelined(gp, pl, k, ss, send, recv, staging, prev)
 	}
 	start := func(q int) eventID { return gp.ev[k][q][0] }
-	// An all-to-all whose input a GEMM writes (the one pure copy a GEMM
-	// can feed) has no own block to place before timing: each rank copies
-	// its own after its peers', in the op.
-	fed := o.FedBy >= 0 && !reduction
-	copies := func(q int) []transfer {
-		t := ceTransfers(c, ranks, send, recv, staging, q)
-		if fed {
-			t = append(t, ownShardTransfer(c, send, recv, q))
-		}
-		return t
-	}
-	if err := phase(start, copies, ceCopies); err != nil {
+	if err := phase(start, func(q int) []transfer { return ceTransfers(c, ranks, send, recv, staging, q) }, ceCopies); err != nil {
 		return err
 	}
 	if !reduction {
@@ -413,22 +402,15 @@ const (
 	ceEvents
 )
 
-// ownShardTransfer is rank q's copy of its own shard (all-gather) or own
-// block (all-to-all) from its send to its receive buffer.
-func ownShardTransfer(c collective, send, recv []bufRef, q int) transfer {
-	n := 2 * c.Count
-	src := send[q].off
-	if c.Kind == scenarios.AllToAll {
-		src += int64(q) * n
-	}
-	return transfer{dst: recv[q].b, dstOff: recv[q].off + int64(q)*n, src: send[q].b, srcOff: src, bytes: n}
-}
-
 // placeOwnShards puts each rank's own shard (all-gather) or own block
 // (all-to-all) of every chunk where the receive buffer wants it, once per
 // layout, so the timed copies move peer data only (as the pair path). An
-// all-to-all fed by a GEMM's output copies its own in the op instead
-// (enqueueCECollective): placed before the run, it would be stale.
+// all-to-all fed by a GEMM's output (the one pure copy a GEMM can feed)
+// gets none: its input is written during the run, so a copy placed before
+// it would hold no run's data, and a copy in the op would run on the SMs
+// behind the GEMMs (FINDINGS.md, "the rank's own block"). Its own block is
+// used where the GEMM wrote it, as a MoE layer's local tokens are, and
+// checkGraphOp checks the peers' blocks only.
 func (b *Backend) placeOwnShards(gp *graphPrep, pl graphPlan) error {
 	if pl.dma == nil {
 		gp.placed = "" // NCCL may have laid the receive buffers out otherwise

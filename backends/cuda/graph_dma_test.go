@@ -417,44 +417,41 @@ func TestGraphDMAVerifiesEachPath(t *testing.T) {
 }
 
 // An all-to-all on the copy engines whose input a GEMM writes
-// (GraphOp.FedBy; the one pure copy a GEMM can feed) moves each rank's own
-// block in the op, after the GEMM: placed before the run, as an unfed
-// op's is, it would hold the GEMM's output of no run (the MoE layer's
-// combine all-to-alls failed their check so). On 2 and 4 GPUs the result
-// passes the check, and every rank's own copy is in the fake's log.
-func TestGraphDMAFedOpCopiesItsOwnShard(t *testing.T) {
+// (GraphOp.FedBy; the one pure copy a GEMM can feed) moves the peers'
+// blocks and leaves each rank's own where the GEMM wrote it: placed before
+// the run, as an unfed op's is, the own block would hold no run's data
+// (the MoE layer's combine all-to-alls failed their check so), and copied
+// in the op it would run on the SMs behind the GEMMs. On 2 and 4 GPUs the
+// check passes with no same-GPU copy at all, and still catches a wrong
+// peer block.
+func TestGraphDMAFedAllToAllLeavesItsOwnBlock(t *testing.T) {
 	const m, n, k = 16, 48, 32
-	for _, tc := range []struct {
-		coll scenarios.Collective
-		gpus int
-	}{
-		{scenarios.AllToAll, 2}, {scenarios.AllToAll, 4},
-	} {
-		t.Run(fmt.Sprintf("%s on %d GPUs", tc.coll, tc.gpus), func(t *testing.T) {
-			sc := scenarios.Scenario{Name: "gemm-then-move", GPUs: tc.gpus, Streams: []scenarios.StreamSpec{
+	for _, gpus := range []int{2, 4} {
+		t.Run(fmt.Sprintf("%d GPUs", gpus), func(t *testing.T) {
+			sc := scenarios.Scenario{Name: "gemm-then-a2a", GPUs: gpus, Streams: []scenarios.StreamSpec{
 				{Name: "compute", Ops: []scenarios.StreamOp{gemmOp("down", m, n, k)}},
-				{Name: "comm", Ops: []scenarios.StreamOp{commOp("move", tc.coll, m*n*2, "down")}},
+				{Name: "comm", Ops: []scenarios.StreamOp{commOp("combine", scenarios.AllToAll, m*n*2, "down")}},
 			}}
 			g, err := sc.Graph(dmaStrategy)
 			if err != nil {
 				t.Fatal(err)
 			}
-			if g.Ops[opIndex(t, g, "move")].FedBy < 0 {
-				t.Fatal("the collective does not read the GEMM's output; the case tests nothing")
+			if g.Ops[opIndex(t, g, "combine")].FedBy < 0 {
+				t.Fatal("the all-to-all does not read the GEMM's output; the case tests nothing")
 			}
-			f := newFakeGPU(tc.gpus)
+			f := newFakeGPU(gpus)
 			if _, _, err := runGraphOn(t, f, sc, dmaStrategy, backends.ModeConcurrent); err != nil {
 				t.Fatal(err)
 			}
-			own := 0
 			for _, c := range f.copyLog {
-				if f.bufs[c.src.b].dev == f.bufs[c.dst.b].dev && c.src.b != c.dst.b {
-					own++
+				if f.bufs[c.src.b].dev == f.bufs[c.dst.b].dev {
+					t.Errorf("a same-GPU copy of %d bytes on GPU %d; the own block stays in place", c.n, f.bufs[c.src.b].dev)
 				}
 			}
-			// The verification run and two timed repetitions, every GPU.
-			if want := 3 * tc.gpus; own < want {
-				t.Errorf("%d same-GPU copies, want at least %d (each rank's own block, every run)", own, want)
+			bad := newFakeGPU(gpus)
+			bad.corruptCopies = true
+			if _, _, err := runGraphOn(t, bad, sc, dmaStrategy, backends.ModeConcurrent); err == nil || !strings.Contains(err.Error(), "wrong result") {
+				t.Errorf("a corrupt peer copy gave %v, want a wrong result", err)
 			}
 		})
 	}
