@@ -3,6 +3,7 @@ package cuda
 import (
 	"context"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/c3lab/c3lab/backends"
@@ -59,8 +60,8 @@ func shrunk(sc scenarios.Scenario) scenarios.Scenario {
 	return sc
 }
 
-// Every built-in scenario, and every scenario of the blind sets that
-// waits for a GPU, runs on the fake GPU under the strategies the sweeps
+// Every built-in scenario, each two-GPU one also on 8 GPUs, and every
+// scenario of the blind sets that waits for a GPU, runs on the fake GPU under the strategies the sweeps
 // use most, NCCL's copy-engine path (pairs) and decomposition into 4
 // (where the scenario allows them), shrunk so the fake's
 // arithmetic is quick: the cuda backend's paths for each op kind, stream
@@ -78,6 +79,15 @@ func TestEveryScenarioRunsOnTheFakeGPU(t *testing.T) {
 			t.Fatal(err)
 		}
 		all = append(all, sc)
+		if sc.GPUs == 2 {
+			// The same scenario on 8 GPUs (Find shards it so): more peers
+			// than copy engines, rings past a pair.
+			eight, err := scenarios.Find(strings.TrimSuffix(name, "-2gpu") + "-8gpu")
+			if err != nil {
+				t.Fatal(err)
+			}
+			all = append(all, eight)
+		}
 	}
 	files, err := filepath.Glob("../sim/testdata/blind-h200x2/*.yaml")
 	if err != nil || len(files) == 0 {
@@ -90,25 +100,36 @@ func TestEveryScenarioRunsOnTheFakeGPU(t *testing.T) {
 		}
 		all = append(all, sc)
 	}
-	strategies := []scenarios.Strategy{
-		{},
-		{Launch: scenarios.CommFirst, CommPriority: lim.HighestPriority},
-		{CommSMs: 16},
-		{CommCTAs: 8},
-		{CommEngine: scenarios.EngineDMA},
-		{CommEngine: scenarios.EngineNCCLCE},
-		{Decompose: 4},
-		{Decompose: 4, CommEngine: scenarios.EngineDMA},
+	// eight marks the strategies also run on 8 GPUs: every engine (SMs,
+	// c3lab's copy engines, NCCL's), whole and decomposed.
+	strategies := []struct {
+		st    scenarios.Strategy
+		eight bool
+	}{
+		{scenarios.Strategy{}, true},
+		{scenarios.Strategy{Launch: scenarios.CommFirst, CommPriority: lim.HighestPriority}, false},
+		{scenarios.Strategy{CommSMs: 16}, false},
+		{scenarios.Strategy{CommCTAs: 8}, false},
+		{scenarios.Strategy{CommEngine: scenarios.EngineDMA}, true},
+		{scenarios.Strategy{CommEngine: scenarios.EngineNCCLCE}, true},
+		{scenarios.Strategy{Decompose: 4}, false},
+		{scenarios.Strategy{Decompose: 4, CommEngine: scenarios.EngineDMA}, true},
 	}
 	for _, sc := range all {
 		small := shrunk(sc)
 		t.Run(sc.Name, func(t *testing.T) {
+			t.Parallel() // each with a fake GPU of its own
+			b := fakeBackend(t, newFakeGPU(small.GPUs), Options{})
+			lim := b.Capabilities().Limits
 			if err := scenarios.Validate(small, lim); err != nil {
 				t.Fatalf("shrunk: %v", err)
 			}
-			b := fakeBackend(t, newFakeGPU(small.GPUs), Options{})
 			ran := 0
-			for _, st := range strategies {
+			for _, s := range strategies {
+				if small.GPUs > 2 && !s.eight {
+					continue
+				}
+				st := s.st
 				with := small
 				with.Strategy = st
 				if scenarios.Validate(with, lim) != nil {
