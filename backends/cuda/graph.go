@@ -1096,9 +1096,7 @@ func (b *Backend) checkGraphOp(gp *graphPrep, pl graphPlan, i int) error {
 				return err
 			}
 		}
-		// c3lab's copy-engine all-to-all leaves the own block of an input
-		// a GEMM wrote where it lies (placeOwnShards).
-		ownInPlace := pl.dma != nil && o.FedBy >= 0 && ob.coll.Kind == scenarios.AllToAll
+		ownInPlace := pl.dma != nil && ownBlockInPlace(o, ob.coll)
 		for c := range n {
 			if err := checkCollectiveFrom(ob.coll, gp.gpus, c, ins, outs, ownInPlace); err != nil {
 				return err

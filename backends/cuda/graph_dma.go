@@ -402,6 +402,13 @@ const (
 	ceEvents
 )
 
+// ownBlockInPlace says that c3lab's copy-engine collective for op o
+// leaves each rank's own block where o's producer wrote it: an all-to-all
+// fed by a GEMM's output (placeOwnShards).
+func ownBlockInPlace(o scenarios.GraphOp, c collective) bool {
+	return o.FedBy >= 0 && c.Kind == scenarios.AllToAll
+}
+
 // placeOwnShards puts each rank's own shard (all-gather) or own block
 // (all-to-all) of every chunk where the receive buffer wants it, once per
 // layout, so the timed copies move peer data only (as the pair path). An
@@ -422,7 +429,7 @@ func (b *Backend) placeOwnShards(gp *graphPrep, pl graphPlan) error {
 	placed := false
 	for i, o := range gp.g.Ops {
 		ob := gp.ops[i]
-		if o.Role != scenarios.RoleComm || o.Comm.Collective.IsHostCopy() || !ob.coll.Kind.IsPureCopy() || o.FedBy >= 0 {
+		if o.Role != scenarios.RoleComm || o.Comm.Collective.IsHostCopy() || !ob.coll.Kind.IsPureCopy() || ownBlockInPlace(o, ob.coll) {
 			continue
 		}
 		n := 2 * ob.coll.Count

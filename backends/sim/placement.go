@@ -270,7 +270,8 @@ type gemmTables struct {
 	measured map[gemmKey]bool
 }
 
-// indexGEMMTables indexes p's GEMMPlacements and GEMMWholeTimes.
+// indexGEMMTables indexes p's GEMMPlacements and GEMMWholeTimes, and
+// notes every shape they or the measured GEMMLaunches hold.
 func indexGEMMTables(p Profile) *gemmTables {
 	tb := &gemmTables{ratio: make(map[placementKey]float64, len(p.GEMMPlacements)), measured: map[gemmKey]bool{}}
 	for _, pl := range p.GEMMPlacements {
