@@ -62,16 +62,8 @@ func TestBlindTwoGPUIsUnseen(t *testing.T) {
 	}
 	h := H200()
 	seen := map[gemmKey]string{}
-	for _, pl := range h.GEMMPlacements {
-		seen[gemmKey{pl.M, pl.N, pl.K, pl.DType}] = "the placement table"
-	}
-	for _, w := range h.GEMMWholeTimes {
-		seen[gemmKey{w.M, w.N, w.K, w.DType}] = "the whole-GPU time table"
-	}
-	for _, l := range h.GEMMLaunches {
-		if l.Source == LaunchMeasured {
-			seen[gemmKey{l.M, l.N, l.K, l.DType}] = "the launch table"
-		}
+	for k := range indexGEMMTables(h).measured {
+		seen[k] = "the model's measured GEMM tables (placements, times alone, launches)"
 	}
 	suite := map[string]scenarios.Scenario{}
 	for _, name := range scenarios.Names() {
